@@ -1,0 +1,74 @@
+/**
+ * The contract between the controller and one vendor's batch API.
+ *
+ * The reconcile core decides *when* to submit, poll, cancel or clean up; an
+ * implementation of this interface only knows *how* for one vendor. Every
+ * method does network I/O and may throw {@link BatchProviderError}; callers
+ * treat a throw as "try again on a later reconcile" (poll) or as a counted
+ * failure (cleanup), never as a run outcome.
+ */
+
+/** The batch APIs we submit to; also the value of status.batchProvider. */
+export type BatchProviderName = "anthropic" | "gemini" | "openai";
+
+export interface BatchSubmitRequest {
+  /** The Agent's metadata.uid: custom_id / display_name + metadata.key. */
+  agentUid: string;
+  /** The resolved model id (spec.model, else the definition's, else claude-opus-5-5). */
+  model: string;
+  /** The definition's prompt rendered with the Agent's parameters. */
+  prompt: string;
+  /** batch.maxTokens, default 16000. */
+  maxTokens: number;
+  /** output.schema, when the definition sets one. */
+  outputSchema?: Record<string, unknown>;
+  /** The vendor API key read from agent-secrets. */
+  apiKey: string;
+}
+
+export interface BatchSubmitResult {
+  /** status.batchId: msgbatch_..., batch_..., or the <id> of batches/<id>. */
+  batchId: string;
+}
+
+/** The outcome of one poll. */
+export type BatchPollResult =
+  | { state: "in_progress" }
+  | {
+      state: "ended";
+      /** succeeded → Agent Succeeded with exitCode 0; failed → Failed with exitCode 1. */
+      outcome: "succeeded" | "failed";
+      /** Every CLI line (JSON text, no trailing newline), uncapped; the caller caps status.output. */
+      lines: string[];
+      /** Set when outcome is failed: the seed's failureReason text. */
+      failureReason?: string;
+    };
+
+/** The outcome of one cleanup attempt. */
+export type BatchCleanupResult =
+  /** Every provider-side object is gone (a 404 counts as gone). */
+  | { state: "done" }
+  /** The batch has not settled yet (canceling / cancelling); not a failure, try again later. */
+  | { state: "not_settled" };
+
+export interface BatchProvider {
+  readonly name: BatchProviderName;
+  submit(req: BatchSubmitRequest): Promise<BatchSubmitResult>;
+  /** agentUid and model are needed to build the CLI lines (session_id / thread_id, init model). */
+  poll(batchId: string, ctx: { agentUid: string; model: string; apiKey: string }): Promise<BatchPollResult>;
+  /** Requests cancellation; a batch that already ended is not an error. */
+  cancel(batchId: string, apiKey: string): Promise<void>;
+  /** Deletes the provider-side objects; throws on a failed attempt (which the caller counts). */
+  cleanup(batchId: string, apiKey: string): Promise<BatchCleanupResult>;
+}
+
+export class BatchProviderError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = "BatchProviderError";
+  }
+}
