@@ -1,0 +1,407 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { AgentDefinition, AgentDefinitionSpec } from "../core/types.js";
+import { batchEndEvents } from "./batch-events.js";
+import { type DeliveryRequest, SinkDispatcher, type SinkDispatcherOptions } from "./dispatcher.js";
+import { batchRunSource } from "./envelope.js";
+import { batchStarted } from "./lifecycle.js";
+import type { SinkLogger } from "./transport.js";
+
+interface Received {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A sink listener on 127.0.0.1 answering with the scripted statuses, then 200. */
+async function startListener(
+  statuses: number[] = [],
+): Promise<{ url: string; received: Received[]; server: Server }> {
+  const received: Received[] = [];
+  const script = [...statuses];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      received.push({
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      });
+      res.statusCode = script.shift() ?? 200;
+      res.end("ignored body");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/events`, received, server };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** A port nothing listens on: bind, note the port, close. */
+async function deadUrl(): Promise<string> {
+  const { url, server } = await startListener();
+  await closeServer(server);
+  return url;
+}
+
+function recordingLogger(): SinkLogger & { lines: Array<{ level: string; msg: string; fields?: unknown }> } {
+  const lines: Array<{ level: string; msg: string; fields?: unknown }> = [];
+  return {
+    lines,
+    info: (msg, fields) => lines.push({ level: "info", msg, fields }),
+    warn: (msg, fields) => lines.push({ level: "warn", msg, fields }),
+    error: (msg, fields) => lines.push({ level: "error", msg, fields }),
+  };
+}
+
+const agent = {
+  metadata: { name: "ticket-summary-abc12", namespace: "ai-agents", uid: "uid-1" },
+  spec: { stationRef: "ticket-summary", taskId: "T-1" },
+};
+const source = batchRunSource(agent);
+const SOURCE_JSON =
+  '{"agent":"ticket-summary-abc12","station":"ticket-summary","task":"T-1","namespace":"ai-agents"}';
+
+function definition(
+  output: AgentDefinitionSpec["output"],
+  env?: { name: string; value: string }[],
+): AgentDefinition {
+  return {
+    metadata: { name: "ticket-summary", namespace: "ai-agents" },
+    spec: { prompt: "p", execution: "batch", output, ...(env ? { resources: { env } } : {}) },
+  };
+}
+
+const claudeLines = [
+  '{"type":"system","subtype":"init","session_id":"uid-1","model":"claude-sonnet-4-6"}',
+  '{"type":"assistant","message":{"content":[{"type":"text","text":"Three sentences."}]}}',
+  '{"type":"result","is_error":false,"result":"Three sentences.","session_id":"uid-1"}',
+];
+
+describe("SinkDispatcher", () => {
+  let sleeps: number[];
+  let log: ReturnType<typeof recordingLogger>;
+  let secrets: Record<string, string>;
+  let servers: Server[];
+
+  beforeEach(() => {
+    sleeps = [];
+    log = recordingLogger();
+    secrets = {};
+    servers = [];
+  });
+  afterEach(async () => {
+    await Promise.all(servers.map(closeServer));
+  });
+
+  function dispatcher(extra: Partial<SinkDispatcherOptions> = {}): SinkDispatcher {
+    return new SinkDispatcher({
+      readSecretKey: async (namespace, key) => (namespace === "ai-agents" ? secrets[key] : undefined),
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+      log,
+      ...extra,
+    });
+  }
+
+  async function listener(statuses: number[] = []) {
+    const l = await startListener(statuses);
+    servers.push(l.server);
+    return l;
+  }
+
+  it("POSTs one compact envelope per event with Content-Type and the header block, in order", async () => {
+    const sink = await listener();
+    secrets["sink-auth"] = "Authorization: Bearer s3cret\n\nX-Team :  floor \n";
+    const d = dispatcher();
+    const req: DeliveryRequest = {
+      definition: definition({ sinks: [{ type: "http", url: sink.url, headers_secret: "sink-auth" }] }),
+      source,
+      vendor: "claude",
+      events: batchEndEvents(claudeLines, "succeeded"),
+    };
+    await d.deliver(req);
+
+    expect(sink.received.map((r) => r.body)).toEqual([
+      `{"source":${SOURCE_JSON},"event":${claudeLines[0]}}`,
+      `{"source":${SOURCE_JSON},"event":${claudeLines[1]}}`,
+      `{"source":${SOURCE_JSON},"event":${claudeLines[2]}}`,
+      `{"source":${SOURCE_JSON},"event":{"kind":"lifecycle","phase":"agent","status":"succeeded","exitCode":0}}`,
+    ]);
+    for (const r of sink.received) {
+      expect(r.method).toBe("POST");
+      expect(r.url).toBe("/events");
+      expect(r.headers["content-type"]).toBe("application/json");
+      expect(r.headers.authorization).toBe("Bearer s3cret");
+      expect(r.headers["x-team"]).toBe("floor");
+    }
+    expect(sleeps).toEqual([]);
+    expect(d.pending).toBe(0);
+  });
+
+  it("applies output.select to CLI lines but never to lifecycle events", async () => {
+    const sink = await listener();
+    const d = dispatcher();
+    await d.deliver({
+      definition: definition({ select: [{ event: "result" }], sinks: [{ type: "http", url: sink.url }] }),
+      source,
+      vendor: "claude",
+      events: batchEndEvents([...claudeLines, "not json"], "failed"),
+    });
+    expect(sink.received.map((r) => JSON.parse(r.body).event)).toEqual([
+      JSON.parse(claudeLines[2] as string),
+      { kind: "lifecycle", phase: "agent", status: "failed", reason: "batch_failed", exitCode: 1 },
+    ]);
+  });
+
+  it("sends without headers when the header block cannot be read", async () => {
+    const sink = await listener();
+    const d = dispatcher({
+      readSecretKey: async () => {
+        throw new Error("forbidden");
+      },
+    });
+    await d.deliver({
+      definition: definition({ sinks: [{ type: "http", url: sink.url, headers_secret: "missing" }] }),
+      source,
+      vendor: "claude",
+      events: [{ type: "event", event: batchStarted() }],
+    });
+    expect(sink.received).toHaveLength(1);
+    expect(sink.received[0]?.headers.authorization).toBeUndefined();
+    expect(log.lines.some((l) => l.msg.includes("headers_secret unreadable"))).toBe(true);
+  });
+
+  it("retries a 5xx with the backoff schedule and stops at the first success", async () => {
+    const sink = await listener([503, 500]);
+    const d = dispatcher();
+    await d.deliver({
+      definition: definition({ sinks: [{ type: "http", url: sink.url }] }),
+      source,
+      vendor: "claude",
+      events: [{ type: "event", event: batchStarted() }],
+    });
+    expect(sink.received).toHaveLength(3);
+    expect(new Set(sink.received.map((r) => r.body)).size).toBe(1);
+    expect(sleeps).toEqual([200, 400]);
+    expect(log.lines.some((l) => l.msg.startsWith("http sink failed after retries"))).toBe(false);
+  });
+
+  it("drops the event after the last attempt and logs the url", async () => {
+    const sink = await listener([500, 502, 500, 500, 500]);
+    const d = dispatcher({ retry: { attempts: 4, baseMs: 100, maxMs: 250 } });
+    await d.deliver({
+      definition: definition({ sinks: [{ type: "http", url: sink.url }] }),
+      source,
+      vendor: "claude",
+      events: [
+        { type: "event", event: batchStarted() },
+        { type: "line", line: claudeLines[2] as string },
+      ],
+    });
+    // The first event used all four attempts; the second got the 5th scripted 500 then 200s.
+    expect(sink.received).toHaveLength(6);
+    expect(sleeps).toEqual([100, 200, 250, 100]);
+    const gaveUp = log.lines.filter((l) => l.msg === `http sink failed after retries: ${sink.url}`);
+    expect(gaveUp).toHaveLength(1);
+    expect(gaveUp[0]?.level).toBe("error");
+  });
+
+  it("treats a connection error as retryable and gives up after the budget", async () => {
+    const url = await deadUrl();
+    const d = dispatcher();
+    await d.deliver({
+      definition: definition({ sinks: [{ type: "http", url }] }),
+      source,
+      vendor: "claude",
+      events: [{ type: "event", event: batchStarted() }],
+    });
+    expect(sleeps).toEqual([200, 400]);
+    expect(log.lines.filter((l) => l.msg === `http sink failed after retries: ${url}`)).toHaveLength(1);
+  });
+
+  it("makes exactly one attempt when attempts is 1", async () => {
+    const sink = await listener([500]);
+    const d = dispatcher({ retry: { attempts: 1, baseMs: 200, maxMs: 5000 } });
+    await d.deliver({
+      definition: definition({ sinks: [{ type: "http", url: sink.url }] }),
+      source,
+      vendor: "claude",
+      events: [{ type: "event", event: batchStarted() }],
+    });
+    expect(sink.received).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+  });
+
+  it("keeps emission order across deliver calls while an earlier event is still retrying", async () => {
+    const sink = await listener([500]);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const d = dispatcher({
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        await gate;
+      },
+    });
+    const def = definition({ sinks: [{ type: "http", url: sink.url }] });
+    const first = d.deliver({
+      definition: def,
+      source,
+      vendor: "claude",
+      events: [{ type: "event", event: batchStarted() }],
+    });
+    const second = d.deliver({
+      definition: def,
+      source,
+      vendor: "claude",
+      events: batchEndEvents([], "succeeded"),
+    });
+    expect(d.pending).toBe(2);
+    // Wait until the first attempt failed and the queue sits in its backoff.
+    await expect.poll(() => sleeps.length, { timeout: 10_000 }).toBe(1);
+    release();
+    await Promise.all([first, second]);
+    expect(sink.received.map((r) => JSON.parse(r.body).event.status)).toEqual([
+      "started",
+      "started",
+      "succeeded",
+    ]);
+  });
+
+  it("fire-and-forget: drain() waits for queued deliveries", async () => {
+    const sink = await listener();
+    const d = dispatcher();
+    const def = definition({ sinks: [{ type: "http", url: sink.url }] });
+    void d.deliver({
+      definition: def,
+      source,
+      vendor: "claude",
+      events: batchEndEvents(claudeLines, "succeeded"),
+    });
+    await d.drain();
+    expect(sink.received).toHaveLength(4);
+    expect(d.pending).toBe(0);
+  });
+
+  it("adds a header-less http sink for AGENT_NOTIFY_URL and ignores stdout sinks", async () => {
+    const a = await listener();
+    const b = await listener();
+    secrets.auth = "Authorization: Bearer x";
+    const d = dispatcher();
+    await d.deliver({
+      definition: definition(
+        { sinks: [{ type: "stdout" }, { type: "http", url: a.url, headers_secret: "auth" }] },
+        [{ name: "AGENT_NOTIFY_URL", value: b.url }],
+      ),
+      source,
+      vendor: "claude",
+      events: [{ type: "event", event: batchStarted() }],
+    });
+    expect(a.received).toHaveLength(1);
+    expect(b.received).toHaveLength(1);
+    expect(a.received[0]?.headers.authorization).toBe("Bearer x");
+    expect(b.received[0]?.headers.authorization).toBeUndefined();
+  });
+
+  it("does not deliver a line that already is an envelope", async () => {
+    const sink = await listener();
+    const d = dispatcher();
+    await d.deliver({
+      definition: definition({ sinks: [{ type: "http", url: sink.url }] }),
+      source,
+      vendor: "claude",
+      events: [
+        { type: "line", line: '{"source":{},"event":{}}' },
+        { type: "event", event: batchStarted() },
+      ],
+    });
+    expect(sink.received).toHaveLength(1);
+    expect(log.lines.some((l) => l.level === "error" && l.msg.includes("already is an envelope"))).toBe(true);
+  });
+
+  it("appends envelope lines to a file sink, relative paths under the base dir; errors are logged", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "sinks-"));
+    try {
+      const d = dispatcher({ fileBaseDir: dir });
+      await d.deliver({
+        definition: definition({
+          sinks: [
+            { type: "file", path: "events.ndjson" },
+            { type: "file", path: join(dir, "no-such-dir", "x.ndjson") },
+          ],
+        }),
+        source,
+        vendor: "claude",
+        events: batchEndEvents([claudeLines[2] as string], "succeeded"),
+      });
+      const text = await readFile(join(dir, "events.ndjson"), "utf8");
+      expect(text).toBe(
+        `{"source":${SOURCE_JSON},"event":${claudeLines[2]}}\n` +
+          `{"source":${SOURCE_JSON},"event":{"kind":"lifecycle","phase":"agent","status":"succeeded","exitCode":0}}\n`,
+      );
+      expect(log.lines.filter((l) => l.msg === "file sink write failed")).toHaveLength(2);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("with no sinks does nothing; malformed entries are skipped and logged", async () => {
+    const d = dispatcher();
+    await d.deliver({
+      definition: definition({ sinks: [{ type: "http" } as never, { url: "x" } as never] }),
+      source,
+      vendor: "claude",
+      events: [{ type: "event", event: batchStarted() }],
+    });
+    expect(log.lines.filter((l) => l.msg === "sink skipped")).toHaveLength(2);
+    await d.deliver({ definition: definition(undefined), source, vendor: "claude", events: [] });
+    expect(d.pending).toBe(0);
+  });
+
+  it("on overflow drops the oldest queued CLI line, never a lifecycle event", async () => {
+    const sink = await listener([500]);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const d = dispatcher({
+      maxQueued: 3,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        await gate;
+      },
+    });
+    const def = definition({ sinks: [{ type: "http", url: sink.url }] });
+    const lines = ['{"n":1}', '{"n":2}', '{"n":3}', '{"n":4}'];
+    const done = d.deliver({
+      definition: def,
+      source,
+      vendor: "claude",
+      events: [{ type: "event", event: batchStarted() }, ...batchEndEvents(lines, "succeeded")],
+    });
+    await expect.poll(() => sleeps.length, { timeout: 10_000 }).toBe(1);
+    release();
+    await done;
+    const events = sink.received.map((r) => JSON.parse(r.body).event);
+    // Bound 3: started stays (lifecycle), each new item evicts the oldest queued line, so only
+    // the newest line survives next to started and the terminal event.
+    expect(events[0]).toEqual(events[1]);
+    expect(events.at(-1)).toEqual({ kind: "lifecycle", phase: "agent", status: "succeeded", exitCode: 0 });
+    expect(events.filter((e) => e.kind === "lifecycle")).toHaveLength(3);
+    expect(events.filter((e) => "n" in e).map((e) => e.n)).toEqual([4]);
+    expect(log.lines.filter((l) => l.msg === "sink queue full; oldest line dropped")).toHaveLength(3);
+  });
+});

@@ -1,0 +1,344 @@
+/**
+ * SinkDispatcher: the controller's delivery of batch-run events to a definition's sinks.
+ *
+ * The executor calls {@link SinkDispatcher.deliver} after the status patch an event reports
+ * has succeeded. Delivery is at most once: each http event is tried up to `retry.attempts`
+ * times with the sink backoff, then dropped and logged; nothing is persisted, so a crash loses
+ * what is queued. Events go out in emission order per (run, sink) through one queue each, so
+ * a slow or dead sink delays only its own run's events, never a reconcile loop.
+ */
+import { isAbsolute, resolve as resolvePath } from "node:path";
+import type { Vendor } from "../core/routing.js";
+import type { AgentDefinition } from "../core/types.js";
+import {
+  type Envelope,
+  type EventSource,
+  normalizeSource,
+  parseLine,
+  serializeEnvelope,
+  wrap,
+} from "./envelope.js";
+import { parseHeaderBlock } from "./headers.js";
+import { backoffMs, DEFAULT_RETRY, type RetrySettings } from "./retry.js";
+import { passesSelect } from "./select.js";
+import { type ResolvedSink, resolveSinks, sinkKey } from "./sinks.js";
+import {
+  type AppendFile,
+  fsAppend,
+  type HttpPost,
+  jsonLogger,
+  realSleep,
+  type SinkLogger,
+  type Sleep,
+  undiciPost,
+} from "./transport.js";
+
+/** One thing to send, in emission order. */
+export type OutgoingEvent =
+  /** A tool-native (CLI-format) line, JSON text without newline; subject to output.select. */
+  | { type: "line"; line: string }
+  /** A platform event (lifecycle, file, turn, delivery); never filtered. */
+  | { type: "event"; event: object };
+
+export interface DeliveryRequest {
+  /** Supplies output.sinks, output.select and resources.env (AGENT_NOTIFY_URL). */
+  definition: Pick<AgentDefinition, "spec">;
+  /** Use batchRunSource(agent): agent, station, task, namespace; no pod. */
+  source: EventSource;
+  /** Decides the classification rules for output.select (routeModel of the effective model). */
+  vendor: Vendor;
+  events: OutgoingEvent[];
+}
+
+/** Reads one key of the agent-secrets Secret in `namespace`; undefined when absent. */
+export type SecretKeyReader = (namespace: string, key: string) => Promise<string | undefined>;
+
+export interface SinkDispatcherOptions {
+  readSecretKey: SecretKeyReader;
+  post?: HttpPost;
+  appendFile?: AppendFile;
+  sleep?: Sleep;
+  log?: SinkLogger;
+  /** Default: the pod defaults; the controller passes retryFromEnv(process.env) (OQ-37). */
+  retry?: RetrySettings;
+  /** Per-attempt timeout, default 10 000 ms (OQ-34). */
+  attemptTimeoutMs?: number;
+  /** Base for relative file sink paths, default $HOME or "/" (OQ-61 resolves against HOME). */
+  fileBaseDir?: string;
+  /** Bound on queued events across all queues, default 10 000 (OQ-34). */
+  maxQueued?: number;
+}
+
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_QUEUED = 10_000;
+
+const NO_HEADERS: Promise<Record<string, string>> = Promise.resolve({});
+
+interface QueueItem {
+  envelope: Envelope;
+  /** Tool-native lines may be dropped on overflow; platform events never are. */
+  droppable: boolean;
+  /** The header block of the request this item came from. */
+  headers: Promise<Record<string, string>>;
+  done: () => void;
+}
+
+interface Queue {
+  sink: ResolvedSink;
+  items: QueueItem[];
+  worker?: Promise<void>;
+}
+
+export class SinkDispatcher {
+  private readonly readSecretKey: SecretKeyReader;
+  private readonly post: HttpPost;
+  private readonly appendFile: AppendFile;
+  private readonly sleep: Sleep;
+  private readonly log: SinkLogger;
+  private readonly retry: RetrySettings;
+  private readonly attemptTimeoutMs: number;
+  private readonly fileBaseDir: string;
+  private readonly maxQueued: number;
+  private readonly queues = new Map<string, Queue>();
+  private queued = 0;
+
+  constructor(options: SinkDispatcherOptions) {
+    this.readSecretKey = options.readSecretKey;
+    this.post = options.post ?? undiciPost;
+    this.appendFile = options.appendFile ?? fsAppend;
+    this.sleep = options.sleep ?? realSleep;
+    this.log = options.log ?? jsonLogger;
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.attemptTimeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+    this.fileBaseDir = options.fileBaseDir ?? process.env.HOME ?? "/";
+    this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+  }
+
+  /** Events waiting or in flight, across all sinks. */
+  get pending(): number {
+    return this.queued;
+  }
+
+  /**
+   * Queues the request's events on each of the definition's sinks and resolves once every one
+   * of them was delivered or dropped. Never rejects. Enqueueing is synchronous, so calls made in
+   * order are delivered in order; callers that must not wait can ignore the promise.
+   */
+  deliver(req: DeliveryRequest): Promise<void> {
+    const { sinks, skipped } = resolveSinks(req.definition);
+    const source = normalizeSource(req.source);
+    for (const reason of skipped) this.log.warn("sink skipped", { reason, ...source });
+    if (sinks.length === 0) return Promise.resolve();
+
+    const envelopes = this.envelopesFor(req, source);
+    if (envelopes.length === 0) return Promise.resolve();
+
+    const waits: Promise<void>[] = [];
+    const headerBlocks = new Map<string, Promise<Record<string, string>>>();
+    for (const sink of sinks) {
+      const key = `${source.namespace ?? ""}/${source.agent ?? ""} ${sinkKey(sink)}`;
+      let queue = this.queues.get(key);
+      if (queue === undefined) {
+        queue = { sink, items: [] };
+        this.queues.set(key, queue);
+      }
+      // The header block is read once per request and per secret key.
+      let headers: Promise<Record<string, string>> = NO_HEADERS;
+      if (sink.type === "http" && sink.headersSecret !== undefined) {
+        const secretKey = sink.headersSecret;
+        headers =
+          headerBlocks.get(secretKey) ?? this.resolveHeaders(source.namespace ?? "", secretKey, source);
+        headerBlocks.set(secretKey, headers);
+      }
+      for (const { envelope, droppable } of envelopes) {
+        waits.push(this.enqueue(key, queue, envelope, droppable, headers));
+      }
+    }
+    return Promise.all(waits).then(() => undefined);
+  }
+
+  /** Resolves once every queue is empty (tests, shutdown). */
+  async drain(): Promise<void> {
+    while (this.queues.size > 0) {
+      await Promise.all([...this.queues.values()].map((q) => q.worker));
+    }
+  }
+
+  private envelopesFor(
+    req: DeliveryRequest,
+    source: EventSource,
+  ): Array<{ envelope: Envelope; droppable: boolean }> {
+    const selectors = req.definition.spec.output?.select;
+    const out: Array<{ envelope: Envelope; droppable: boolean }> = [];
+    for (const item of req.events) {
+      if (item.type === "line") {
+        if (!passesSelect(selectors, req.vendor, item.line)) continue;
+        const envelope = wrap(source, parseLine(item.line));
+        if (envelope === undefined) {
+          this.log.error("line already is an envelope; not delivered (bug)", { ...source });
+          continue;
+        }
+        out.push({ envelope, droppable: true });
+      } else {
+        const envelope = wrap(source, item.event);
+        if (envelope === undefined) {
+          this.log.error("event already is an envelope; not delivered (bug)", { ...source });
+          continue;
+        }
+        out.push({ envelope, droppable: false });
+      }
+    }
+    return out;
+  }
+
+  /** An unresolvable block means "no headers", never a failure (events.md §2). */
+  private async resolveHeaders(
+    namespace: string,
+    secretKey: string,
+    source: EventSource,
+  ): Promise<Record<string, string>> {
+    let block: string | undefined;
+    try {
+      block = await this.readSecretKey(namespace, secretKey);
+    } catch (err) {
+      this.log.warn("sink headers_secret unreadable; sending without headers", {
+        key: secretKey,
+        error: errorText(err),
+        ...source,
+      });
+      return {};
+    }
+    if (block === undefined) {
+      this.log.warn("sink headers_secret not found in agent-secrets; sending without headers", {
+        key: secretKey,
+        ...source,
+      });
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of parseHeaderBlock(block)) headers[name] = value;
+    return headers;
+  }
+
+  private enqueue(
+    key: string,
+    queue: Queue,
+    envelope: Envelope,
+    droppable: boolean,
+    headers: Promise<Record<string, string>>,
+  ): Promise<void> {
+    return new Promise<void>((done) => {
+      if (this.queued >= this.maxQueued && !this.dropOldestLine(queue)) {
+        if (droppable) {
+          this.log.warn("sink queue full; event dropped", { sink: sinkKey(queue.sink), ...envelope.source });
+          done();
+          return;
+        }
+      }
+      this.queued++;
+      queue.items.push({
+        envelope,
+        droppable,
+        headers,
+        done: () => {
+          this.queued--;
+          done();
+        },
+      });
+      if (queue.worker === undefined) queue.worker = this.work(key, queue);
+    });
+  }
+
+  /** Overflow drops the oldest not-yet-started tool-native line of this queue (OQ-34). */
+  private dropOldestLine(queue: Queue): boolean {
+    // Index 0 may be in flight; never drop it.
+    const index = queue.items.findIndex((item, i) => i > 0 && item.droppable);
+    if (index < 0) return false;
+    const [dropped] = queue.items.splice(index, 1);
+    this.log.warn("sink queue full; oldest line dropped", {
+      sink: sinkKey(queue.sink),
+      ...dropped?.envelope.source,
+    });
+    dropped?.done();
+    return true;
+  }
+
+  private async work(key: string, queue: Queue): Promise<void> {
+    for (;;) {
+      const item = queue.items[0];
+      if (item === undefined) break;
+      try {
+        await this.send(queue.sink, item.envelope, await item.headers);
+      } catch (err) {
+        // send() handles its own failures; this guards the queue against a bug.
+        this.log.error("sink delivery crashed", { error: errorText(err) });
+      }
+      queue.items.shift();
+      item.done();
+    }
+    queue.worker = undefined;
+    this.queues.delete(key);
+  }
+
+  private async send(sink: ResolvedSink, envelope: Envelope, headers: Record<string, string>): Promise<void> {
+    const body = serializeEnvelope(envelope);
+    if (sink.type === "file") {
+      const path = isAbsolute(sink.path) ? sink.path : resolvePath(this.fileBaseDir, sink.path);
+      try {
+        await this.appendFile(path, `${body}\n`);
+      } catch (err) {
+        this.log.warn("file sink write failed", { path, error: errorText(err), ...envelope.source });
+      }
+      return;
+    }
+    await this.sendHttp(sink.url, body, headers, envelope.source);
+  }
+
+  private async sendHttp(
+    url: string,
+    body: string,
+    extraHeaders: Record<string, string>,
+    source: EventSource,
+  ): Promise<void> {
+    const headers = mergeHeaders({ "Content-Type": "application/json" }, extraHeaders);
+    for (let attempt = 1; ; attempt++) {
+      let failure: string;
+      try {
+        const { status } = await this.post({ url, headers, body, timeoutMs: this.attemptTimeoutMs });
+        if (status >= 200 && status < 300) return;
+        failure = `HTTP ${status}`;
+      } catch (err) {
+        failure = errorText(err);
+      }
+      if (attempt >= this.retry.attempts) {
+        this.log.error(`http sink failed after retries: ${url}`, {
+          attempts: attempt,
+          error: failure,
+          ...source,
+        });
+        return;
+      }
+      this.log.warn("http sink attempt failed", { url, attempt, error: failure, ...source });
+      await this.sleep(backoffMs(this.retry, attempt));
+    }
+  }
+}
+
+/** Header names are case-insensitive: a block entry replaces a default of the same name. */
+function mergeHeaders(base: Record<string, string>, extra: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = { ...base };
+  for (const [name, value] of Object.entries(extra)) {
+    for (const existing of Object.keys(out)) {
+      if (existing.toLowerCase() === name.toLowerCase()) delete out[existing];
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = (err as Error & { cause?: unknown }).cause;
+    return cause instanceof Error ? `${err.message}: ${cause.message}` : err.message;
+  }
+  return String(err);
+}

@@ -1,0 +1,69 @@
+/**
+ * Lifecycle events the controller emits for batch runs (events.md §4 catalogue, §9 sequence).
+ *
+ * Key order is the wire order of events.md §4: kind, phase, status, tool, reason, exitCode, turn.
+ * Optional fields are omitted when empty; exitCode 0 is emitted.
+ */
+
+export type LifecyclePhase = "init" | "agent" | "turn";
+export type LifecycleStatus = "started" | "installing" | "running" | "succeeded" | "failed";
+
+export interface LifecycleEvent {
+  kind: "lifecycle";
+  phase: LifecyclePhase;
+  status: LifecycleStatus;
+  tool?: string;
+  reason?: string;
+  exitCode?: number;
+  turn?: number;
+}
+
+export function lifecycleEvent(
+  phase: LifecyclePhase,
+  status: LifecycleStatus,
+  extra: { tool?: string; reason?: string; exitCode?: number; turn?: number } = {},
+): LifecycleEvent {
+  const event: LifecycleEvent = { kind: "lifecycle", phase, status };
+  if (extra.tool !== undefined && extra.tool !== "") event.tool = extra.tool;
+  if (extra.reason !== undefined && extra.reason !== "") event.reason = extra.reason;
+  if (extra.exitCode !== undefined) event.exitCode = extra.exitCode;
+  if (extra.turn !== undefined) event.turn = extra.turn;
+  return event;
+}
+
+/** Controller reason slugs keep their underscored spelling (events.md §4). */
+export const BATCH_REASONS = {
+  failed: "batch_failed",
+  timeout: "batch_timeout",
+  disabled: "batch_disabled",
+} as const;
+
+/** `agent/started`, once the batch is submitted and the Running patch succeeded. */
+export function batchStarted(): LifecycleEvent {
+  return lifecycleEvent("agent", "started");
+}
+
+/** `agent/succeeded exitCode 0`, after the completing patch. */
+export function batchSucceeded(): LifecycleEvent {
+  return lifecycleEvent("agent", "succeeded", { exitCode: 0 });
+}
+
+/** `agent/failed exitCode 1 reason batch_failed`: the batch errored, expired or was cancelled. */
+export function batchFailed(): LifecycleEvent {
+  return lifecycleEvent("agent", "failed", { reason: BATCH_REASONS.failed, exitCode: 1 });
+}
+
+/**
+ * The timeout event. `fail` ends the run (`agent/failed exitCode 1 reason batch_timeout`);
+ * `fallback` does not (`agent/running reason batch_timeout`): the fallback Job's own events follow.
+ */
+export function batchTimedOut(onTimeout: "fail" | "fallback"): LifecycleEvent {
+  return onTimeout === "fallback"
+    ? lifecycleEvent("agent", "running", { reason: BATCH_REASONS.timeout })
+    : lifecycleEvent("agent", "failed", { reason: BATCH_REASONS.timeout, exitCode: 1 });
+}
+
+/** `agent/failed exitCode 1 reason batch_disabled`: batch turned off while in flight (OQ-37). */
+export function batchDisabled(): LifecycleEvent {
+  return lifecycleEvent("agent", "failed", { reason: BATCH_REASONS.disabled, exitCode: 1 });
+}

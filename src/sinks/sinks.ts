@@ -1,0 +1,64 @@
+/**
+ * Which sinks a batch run's events go to (events.md §2), resolved from the definition.
+ *
+ * Pure. `stdout` needs nothing from the controller: every emitter writes bare lines to its own
+ * stdout, and for batch runs that record is status.output, written directly. So only `http` and
+ * `file` sinks are delivered by the controller.
+ */
+import type { AgentDefinition, SinkSpec } from "../core/types.js";
+
+export type ResolvedSink =
+  | { type: "http"; url: string; headersSecret?: string }
+  | { type: "file"; path: string };
+
+export interface SinkResolution {
+  sinks: ResolvedSink[];
+  /** Entries that cannot be delivered, with why; the caller logs them. */
+  skipped: string[];
+}
+
+/**
+ * `output.sinks` in declaration order, then one extra header-less http sink when the
+ * definition's resources.env sets AGENT_NOTIFY_URL (the pod's rule, kept for parity).
+ */
+export function resolveSinks(definition: Pick<AgentDefinition, "spec">): SinkResolution {
+  const sinks: ResolvedSink[] = [];
+  const skipped: string[] = [];
+  const declared: unknown = definition.spec.output?.sinks ?? [];
+  const entries: unknown[] = Array.isArray(declared) ? declared : [];
+  entries.forEach((raw, i) => {
+    const entry = (typeof raw === "object" && raw !== null ? raw : {}) as Partial<SinkSpec>;
+    switch (entry.type) {
+      case "stdout":
+        return;
+      case "http":
+        if (typeof entry.url !== "string" || entry.url === "") {
+          skipped.push(`output.sinks[${i}]: http sink has no url`);
+          return;
+        }
+        sinks.push(
+          entry.headers_secret
+            ? { type: "http", url: entry.url, headersSecret: entry.headers_secret }
+            : { type: "http", url: entry.url },
+        );
+        return;
+      case "file":
+        if (typeof entry.path !== "string" || entry.path === "") {
+          skipped.push(`output.sinks[${i}]: file sink has no path`);
+          return;
+        }
+        sinks.push({ type: "file", path: entry.path });
+        return;
+      default:
+        skipped.push(`output.sinks[${i}]: unknown sink type ${JSON.stringify(entry.type ?? null)}`);
+    }
+  });
+  const notify = definition.spec.resources?.env?.find((e) => e.name === "AGENT_NOTIFY_URL")?.value;
+  if (notify !== undefined && notify !== "") sinks.push({ type: "http", url: notify });
+  return { sinks, skipped };
+}
+
+/** Identity of a sink for per-sink ordering. */
+export function sinkKey(sink: ResolvedSink): string {
+  return sink.type === "http" ? `http ${sink.url} ${sink.headersSecret ?? ""}` : `file ${sink.path}`;
+}

@@ -1,0 +1,56 @@
+/**
+ * The I/O a sink needs, behind small function types so tests can inject them. The defaults
+ * are undici for HTTP and node:fs for file sinks.
+ */
+import { appendFile } from "node:fs/promises";
+import { request } from "undici";
+
+export interface HttpPostRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Per-attempt timeout (events.md §8: 10 s, OQ-34). */
+  timeoutMs: number;
+}
+
+/** Resolves with the response status; rejects on a transport error or timeout. */
+export type HttpPost = (req: HttpPostRequest) => Promise<{ status: number }>;
+
+export type AppendFile = (path: string, data: string) => Promise<void>;
+
+export type Sleep = (ms: number) => Promise<void>;
+
+export interface SinkLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export const undiciPost: HttpPost = async ({ url, headers, body, timeoutMs }) => {
+  const res = await request(url, {
+    method: "POST",
+    headers,
+    body,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  // The response body is ignored, but must be consumed so the connection is reused.
+  await res.body.dump();
+  return { status: res.statusCode };
+};
+
+export const fsAppend: AppendFile = (path, data) => appendFile(path, data, { encoding: "utf8" });
+
+export const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One JSON object per line on stderr, the controller's log format. */
+export const jsonLogger: SinkLogger = {
+  info: (message, fields) => writeLog("info", message, fields),
+  warn: (message, fields) => writeLog("warn", message, fields),
+  error: (message, fields) => writeLog("error", message, fields),
+};
+
+function writeLog(level: string, msg: string, fields?: Record<string, unknown>): void {
+  process.stderr.write(`${JSON.stringify({ level, msg, component: "sinks", ...fields })}\n`);
+}
