@@ -1,0 +1,570 @@
+/**
+ * A real, local Kubernetes control plane for tests and `npm run dev`: etcd, kube-apiserver,
+ * kube-controller-manager, kube-scheduler and kwok (fake nodes) as plain processes on 127.0.0.1,
+ * each in its own process group, on free ports, in a fresh directory with fresh certificates.
+ * See docs/control-plane.md and test/harness/README.md.
+ */
+import { execFile, spawn } from "node:child_process";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { parseAllDocuments } from "yaml";
+import { HarnessApi } from "./api.js";
+import { generateCerts, writeAdminKubeconfig } from "./certs.js";
+import { PodScripter } from "./pod-scripter.js";
+import { freePorts, portIsFree } from "./ports.js";
+import { groupAlive, type ProcessSpec, startProcess, stopGroup } from "./processes.js";
+
+const runFile = promisify(execFile);
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = resolve(HERE, "../..");
+
+export type ComponentName = "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler" | "kwok";
+/** Start order; stop runs in reverse. */
+export const COMPONENTS: readonly ComponentName[] = [
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kwok",
+];
+
+/** Everything another process needs to use or manipulate a running plane (written as JSON). */
+export interface PlaneState {
+  dir: string;
+  etcdDataDir: string;
+  kubeconfig: string;
+  server: string;
+  caFile: string;
+  adminCertFile: string;
+  adminKeyFile: string;
+  ports: { etcdClient: number; etcdPeer: number; apiServer: number; kwok: number };
+  specs: Record<ComponentName, ProcessSpec>;
+  pids: Record<ComponentName, number>;
+  nodes: string[];
+}
+
+export interface ControlPlaneOptions {
+  /** Fake nodes to create (default 1). */
+  nodes?: number;
+  /** Per-phase readiness timeout (default 120 s, or HARNESS_START_TIMEOUT_MS). */
+  startTimeoutMs?: number;
+  /** Keep the plane directory (logs) after stop (default: HARNESS_KEEP_DIR=1). */
+  keepDir?: boolean;
+  /** Progress messages (default: silent). */
+  log?: (message: string) => void;
+}
+
+export class ControlPlaneStartError extends Error {}
+
+/** Runs scripts/cluster/build.sh (a no-op once cached) and returns the directory holding the binaries. */
+export async function ensureBinaries(log: (m: string) => void = () => {}): Promise<string> {
+  const script = join(REPO_ROOT, "scripts/cluster/build.sh");
+  return await new Promise((resolvePromise, reject) => {
+    const child = spawn("bash", [script], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      err += c.toString();
+      for (const line of c.toString().split("\n")) if (line.startsWith("[control-plane build]")) log(line);
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const bin = out.trim().split("\n").at(-1) ?? "";
+      if (code === 0 && bin) resolvePromise(bin);
+      else reject(new ControlPlaneStartError(`${script} failed (exit ${code}):\n${err.slice(-4000)}`));
+    });
+  });
+}
+
+function lastLines(file: string, n = 15): string {
+  try {
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+function notReady(component: string, logFile: string, what: string, detail?: string): ControlPlaneStartError {
+  return new ControlPlaneStartError(
+    `control plane: ${component} ${what}${detail ? ` (last check: ${detail})` : ""}; log: ${logFile}\n` +
+      `--- last lines of ${logFile} ---\n${lastLines(logFile)}`,
+  );
+}
+
+/**
+ * Polls `check` until it returns true. Fails early, naming the component, if its process died;
+ * on timeout the error names the component, what was awaited, the last check result and the log.
+ */
+async function waitFor(
+  state: PlaneState,
+  component: ComponentName,
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<true | string>,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const logFile = state.specs[component].logFile;
+  let detail = "";
+  while (Date.now() < deadline) {
+    for (const c of COMPONENTS) {
+      const pid = state.pids[c];
+      if (pid && !groupAlive(pid)) throw notReady(c, state.specs[c].logFile, "exited while starting");
+    }
+    try {
+      const result = await check();
+      if (result === true) return;
+      detail = result;
+    } catch (err) {
+      detail = (err as Error).message;
+    }
+    await sleep(200);
+  }
+  throw notReady(component, logFile, `not ready after ${Math.round(timeoutMs / 1000)} s: ${what}`, detail);
+}
+
+export function apiOf(state: PlaneState): HarnessApi {
+  return new HarnessApi({
+    server: state.server,
+    caFile: state.caFile,
+    certFile: state.adminCertFile,
+    keyFile: state.adminKeyFile,
+  });
+}
+
+export function readPlaneState(stateFile: string): PlaneState {
+  return JSON.parse(readFileSync(stateFile, "utf8")) as PlaneState;
+}
+
+function writePlaneState(stateFile: string, state: PlaneState): void {
+  const tmp = `${stateFile}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
+  renameSync(tmp, stateFile);
+  // The watchdog's view: one process group per line.
+  const pgids = `${Object.values(state.pids)
+    .filter((p) => p > 0)
+    .join("\n")}\n`;
+  writeFileSync(join(state.dir, "pgids.tmp"), pgids);
+  renameSync(join(state.dir, "pgids.tmp"), join(state.dir, "pgids"));
+}
+
+function componentSpecs(bin: string, dir: string, etcdDataDir: string, ports: PlaneState["ports"]) {
+  const p = (f: string) => join(dir, f);
+  const kubeconfig = p("admin.kubeconfig");
+  const spec = (name: ComponentName, args: string[]): ProcessSpec => ({
+    name,
+    bin: join(bin, name),
+    args,
+    logFile: p(`${name}.log`),
+  });
+  const etcdClient = `http://127.0.0.1:${ports.etcdClient}`;
+  const etcdPeer = `http://127.0.0.1:${ports.etcdPeer}`;
+  return {
+    etcd: spec("etcd", [
+      "--name=plane",
+      `--data-dir=${etcdDataDir}`,
+      `--listen-client-urls=${etcdClient}`,
+      `--advertise-client-urls=${etcdClient}`,
+      `--listen-peer-urls=${etcdPeer}`,
+      `--initial-advertise-peer-urls=${etcdPeer}`,
+      `--initial-cluster=plane=${etcdPeer}`,
+      "--unsafe-no-fsync",
+      "--logger=zap",
+      "--log-level=warn",
+    ]),
+    "kube-apiserver": spec("kube-apiserver", [
+      `--etcd-servers=${etcdClient}`,
+      "--bind-address=127.0.0.1",
+      `--secure-port=${ports.apiServer}`,
+      "--advertise-address=127.0.0.1",
+      "--endpoint-reconciler-type=none",
+      `--cert-dir=${dir}`,
+      `--tls-cert-file=${p("apiserver.crt")}`,
+      `--tls-private-key-file=${p("apiserver.key")}`,
+      `--client-ca-file=${p("ca.crt")}`,
+      "--authorization-mode=RBAC",
+      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+      `--service-account-key-file=${p("sa.pub")}`,
+      `--service-account-signing-key-file=${p("sa.key")}`,
+      "--service-cluster-ip-range=10.96.0.0/24",
+      "--allow-privileged=true",
+      // ServiceAccount: pods would wait for the default SA token; TaintNodesByCondition: new nodes
+      // would carry a not-ready taint only the node-lifecycle controller (not run) removes.
+      "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+      "--kubelet-preferred-address-types=InternalIP",
+      "--enable-priority-and-fairness=false",
+      "--profiling=false",
+      "--v=1",
+    ]),
+    "kube-controller-manager": spec("kube-controller-manager", [
+      `--kubeconfig=${kubeconfig}`,
+      "--controllers=job-controller,garbage-collector-controller,ttl-after-finished-controller,namespace-controller,serviceaccount-token-controller,serviceaccount-controller",
+      `--service-account-private-key-file=${p("sa.key")}`,
+      `--root-ca-file=${p("ca.crt")}`,
+      "--use-service-account-credentials=false",
+      "--leader-elect=false",
+      "--secure-port=0",
+      "--v=1",
+    ]),
+    "kube-scheduler": spec("kube-scheduler", [
+      `--kubeconfig=${kubeconfig}`,
+      "--leader-elect=false",
+      "--secure-port=0",
+      "--v=1",
+    ]),
+    kwok: spec("kwok", [
+      `--kubeconfig=${kubeconfig}`,
+      `--config=${join(HERE, "kwok/stages.yaml")}`,
+      "--enable-crds=Logs",
+      "--manage-all-nodes=false",
+      "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+      "--node-ip=127.0.0.1",
+      `--node-port=${ports.kwok}`,
+      `--server-address=127.0.0.1:${ports.kwok}`,
+      "--cidr=10.244.0.1/16",
+      "--node-lease-duration-seconds=40",
+    ]),
+  } satisfies Record<ComponentName, ProcessSpec>;
+}
+
+function startComponent(state: PlaneState, stateFile: string, name: ComponentName): void {
+  state.pids[name] = startProcess(state.specs[name]).pid;
+  writePlaneState(stateFile, state);
+}
+
+async function etcdHealthy(state: PlaneState): Promise<true | string> {
+  const res = await fetch(`http://127.0.0.1:${state.ports.etcdClient}/health`);
+  const body = await res.text();
+  return res.ok && body.includes('"health":"true"') ? true : `HTTP ${res.status} ${body}`;
+}
+
+async function apiServerReady(state: PlaneState): Promise<true | string> {
+  const res = await apiOf(state).request("GET", "/readyz", undefined, undefined, 5_000);
+  return res.status === 200 ? true : `HTTP ${res.status} ${res.body.slice(0, 300)}`;
+}
+
+/** Applies every object of a YAML file with server-side apply. */
+export async function applyYamlFile(
+  api: HarnessApi,
+  file: string,
+): Promise<{ kind: string; name: string }[]> {
+  const docs = parseAllDocuments(await readFile(file, "utf8"))
+    .map((d) => d.toJS() as Record<string, unknown> | null)
+    .filter((d): d is Record<string, unknown> => d !== null && typeof d === "object");
+  const applied = [];
+  for (const obj of docs) applied.push(await applyObject(api, obj));
+  return applied;
+}
+
+/** Server-side apply of one object; supports the core group, apiextensions and namespaced CRs by REST mapping. */
+export async function applyObject(
+  api: HarnessApi,
+  obj: Record<string, unknown>,
+): Promise<{ kind: string; name: string }> {
+  const apiVersion = String(obj.apiVersion ?? "");
+  const kind = String(obj.kind ?? "");
+  const meta = (obj.metadata ?? {}) as { name?: string; namespace?: string };
+  if (!apiVersion || !kind || !meta.name)
+    throw new Error(`cannot apply an object without apiVersion/kind/metadata.name`);
+  const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  const resources = (await api.ok("GET", base)) as {
+    resources: { name: string; kind: string; namespaced: boolean }[];
+  };
+  const resource = resources.resources.find((r) => r.kind === kind && !r.name.includes("/"));
+  if (!resource) throw new Error(`the API server does not serve kind ${kind} in ${apiVersion}`);
+  const ns = resource.namespaced ? `/namespaces/${meta.namespace ?? "default"}` : "";
+  await api.ok(
+    "PATCH",
+    `${base}${ns}/${resource.name}/${meta.name}?fieldManager=test-harness&force=true`,
+    obj,
+    "application/apply-patch+yaml",
+  );
+  return { kind, name: meta.name };
+}
+
+/** Waits until the named CRDs report Established=True. */
+export async function waitCrdsEstablished(
+  api: HarnessApi,
+  names: string[],
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let pending = names;
+  while (Date.now() < deadline) {
+    const next = [];
+    for (const name of pending) {
+      const res = await api.request("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+      const conds = ((res.json as { status?: { conditions?: { type: string; status: string }[] } })?.status
+        ?.conditions ?? []) as { type: string; status: string }[];
+      if (!conds.some((c) => c.type === "Established" && c.status === "True")) next.push(name);
+    }
+    pending = next;
+    if (pending.length === 0) return;
+    await sleep(100);
+  }
+  throw new Error(`CRDs not Established after ${timeoutMs / 1000} s: ${pending.join(", ")}`);
+}
+
+/** Applies every deploy/crds/*.yaml (or the given files) and waits for them to be Established. */
+export async function installCrds(api: HarnessApi, files: string[]): Promise<string[]> {
+  const names: string[] = [];
+  for (const file of files) {
+    for (const { kind, name } of await applyYamlFile(api, file)) {
+      if (kind === "CustomResourceDefinition") names.push(name);
+    }
+  }
+  await waitCrdsEstablished(api, names);
+  return names;
+}
+
+/** Runs a tiny Job end to end: proves KCM (job controller), scheduler, kwok and the pod scripter work. */
+async function probeWorkloads(state: PlaneState, scripter: PodScripter, timeoutMs: number): Promise<void> {
+  const api = apiOf(state);
+  await api.ok("POST", "/api/v1/namespaces", { metadata: { name: "harness-probe" } });
+  await api.ok("POST", "/apis/batch/v1/namespaces/harness-probe/jobs", {
+    metadata: { name: "probe" },
+    spec: {
+      backoffLimit: 0,
+      template: {
+        spec: { restartPolicy: "Never", containers: [{ name: "probe", image: "probe.invalid/none" }] },
+      },
+    },
+  });
+  type Pod = { spec?: { nodeName?: string }; status?: { phase?: string; podIP?: string } };
+  const pods = async () =>
+    (
+      (await api.ok("GET", "/api/v1/namespaces/harness-probe/pods?labelSelector=job-name%3Dprobe")) as {
+        items: Pod[];
+      }
+    ).items;
+  await waitFor(
+    state,
+    "kube-controller-manager",
+    "the job controller creates the probe Job's pod",
+    timeoutMs,
+    async () => ((await pods()).length > 0 ? true : "no pod yet"),
+  );
+  await waitFor(state, "kube-scheduler", "the probe pod is bound to a kwok node", timeoutMs, async () =>
+    (await pods())[0]?.spec?.nodeName ? true : "pod has no nodeName",
+  );
+  await waitFor(state, "kwok", "kwok starts the probe pod (podIP set)", timeoutMs, async () =>
+    (await pods())[0]?.status?.podIP ? true : `phase ${(await pods())[0]?.status?.phase}`,
+  );
+  await waitFor(
+    state,
+    "kwok",
+    "the probe pod ends Succeeded (pod scripter + kwok finish stage)",
+    timeoutMs,
+    async () => {
+      const phase = (await pods())[0]?.status?.phase;
+      return phase === "Succeeded" ? true : `phase ${phase}; scripter: ${scripter.lastError ?? "no error"}`;
+    },
+  );
+  await api.request("DELETE", "/api/v1/namespaces/harness-probe");
+}
+
+export class ControlPlane {
+  private stopped = false;
+  private readonly exitHook = () => this.killNow();
+
+  constructor(
+    readonly stateFile: string,
+    private readonly scripter: PodScripter,
+    private readonly keepDir: boolean,
+  ) {
+    process.on("exit", this.exitHook);
+  }
+
+  get state(): PlaneState {
+    return readPlaneState(this.stateFile);
+  }
+  get kubeconfig(): string {
+    return this.state.kubeconfig;
+  }
+  api(): HarnessApi {
+    return apiOf(this.state);
+  }
+
+  /** Last-resort SIGKILL of every group if the owning process exits without calling stop(). */
+  private killNow(): void {
+    if (this.stopped) return;
+    for (const pid of Object.values(this.state.pids)) {
+      try {
+        if (pid > 0) process.kill(-pid, "SIGKILL");
+      } catch {}
+    }
+  }
+
+  /** Stops every component (SIGTERM, then SIGKILL), removes the etcd data and, unless kept, the plane dir. */
+  async stop(keepDir = this.keepDir): Promise<void> {
+    if (this.stopped) return;
+    await this.scripter.stop();
+    const state = this.state;
+    for (const name of [...COMPONENTS].reverse()) {
+      const pid = state.pids[name];
+      if (pid > 0) await stopGroup(pid);
+    }
+    this.stopped = true;
+    process.off("exit", this.exitHook);
+    await rm(join(state.dir, "pgids"), { force: true });
+    await rm(state.etcdDataDir, { recursive: true, force: true });
+    if (!keepDir) await rm(state.dir, { recursive: true, force: true });
+  }
+}
+
+/** Restarts kube-apiserver only (same flags and port) and waits until it is ready again. Works from any process. */
+export async function restartApiServer(stateFile: string, timeoutMs = 120_000): Promise<void> {
+  const state = readPlaneState(stateFile);
+  await stopGroup(state.pids["kube-apiserver"]);
+  startComponent(state, stateFile, "kube-apiserver");
+  await waitFor(state, "kube-apiserver", "/readyz after restart", timeoutMs, () => apiServerReady(state));
+}
+
+/**
+ * Compacts etcd at its current revision (through etcd's HTTP gRPC gateway), so any resourceVersion
+ * older than now is compacted away. Returns the revision compacted at.
+ */
+export async function compactEtcd(stateFile: string): Promise<number> {
+  const state = readPlaneState(stateFile);
+  const base = `http://127.0.0.1:${state.ports.etcdClient}/v3`;
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${base}${path}`, { method: "POST", body: JSON.stringify(body) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`etcd ${path} -> HTTP ${res.status}: ${text}`);
+    return JSON.parse(text) as { header?: { revision?: string } };
+  };
+  // Any key works to read the header; this one never exists.
+  const range = await post("/kv/range", { key: Buffer.from("/harness/none").toString("base64") });
+  const revision = Number(range.header?.revision);
+  if (!Number.isInteger(revision) || revision < 1)
+    throw new Error(`etcd returned no revision: ${JSON.stringify(range)}`);
+  await post("/kv/compaction", { revision: String(revision), physical: true });
+  return revision;
+}
+
+/** Starts a plane; on an unlucky port clash (another plane took a probed port) it retries once. */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  try {
+    return await startOnce(options);
+  } catch (err) {
+    if (!(err instanceof ControlPlaneStartError) || !/address already in use/.test(err.message)) throw err;
+    options.log?.("port clash while starting; retrying with fresh ports");
+    return await startOnce(options);
+  }
+}
+
+async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const log = options.log ?? (() => {});
+  const timeoutMs = options.startTimeoutMs ?? Number(process.env.HARNESS_START_TIMEOUT_MS ?? 120_000);
+  const keepDir = options.keepDir ?? process.env.HARNESS_KEEP_DIR === "1";
+  const bin = await ensureBinaries(log);
+
+  const dir = await mkdtemp(join(tmpdir(), "k8s-plane-"));
+  const shm = existsSync("/dev/shm") ? "/dev/shm" : dir;
+  const etcdDataDir = await mkdtemp(join(shm, "k8s-plane-etcd-"));
+  await mkdir(join(dir, "pod-logs"));
+  const [etcdClient = 0, etcdPeer = 0, apiServer = 0, kwok = 0] = await freePorts(4);
+  const ports = { etcdClient, etcdPeer, apiServer, kwok };
+  const certs = await generateCerts(dir);
+  const server = `https://127.0.0.1:${apiServer}`;
+  const kubeconfig = join(dir, "admin.kubeconfig");
+  await writeAdminKubeconfig(kubeconfig, server, certs);
+
+  const stateFile = join(dir, "state.json");
+  const state: PlaneState = {
+    dir,
+    etcdDataDir,
+    kubeconfig,
+    server,
+    caFile: certs.caCert,
+    adminCertFile: certs.adminCert,
+    adminKeyFile: certs.adminKey,
+    ports,
+    specs: componentSpecs(bin, dir, etcdDataDir, ports),
+    pids: { etcd: 0, "kube-apiserver": 0, "kube-controller-manager": 0, "kube-scheduler": 0, kwok: 0 },
+    nodes: [],
+  };
+  writePlaneState(stateFile, state);
+  const watchdog = spawn(
+    "bash",
+    [join(REPO_ROOT, "scripts/cluster/watchdog.sh"), String(process.pid), dir, etcdDataDir],
+    { detached: true, stdio: "ignore" },
+  );
+  watchdog.unref();
+
+  const scripter = new PodScripter(apiOf(state), join(dir, "pod-logs"));
+  const plane = new ControlPlane(stateFile, scripter, keepDir);
+  try {
+    log(`starting etcd on 127.0.0.1:${ports.etcdClient} (dir ${dir})`);
+    startComponent(state, stateFile, "etcd");
+    await waitFor(state, "etcd", "/health", timeoutMs, () => etcdHealthy(state));
+
+    log(`starting kube-apiserver on ${server}`);
+    startComponent(state, stateFile, "kube-apiserver");
+    await waitFor(state, "kube-apiserver", "/readyz", timeoutMs, () => apiServerReady(state));
+    const api = apiOf(state);
+    // kwok needs its Logs CRD before it starts (it is enabled with --enable-crds=Logs).
+    await installCrds(api, [join(HERE, "kwok/logs-crd.yaml")]);
+
+    log("starting kube-controller-manager, kube-scheduler, kwok");
+    startComponent(state, stateFile, "kube-controller-manager");
+    startComponent(state, stateFile, "kube-scheduler");
+    startComponent(state, stateFile, "kwok");
+    scripter.start();
+
+    const nodeCount = options.nodes ?? 1;
+    for (let i = 0; i < nodeCount; i++) {
+      const name = `kwok-node-${i}`;
+      await api.ok("POST", "/api/v1/nodes", {
+        metadata: {
+          name,
+          annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
+          labels: {
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            type: "kwok",
+          },
+        },
+      });
+      state.nodes.push(name);
+    }
+    writePlaneState(stateFile, state);
+    await waitFor(state, "kwok", "fake nodes Ready", timeoutMs, async () => {
+      for (const name of state.nodes) {
+        const node = (await api.ok("GET", `/api/v1/nodes/${name}`)) as {
+          status?: { conditions?: { type: string; status: string }[] };
+        };
+        const ready = node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+        if (!ready) return `node ${name} not Ready`;
+      }
+      return true;
+    });
+    await probeWorkloads(state, scripter, timeoutMs);
+    log(`control plane ready; KUBECONFIG=${kubeconfig}`);
+    return plane;
+  } catch (err) {
+    // Stop the processes but keep the logs the error points at.
+    await plane.stop(true).catch(() => {});
+    throw err;
+  }
+}
+
+/** True when none of the plane's ports is in use anymore (used by the teardown test). */
+export async function planePortsFree(state: PlaneState): Promise<boolean> {
+  for (const port of Object.values(state.ports)) if (!(await portIsFree(port))) return false;
+  return true;
+}
+
+/** `kubectl` against a plane, for dev.sh messages and debugging. */
+export async function kubectl(state: PlaneState, args: string[]): Promise<string> {
+  const { stdout } = await runFile("kubectl", [`--kubeconfig=${state.kubeconfig}`, ...args]);
+  return stdout;
+}

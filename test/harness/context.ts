@@ -1,0 +1,148 @@
+/**
+ * What integration tests use to reach the run's control plane (started by global-setup.ts).
+ * See test/harness/README.md for the pod-outcome and pod-log API.
+ */
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { inject } from "vitest";
+import * as plane from "./cluster.js";
+import { type PodScript, SCRIPT_RULE_LABEL, validatePodScript } from "./pod-script.js";
+
+export {
+  EXIT_CODE_ANNOTATION,
+  LOGS_ANNOTATION_PREFIX,
+  type PodScript,
+  podScriptAnnotations,
+  RUN_TIME_ANNOTATION,
+} from "./pod-script.js";
+
+/** Path of the admin kubeconfig of this run's control plane. */
+export function kubeconfigPath(): string {
+  return inject("kubeconfigPath");
+}
+
+/** The plane's state file (pids, ports, flags); see cluster.ts PlaneState. */
+export function controlPlaneStateFile(): string {
+  return inject("controlPlaneStateFile");
+}
+
+export function controlPlaneState(): plane.PlaneState {
+  return plane.readPlaneState(controlPlaneStateFile());
+}
+
+/** Names of the CRDs installed from deploy/crds by the global setup. */
+export function installedCrds(): string[] {
+  return inject("installedCrds");
+}
+
+/** A fresh admin KubeConfig for this run's control plane. */
+export function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath());
+  return kc;
+}
+
+/** Creates a namespace named `<prefix>-<random>` (a valid DNS label) and returns its name. */
+export async function createTestNamespace(prefix: string): Promise<string> {
+  const clean = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 50);
+  if (clean.length === 0)
+    throw new Error(`createTestNamespace: prefix ${JSON.stringify(prefix)} has no usable characters`);
+  const name = `${clean}-${randomBytes(4).toString("hex")}`;
+  await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNamespace({
+      body: { metadata: { name, labels: { "harness.test.example/test-namespace": "true" } } },
+    });
+  return name;
+}
+
+let ruleCounter = 0;
+
+/**
+ * Chooses outcome and logs of pods that do not exist yet: every pod created later in `namespace`
+ * whose labels include all of `matchLabels` (e.g. `{ "job-name": "my-job" }` or the controller's
+ * `agents.re-cinq.com/agent` label) follows `script`. Several matching calls merge, later ones win
+ * per field. Pod-template annotations (podScriptAnnotations) win over these rules.
+ * Must be called before the pod is created; returns the rule's ConfigMap name.
+ */
+export async function scriptPods(
+  namespace: string,
+  matchLabels: Record<string, string>,
+  script: PodScript,
+): Promise<string> {
+  validatePodScript(script);
+  if (Object.keys(matchLabels).length === 0) {
+    throw new Error("scriptPods: matchLabels must not be empty (it would script every pod in the namespace)");
+  }
+  ruleCounter += 1;
+  // Unique and increasing across test workers: wall-clock ms plus a per-process counter.
+  const order = Date.now() * 1000 + (ruleCounter % 1000);
+  const name = `pod-script-${order.toString(36)}-${randomBytes(2).toString("hex")}`;
+  await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNamespacedConfigMap({
+      namespace,
+      body: {
+        metadata: { name, labels: { [SCRIPT_RULE_LABEL]: "true" } },
+        data: {
+          order: String(order),
+          matchLabels: JSON.stringify(matchLabels),
+          script: JSON.stringify(script),
+        },
+      },
+    });
+  return name;
+}
+
+/** Shorthand: the log of each named container of matching pods (`{ agent: ["line 1", "line 2"] }`). */
+export function setPodLogs(
+  namespace: string,
+  matchLabels: Record<string, string>,
+  logs: Record<string, string | readonly string[]>,
+): Promise<string> {
+  return scriptPods(namespace, matchLabels, { logs });
+}
+
+/**
+ * Compacts etcd at its current revision: any resourceVersion obtained before this call is then
+ * older than the compaction. Returns the revision.
+ */
+export function compactEtcd(): Promise<number> {
+  return plane.compactEtcd(controlPlaneStateFile());
+}
+
+/**
+ * Restarts kube-apiserver only (same port and flags); resolves once /readyz is OK again.
+ * Other test files running at the same time see the API go away briefly.
+ */
+export function restartApiServer(): Promise<void> {
+  return plane.restartApiServer(controlPlaneStateFile());
+}
+
+/** Polls `check` until it returns a value other than undefined/false; the error names `what`. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 60_000,
+  intervalMs = 200,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(intervalMs);
+  }
+  throw new Error(
+    `timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `; last error: ${(last as Error).message}` : ""}`,
+  );
+}

@@ -1,0 +1,49 @@
+/**
+ * Vitest globalSetup of the `integration` project: starts ONE control plane for the whole run,
+ * installs deploy/crds/*.yaml, and provides the kubeconfig and state-file paths to the tests
+ * (read them through test/harness/context.ts).
+ */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { type ControlPlane, installCrds, REPO_ROOT, startControlPlane } from "./cluster.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    kubeconfigPath: string;
+    controlPlaneStateFile: string;
+    installedCrds: string[];
+  }
+}
+
+export function projectCrdFiles(): string[] {
+  const dir = join(REPO_ROOT, "deploy/crds");
+  try {
+    return readdirSync(dir)
+      .filter((f) => f.endsWith(".yaml") || f.endsWith(".yml"))
+      .sort()
+      .map((f) => join(dir, f));
+  } catch {
+    return [];
+  }
+}
+
+let plane: ControlPlane | undefined;
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const log = (m: string) => process.stderr.write(`[control-plane] ${m}\n`);
+  plane = await startControlPlane({ log });
+  try {
+    const crds = await installCrds(plane.api(), projectCrdFiles());
+    project.provide("kubeconfigPath", plane.kubeconfig);
+    project.provide("controlPlaneStateFile", plane.stateFile);
+    project.provide("installedCrds", crds);
+  } catch (err) {
+    await plane.stop();
+    throw err;
+  }
+  return async () => {
+    await plane?.stop();
+    plane = undefined;
+  };
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import {
+  FINISH_ANNOTATION,
+  podScriptAnnotations,
+  podScriptFromAnnotations,
+  renderCriLog,
+  resolvePodScript,
+  SCRIPTED_ANNOTATION,
+  scripterPatch,
+  validatePodScript,
+} from "./pod-script.js";
+
+describe("podScriptAnnotations", () => {
+  it("writes outcome and per-container logs as annotations and reads them back", () => {
+    const script = {
+      exitCode: 3,
+      exitCodes: { init: 0, courier: 0 },
+      runTime: "1500ms",
+      logs: { agent: ["first", "second"], courier: "pr https://x\n" },
+    };
+    const annotations = podScriptAnnotations(script);
+    expect(annotations).toEqual({
+      "test.example/exit-code": "3",
+      "test.example/exit-code.init": "0",
+      "test.example/exit-code.courier": "0",
+      "test.example/run-time": "1500ms",
+      "test.example/logs.agent": "first\nsecond",
+      "test.example/logs.courier": "pr https://x\n",
+    });
+    expect(podScriptFromAnnotations({ ...annotations, unrelated: "x" })).toEqual({
+      ...script,
+      logs: { agent: "first\nsecond", courier: "pr https://x\n" },
+    });
+  });
+
+  it.each([
+    [{ exitCode: 256 }, "exitCode must be an integer from 0 to 255, got 256"],
+    [{ exitCode: -1 }, "exitCode must be an integer from 0 to 255, got -1"],
+    [{ exitCode: 1.5 }, "exitCode must be an integer from 0 to 255, got 1.5"],
+    [{ exitCodes: { agent: 300 } }, "exitCodes.agent must be an integer from 0 to 255, got 300"],
+    [{ exitCodes: { Agent_1: 0 } }, 'exitCodes: "Agent_1" is not a valid container name'],
+    [{ runTime: "2 seconds" }, 'runTime must be a Go duration such as "2s" or "1500ms", got "2 seconds"'],
+    [{ logs: { "": "x" } }, 'logs: "" is not a valid container name'],
+  ])("rejects %j naming the field", (script, message) => {
+    expect(() => validatePodScript(script)).toThrow(message);
+  });
+});
+
+describe("resolvePodScript", () => {
+  const rule = (name: string, order: number, matchLabels: Record<string, string>, script: object) => ({
+    name,
+    order,
+    matchLabels,
+    script,
+  });
+
+  it("merges matching rules oldest first, then lets pod annotations win", () => {
+    const rules = [
+      rule("late", 20, { app: "a" }, { exitCode: 2, logs: { agent: "late" } }),
+      rule("early", 10, { app: "a" }, { exitCode: 1, runTime: "1s", logs: { init: "early" } }),
+      rule("other", 30, { app: "b" }, { exitCode: 9 }),
+    ];
+    expect(resolvePodScript(rules, { app: "a", extra: "y" }, {})).toEqual({
+      exitCode: 2,
+      runTime: "1s",
+      logs: { init: "early", agent: "late" },
+    });
+    expect(resolvePodScript(rules, { app: "a" }, { "test.example/exit-code": "0" }).exitCode).toBe(0);
+  });
+
+  it("ignores rules whose labels are not all present", () => {
+    const rules = [rule("r", 1, { app: "a", tier: "x" }, { exitCode: 4 })];
+    expect(resolvePodScript(rules, { app: "a" }, {})).toEqual({});
+  });
+});
+
+describe("scripterPatch", () => {
+  it.each([
+    ["Job pod without outcome", {}, true, { [SCRIPTED_ANNOTATION]: "true", [FINISH_ANNOTATION]: "true" }],
+    ["bare pod without outcome keeps running", {}, false, { [SCRIPTED_ANNOTATION]: "true" }],
+    [
+      "bare pod with an exit code ends",
+      { exitCode: 1 },
+      false,
+      { [SCRIPTED_ANNOTATION]: "true", [FINISH_ANNOTATION]: "true", "test.example/exit-code": "1" },
+    ],
+  ])("%s", (_name, script, ownedByJob, expected) => {
+    expect(scripterPatch(script, {}, ownedByJob)).toEqual(expected);
+  });
+
+  it("does not repeat annotations the pod already has and never copies logs", () => {
+    const patch = scripterPatch(
+      { exitCode: 1, logs: { agent: "x" } },
+      { "test.example/exit-code": "1" },
+      true,
+    );
+    expect(patch).toEqual({ [SCRIPTED_ANNOTATION]: "true", [FINISH_ANNOTATION]: "true" });
+  });
+});
+
+describe("renderCriLog", () => {
+  const at = new Date("2026-01-02T03:04:05.678Z");
+  it.each([
+    ["", ""],
+    ["one", "2026-01-02T03:04:05.678000000Z stdout F one\n"],
+    ["a\nb\n", "2026-01-02T03:04:05.678000000Z stdout F a\n2026-01-02T03:04:05.678000000Z stdout F b\n"],
+    [
+      "a\n\nb",
+      "2026-01-02T03:04:05.678000000Z stdout F a\n2026-01-02T03:04:05.678000000Z stdout F \n2026-01-02T03:04:05.678000000Z stdout F b\n",
+    ],
+  ])("renders %j", (text, expected) => {
+    expect(renderCriLog(text, at)).toBe(expected);
+  });
+  it("renders an array as one entry per element", () => {
+    expect(renderCriLog(['{"type":"x"}', "y"], at)).toBe(
+      '2026-01-02T03:04:05.678000000Z stdout F {"type":"x"}\n2026-01-02T03:04:05.678000000Z stdout F y\n',
+    );
+  });
+});
