@@ -1,0 +1,138 @@
+/**
+ * Gemini Batch API client (providers/gemini.md): one inline request through
+ * models/<model>:batchGenerateContent; the result is inlined in the batch operation.
+ */
+import type { components } from "../../generated/providers/gemini.js";
+import { geminiBatchState, isGeminiTerminal, translateGeminiOperation } from "./gemini-lines.js";
+import { describeErrorEnvelope, HttpClient, type ProviderClientOptions } from "./http.js";
+import type {
+  BatchCleanupResult,
+  BatchPollResult,
+  BatchProvider,
+  BatchSubmitRequest,
+  BatchSubmitResult,
+} from "./provider.js";
+import { BatchProviderError } from "./provider.js";
+import { record, str, unreadable } from "./read.js";
+
+export const GEMINI_DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com";
+const V = "gemini";
+
+type CreateBody = components["schemas"]["BatchGenerateContentRequest"];
+
+/** The model id as the path wants it: without a models/ prefix. */
+export function geminiModelId(model: string): string {
+  return model.replace(/^models\//, "");
+}
+
+/** The create body: one inline request; displayName and metadata.key are the Agent's uid. */
+export function geminiCreateBody(req: BatchSubmitRequest): CreateBody {
+  return {
+    batch: {
+      displayName: req.agentUid,
+      inputConfig: {
+        requests: {
+          requests: [
+            {
+              request: {
+                contents: [{ role: "user", parts: [{ text: req.prompt }] }],
+                generationConfig: {
+                  maxOutputTokens: req.maxTokens,
+                  ...(req.outputSchema !== undefined
+                    ? { responseMimeType: "application/json", responseJsonSchema: req.outputSchema }
+                    : {}),
+                },
+              },
+              metadata: { key: req.agentUid },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+export class GeminiBatchProvider implements BatchProvider {
+  readonly name = "gemini" as const;
+  private readonly http: HttpClient;
+
+  constructor(options: ProviderClientOptions = {}) {
+    this.http = new HttpClient({
+      vendor: V,
+      baseUrl: options.baseUrl ?? GEMINI_DEFAULT_BASE_URL,
+      timeoutMs: options.timeoutMs,
+      describeError: describeErrorEnvelope,
+    });
+  }
+
+  private headers(apiKey: string): Record<string, string> {
+    return { "x-goog-api-key": apiKey };
+  }
+
+  private batchPath(batchId: string): string {
+    return `/v1beta/batches/${encodeURIComponent(batchId)}`;
+  }
+
+  async submit(req: BatchSubmitRequest): Promise<BatchSubmitResult> {
+    const { body } = await this.http.json({
+      method: "POST",
+      path: `/v1beta/models/${encodeURIComponent(geminiModelId(req.model))}:batchGenerateContent`,
+      headers: this.headers(req.apiKey),
+      json: geminiCreateBody(req),
+    });
+    const name = str(V, record(V, body, "operation").name, "operation.name");
+    const match = /^batches\/(.+)$/.exec(name);
+    if (match?.[1] === undefined)
+      throw unreadable(V, `operation.name ${JSON.stringify(name)} is not batches/<id>`);
+    return { batchId: match[1] };
+  }
+
+  private async getOperation(batchId: string, apiKey: string, passStatuses?: number[]) {
+    const res = await this.http.json({
+      method: "GET",
+      path: this.batchPath(batchId),
+      headers: this.headers(apiKey),
+      passStatuses,
+    });
+    if (res.status === 404) return undefined;
+    return record(V, res.body, "operation");
+  }
+
+  async poll(
+    batchId: string,
+    ctx: { agentUid: string; model: string; apiKey: string },
+  ): Promise<BatchPollResult> {
+    const operation = await this.getOperation(batchId, ctx.apiKey);
+    if (operation === undefined || !isGeminiTerminal(geminiBatchState(operation))) {
+      return { state: "in_progress" };
+    }
+    return translateGeminiOperation(operation, ctx);
+  }
+
+  async cancel(batchId: string, apiKey: string): Promise<void> {
+    try {
+      await this.http.send({
+        method: "POST",
+        path: `${this.batchPath(batchId)}:cancel`,
+        headers: this.headers(apiKey),
+        passStatuses: [404],
+      });
+    } catch (err) {
+      // A batch that already ended refuses the cancel; that is the outcome we wanted.
+      if (!(err instanceof BatchProviderError) || (err.status !== 400 && err.status !== 409)) throw err;
+      const operation = await this.getOperation(batchId, apiKey, [404]);
+      if (operation !== undefined && !isGeminiTerminal(geminiBatchState(operation))) throw err;
+    }
+  }
+
+  /** DELETE right away: Gemini does not need the batch to settle first (the caller cancels before). */
+  async cleanup(batchId: string, apiKey: string): Promise<BatchCleanupResult> {
+    await this.http.send({
+      method: "DELETE",
+      path: this.batchPath(batchId),
+      headers: this.headers(apiKey),
+      passStatuses: [404],
+    });
+    return { state: "done" };
+  }
+}

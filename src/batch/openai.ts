@@ -1,0 +1,228 @@
+/**
+ * OpenAI Batch API client (providers/openai.md): upload a one-line JSONL file holding a
+ * POST /v1/responses call, create a batch over it, read the output or error file once it
+ * completes, and delete the files on cleanup (batch objects cannot be deleted).
+ */
+import { FormData } from "undici";
+import type { components } from "../../generated/providers/openai.js";
+import { describeErrorEnvelope, HttpClient, type ProviderClientOptions } from "./http.js";
+import {
+  batchEndReason,
+  codexFailure,
+  findOutputLine,
+  NO_RESULT,
+  SETTLED_STATUSES,
+  translateOpenAILine,
+} from "./openai-lines.js";
+import type {
+  BatchCleanupResult,
+  BatchPollResult,
+  BatchProvider,
+  BatchSubmitRequest,
+  BatchSubmitResult,
+} from "./provider.js";
+import { BatchProviderError } from "./provider.js";
+import { jsonl, optStr, record, str, unreadable } from "./read.js";
+
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+const V = "openai";
+
+type BatchRequestInput = components["schemas"]["BatchRequestInput"];
+type CreateBatchRequest = components["schemas"]["CreateBatchRequest"];
+type Batch = components["schemas"]["Batch"];
+
+/** The name text.format requires; any a-z, 0-9, _ or - string up to 64 chars will do. */
+export const OPENAI_SCHEMA_NAME = "agent_output";
+
+/** The one JSONL line of the input file. Pure, exported for tests. */
+export function openaiInputLine(req: BatchSubmitRequest): BatchRequestInput {
+  return {
+    custom_id: req.agentUid,
+    method: "POST",
+    url: "/v1/responses",
+    body: {
+      model: req.model,
+      input: req.prompt,
+      max_output_tokens: req.maxTokens,
+      ...(req.outputSchema !== undefined
+        ? {
+            text: {
+              format: {
+                type: "json_schema",
+                name: OPENAI_SCHEMA_NAME,
+                strict: true,
+                schema: req.outputSchema,
+              },
+            },
+          }
+        : {}),
+    },
+  };
+}
+
+export function openaiCreateBatchBody(inputFileId: string, agentUid: string): CreateBatchRequest {
+  return {
+    input_file_id: inputFileId,
+    endpoint: "/v1/responses",
+    completion_window: "24h",
+    metadata: { agent_uid: agentUid },
+  };
+}
+
+export class OpenAIBatchProvider implements BatchProvider {
+  readonly name = "openai" as const;
+  private readonly http: HttpClient;
+
+  constructor(options: ProviderClientOptions = {}) {
+    this.http = new HttpClient({
+      vendor: V,
+      baseUrl: options.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+      timeoutMs: options.timeoutMs,
+      describeError: describeErrorEnvelope,
+    });
+  }
+
+  private headers(apiKey: string): Record<string, string> {
+    return { authorization: `Bearer ${apiKey}` };
+  }
+
+  async submit(req: BatchSubmitRequest): Promise<BatchSubmitResult> {
+    const form = new FormData();
+    form.append("purpose", "batch");
+    const jsonlText = `${JSON.stringify(openaiInputLine(req))}\n`;
+    form.append("file", new Blob([jsonlText], { type: "application/jsonl" }), `${req.agentUid}.jsonl`);
+    const uploaded = await this.http.json({
+      method: "POST",
+      path: "/files",
+      headers: this.headers(req.apiKey),
+      form,
+    });
+    const fileId = str(V, record(V, uploaded.body, "file").id, "file.id");
+    try {
+      const created = await this.http.json({
+        method: "POST",
+        path: "/batches",
+        headers: this.headers(req.apiKey),
+        json: openaiCreateBatchBody(fileId, req.agentUid),
+      });
+      return { batchId: str(V, record(V, created.body, "batch").id, "batch.id") };
+    } catch (err) {
+      // No batch refers to the upload, so nothing would ever clean it up: remove it now.
+      await this.deleteFile(fileId, req.apiKey).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async getBatch(
+    batchId: string,
+    apiKey: string,
+    passStatuses?: number[],
+  ): Promise<Batch | undefined> {
+    const res = await this.http.json({
+      method: "GET",
+      path: `/batches/${encodeURIComponent(batchId)}`,
+      headers: this.headers(apiKey),
+      passStatuses,
+    });
+    if (res.status === 404) return undefined;
+    const batch = record(V, res.body, "batch");
+    str(V, batch.status, "batch.status");
+    return batch as unknown as Batch;
+  }
+
+  private async fileLines(fileId: string, apiKey: string): Promise<unknown[]> {
+    const res = await this.http.send({
+      method: "GET",
+      path: `/files/${encodeURIComponent(fileId)}/content`,
+      headers: this.headers(apiKey),
+    });
+    return jsonl(V, res.text, `file ${fileId}`);
+  }
+
+  async poll(
+    batchId: string,
+    ctx: { agentUid: string; model: string; apiKey: string },
+  ): Promise<BatchPollResult> {
+    const batch = await this.getBatch(batchId, ctx.apiKey);
+    if (batch === undefined) throw unreadable(V, "batch missing");
+    switch (batch.status) {
+      case "validating":
+      case "in_progress":
+      case "finalizing":
+      case "cancelling":
+        return { state: "in_progress" };
+      case "failed":
+      case "expired":
+      case "cancelled":
+        return codexFailure(batchEndReason(batch), ctx);
+      case "completed":
+        break;
+      default:
+        throw unreadable(V, `batch.status ${JSON.stringify(batch.status)} is not a known status`);
+    }
+    for (const fileId of [batch.output_file_id, batch.error_file_id]) {
+      const id = optStr(fileId);
+      if (id === undefined || id === "") continue;
+      const line = findOutputLine(await this.fileLines(id, ctx.apiKey), ctx.agentUid);
+      if (line !== undefined) return translateOpenAILine(line, ctx);
+    }
+    return codexFailure(NO_RESULT, ctx);
+  }
+
+  async cancel(batchId: string, apiKey: string): Promise<void> {
+    try {
+      await this.http.send({
+        method: "POST",
+        path: `/batches/${encodeURIComponent(batchId)}/cancel`,
+        headers: this.headers(apiKey),
+        passStatuses: [404],
+      });
+    } catch (err) {
+      // A batch that already ended refuses the cancel; that is the outcome we wanted.
+      if (!(err instanceof BatchProviderError) || (err.status !== 400 && err.status !== 409)) throw err;
+      const batch = await this.getBatch(batchId, apiKey, [404]);
+      if (batch !== undefined && !SETTLED_STATUSES.has(batch.status) && batch.status !== "cancelling")
+        throw err;
+    }
+  }
+
+  private async deleteFile(fileId: string, apiKey: string): Promise<void> {
+    await this.http.send({
+      method: "DELETE",
+      path: `/files/${encodeURIComponent(fileId)}`,
+      headers: this.headers(apiKey),
+      passStatuses: [404],
+    });
+  }
+
+  /**
+   * Deletes the input, output and error files once the batch has settled. Every file is tried on
+   * each attempt and a 404 counts as deleted, so a retry after a partial cleanup finishes the rest.
+   */
+  async cleanup(batchId: string, apiKey: string): Promise<BatchCleanupResult> {
+    const batch = await this.getBatch(batchId, apiKey, [404]);
+    if (batch === undefined) return { state: "done" };
+    if (!SETTLED_STATUSES.has(batch.status)) return { state: "not_settled" };
+    const fileIds = [batch.input_file_id, batch.output_file_id, batch.error_file_id]
+      .map(optStr)
+      .filter((id): id is string => id !== undefined && id !== "");
+    const failures: BatchProviderError[] = [];
+    for (const id of fileIds) {
+      try {
+        await this.deleteFile(id, apiKey);
+      } catch (err) {
+        if (!(err instanceof BatchProviderError)) throw err;
+        failures.push(err);
+      }
+    }
+    if (failures.length > 0) {
+      const first = failures[0] as BatchProviderError;
+      throw new BatchProviderError(
+        `${V}: ${failures.length} of ${fileIds.length} batch files not deleted: ${failures.map((f) => f.message).join("; ")}`,
+        first.status,
+        first.retryAfterSeconds,
+      );
+    }
+    return { state: "done" };
+  }
+}
