@@ -1,0 +1,49 @@
+/**
+ * The HTTP client that carries a prompt or close to the run pod. Injectable so the app can be
+ * tested without sockets; the default uses undici.
+ */
+import { request } from "undici";
+
+export interface ForwardRequest {
+  /** `http://<podIP>:8090/v1/prompt` or `/v1/close`. */
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Whole-exchange budget; past it the pod counts as unreachable (OQ-45: 10 s). */
+  timeoutMs: number;
+}
+
+export interface ForwardResponse {
+  status: number;
+  /** The response body as text, cut at the reader's limit (a cut body is not valid JSON). */
+  body: string;
+}
+
+/** Resolves with the supervisor's answer; rejects on a connection error or timeout. */
+export type Forward = (req: ForwardRequest) => Promise<ForwardResponse>;
+
+/** The supervisor's answers are a few dozen bytes; anything past this is not one of them. */
+export const MAX_SUPERVISOR_ANSWER_BYTES = 64 * 1024;
+
+export const undiciForward: Forward = async ({ url, headers, body, timeoutMs }) => {
+  const res = await request(url, {
+    method: "POST",
+    headers,
+    body,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of res.body) {
+    const buf = chunk as Buffer;
+    total += buf.byteLength;
+    if (total > MAX_SUPERVISOR_ANSWER_BYTES) {
+      res.body.destroy();
+      break;
+    }
+    chunks.push(buf);
+  }
+  return { status: res.statusCode, body: Buffer.concat(chunks).toString("utf8") };
+};

@@ -1,0 +1,115 @@
+import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { refuseUnlessRunning, runPodStateFrom, supervisorBaseUrl } from "./session.js";
+
+describe("refuseUnlessRunning", () => {
+  it.each([
+    [{ phase: "Running", jobName: "a-job" }, undefined],
+    [{ phase: "Running" }, "Agent a is Running, not a running session"],
+    [{ phase: "Running", batchId: "msgbatch_1" }, "Agent a is not a realtime run"],
+    [{ phase: "Pending" }, "Agent a is Pending, not a running session"],
+    [{}, "Agent a is Pending, not a running session"],
+    [undefined, "Agent a is Pending, not a running session"],
+    [{ phase: "Succeeded", jobName: "a-job" }, "Agent a is Succeeded, not a running session"],
+    [{ phase: "Failed", jobName: "a-job" }, "Agent a is Failed, not a running session"],
+  ] as const)("status %j ⇒ %j", (status, message) => {
+    const r = refuseUnlessRunning("a", { metadata: { name: "a" }, status: status as never });
+    expect(r?.message).toBe(message);
+    if (r) expect(r.status).toBe(409);
+  });
+});
+
+const REALTIME = { "agents.re-cinq.com/execution": "realtime" };
+const job = (labels?: Record<string, string>): V1Job => ({
+  spec: { template: { metadata: { labels } } } as never,
+});
+const pod = (opts: {
+  labels?: Record<string, string>;
+  ip?: string;
+  ready?: boolean;
+  deleting?: boolean;
+}): V1Pod => ({
+  metadata: { labels: opts.labels, ...(opts.deleting ? { deletionTimestamp: new Date() } : {}) },
+  status: {
+    podIP: opts.ip,
+    conditions: opts.ready === undefined ? [] : [{ type: "Ready", status: opts.ready ? "True" : "False" }],
+  },
+});
+
+describe("runPodStateFrom (OQ-45)", () => {
+  it.each([
+    [
+      "realtime Job, ready pod with IP",
+      { job: job(REALTIME), pods: [pod({ labels: REALTIME, ip: "10.0.0.7", ready: true })] },
+      { kind: "serving", baseUrl: "http://10.0.0.7:8090" },
+    ],
+    [
+      "IPv6 pod IP is bracketed",
+      { job: job(REALTIME), pods: [pod({ labels: REALTIME, ip: "fd00::7", ready: true })] },
+      { kind: "serving", baseUrl: "http://[fd00::7]:8090" },
+    ],
+    ["realtime Job, no pod yet", { job: job(REALTIME), pods: [] }, { kind: "not-serving" }],
+    [
+      "pod not Ready",
+      { job: job(REALTIME), pods: [pod({ labels: REALTIME, ip: "10.0.0.7", ready: false })] },
+      { kind: "not-serving" },
+    ],
+    [
+      "pod without conditions",
+      { job: job(REALTIME), pods: [pod({ labels: REALTIME, ip: "10.0.0.7" })] },
+      { kind: "not-serving" },
+    ],
+    [
+      "pod Ready without IP",
+      { job: job(REALTIME), pods: [pod({ labels: REALTIME, ready: true })] },
+      { kind: "not-serving" },
+    ],
+    [
+      "pod being deleted",
+      { job: job(REALTIME), pods: [pod({ labels: REALTIME, ip: "10.0.0.7", ready: true, deleting: true })] },
+      { kind: "not-serving" },
+    ],
+    [
+      "picks the ready pod",
+      {
+        job: job(REALTIME),
+        pods: [
+          pod({ labels: REALTIME, ip: "10.0.0.6", ready: false }),
+          pod({ labels: REALTIME, ip: "10.0.0.8", ready: true }),
+        ],
+      },
+      { kind: "serving", baseUrl: "http://10.0.0.8:8090" },
+    ],
+    [
+      "interactive Job",
+      { job: job({ "agents.re-cinq.com/agent": "a" }), pods: [pod({ ip: "10.0.0.7", ready: true })] },
+      { kind: "not-realtime" },
+    ],
+    [
+      "label decides over the definition",
+      { job: job({}), pods: [], definitionExecution: "realtime" },
+      { kind: "not-realtime" },
+    ],
+    [
+      "Job gone, pod labelled",
+      { pods: [pod({ labels: REALTIME, ip: "10.0.0.7", ready: true })] },
+      { kind: "serving", baseUrl: "http://10.0.0.7:8090" },
+    ],
+    [
+      "nothing left, definition realtime",
+      { pods: [], definitionExecution: "realtime" },
+      { kind: "not-serving" },
+    ],
+    [
+      "nothing left, definition interactive",
+      { pods: [], definitionExecution: "interactive" },
+      { kind: "not-realtime" },
+    ],
+  ] as const)("%s", (_name, input, expected) => {
+    expect(runPodStateFrom(input as unknown as Parameters<typeof runPodStateFrom>[0])).toEqual(expected);
+  });
+
+  it("builds the supervisor URL on port 8090", () => {
+    expect(supervisorBaseUrl("192.168.1.2")).toBe("http://192.168.1.2:8090");
+  });
+});

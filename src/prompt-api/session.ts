@@ -1,0 +1,78 @@
+/**
+ * Pure decisions about an Agent and its run pod: may a prompt or close be forwarded, and where to.
+ * Plain data in, plain decisions out; the app does the I/O.
+ */
+import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import { msg } from "./messages.js";
+
+/** The pod label that marks a realtime run (seed: controller-lifecycle.txt). */
+export const EXECUTION_LABEL = "agents.re-cinq.com/execution";
+/** Where the run pod's supervisor listens (seed). */
+export const SUPERVISOR_PORT = 8090;
+
+/** The part of an Agent the prompt API reads; the controller's cached Agent is assignable. */
+export interface PromptApiAgent {
+  metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+  status?: {
+    phase?: string;
+    jobName?: string;
+    sessionId?: string;
+    batchId?: string;
+  };
+}
+
+/** Where a Running Agent's session can be reached, as far as the controller can tell. */
+export type RunPodState =
+  | { kind: "not-realtime" }
+  | { kind: "not-serving" }
+  | { kind: "serving"; baseUrl: string };
+
+export type Refusal = { status: 409; message: string };
+
+/**
+ * 409 unless the Agent is Running with a Job (seed). An Agent without a phase has not been
+ * reconciled yet, which the state machine calls Pending. A batch run waiting in Running without a
+ * Job is refused as "not a realtime run", since that is what it is and will stay.
+ */
+export function refuseUnlessRunning(name: string, agent: PromptApiAgent): Refusal | undefined {
+  const phase = agent.status?.phase || "Pending";
+  const hasJob = Boolean(agent.status?.jobName);
+  if (phase === "Running" && hasJob) return undefined;
+  if (phase === "Running" && agent.status?.batchId) return { status: 409, message: msg.notRealtime(name) };
+  return { status: 409, message: msg.notRunning(name, phase) };
+}
+
+/** `http://<podIP>:8090`, with IPv6 addresses bracketed. */
+export function supervisorBaseUrl(podIP: string): string {
+  const host = podIP.includes(":") ? `[${podIP}]` : podIP;
+  return `http://${host}:${SUPERVISOR_PORT}`;
+}
+
+function podReady(pod: V1Pod): boolean {
+  return (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+}
+
+/**
+ * The run pod's state from the run's Job and its pods (label `job-name=<job>`), per OQ-45:
+ * realtime is decided by the execution label the Job builder put on the Job's pod template and
+ * pods, not by the definition as it is now (it may have changed since the run started); "serving"
+ * means a pod that is Ready, has an IP and is not being deleted. `definitionExecution` is used only
+ * when neither the Job nor a pod is left to carry the label.
+ */
+export function runPodStateFrom(input: {
+  job?: V1Job | undefined;
+  pods: V1Pod[];
+  definitionExecution?: string | undefined;
+}): RunPodState {
+  const labelled = [input.job?.spec?.template?.metadata?.labels, input.job?.metadata?.labels]
+    .concat(input.pods.map((p) => p.metadata?.labels))
+    .filter((l): l is Record<string, string> => l !== undefined);
+  const realtime =
+    labelled.length > 0
+      ? labelled.some((l) => l[EXECUTION_LABEL] === "realtime")
+      : input.definitionExecution === "realtime";
+  if (!realtime) return { kind: "not-realtime" };
+  const pod = input.pods.find((p) => !p.metadata?.deletionTimestamp && p.status?.podIP && podReady(p));
+  if (!pod?.status?.podIP) return { kind: "not-serving" };
+  return { kind: "serving", baseUrl: supervisorBaseUrl(pod.status.podIP) };
+}
