@@ -1,0 +1,226 @@
+/**
+ * The decisions the reconcile core hands to the I/O layer, as plain data.
+ *
+ * Execution contract (the executor MUST honour it):
+ * - Actions run in list order.
+ * - Every action has an `id` unique within one reconcile result. An action with `dependsOn`
+ *   runs only if every listed action ran and succeeded; otherwise it is skipped (not retried:
+ *   the next reconcile recomputes). This is how "send the sink event only after the patch it
+ *   reports succeeded", "record the metric only after the transition was written" and "prune only
+ *   after the terminal patch" are expressed.
+ * - A failed action (e.g. 409 Conflict on a patch) is logged and dropped; the next reconcile
+ *   recomputes from fresh state. Only the provider actions feed a result back (see
+ *   {@link BatchMemory} in `input.ts`).
+ */
+import type { V1Job } from "@kubernetes/client-node";
+import type { BatchProviderName, BatchSubmitRequest } from "../batch/provider.js";
+import type { Vendor } from "./routing.js";
+import type { AgentRef, AgentStatus, SelectorSpec, SinkSpec } from "./types.js";
+
+/** The finalizer batch runs carry until their provider-side objects are gone. */
+export const BATCH_CLEANUP_FINALIZER = "agents.re-cinq.com/batch-cleanup";
+
+interface ActionBase {
+  /** Unique within one reconcile result, e.g. "patch-status". */
+  id: string;
+  /** Ids of earlier actions that must all have succeeded for this one to run. */
+  dependsOn?: string[];
+}
+
+/**
+ * Create the run's Job. 201 and 409 AlreadyExists both count as success; on 409 the executor
+ * should adopt the existing Job only when its controller owner uid is `agent.uid` (OQ-56) and
+ * otherwise report failure (so dependants are skipped and the Agent stays as it is).
+ */
+export interface CreateJobAction extends ActionBase {
+  type: "createJob";
+  agent: AgentRef;
+  job: V1Job;
+}
+
+/**
+ * JSON merge patch of the Agent's `status` subresource, carrying `metadata.resourceVersion`
+ * as the optimistic-concurrency precondition (a 409 means "dropped; recompute"). Only the
+ * fields present in `status` are written; a field set to `null` is removed.
+ */
+export interface PatchStatusAction extends ActionBase {
+  type: "patchStatus";
+  agent: AgentRef;
+  /** The resourceVersion of the Agent this patch was computed from. */
+  resourceVersion: string;
+  status: { [K in keyof AgentStatus]?: AgentStatus[K] | null };
+}
+
+/**
+ * Delete an Agent with its cached resourceVersion as precondition (`preconditions.resourceVersion`).
+ * 404 and 409 are ignored (count as success for prune; for preempt a 409 means the victim
+ * changed: report failure so the new run waits for the next reconcile).
+ */
+export interface DeleteAgentAction extends ActionBase {
+  type: "deleteAgent";
+  agent: AgentRef;
+  /**
+   * Precondition. Omitted only when an Agent prunes itself right after its own terminal patch
+   * (which changed its resourceVersion; the dependency on that patch already guards it).
+   */
+  resourceVersion?: string;
+  /** prune: history limit; preempt: concurrencyPolicy Replace made room for `for`. */
+  reason: "prune" | "preempt";
+  /** For a preempt: the Agent the room was made for. */
+  for?: AgentRef;
+}
+
+/**
+ * Append `finalizer` to metadata.finalizers with a JSON patch (application/json-patch+json), so
+ * other controllers' finalizers are untouched. Skip if it is already present.
+ */
+export interface AddFinalizerAction extends ActionBase {
+  type: "addFinalizer";
+  agent: AgentRef;
+  finalizer: typeof BATCH_CLEANUP_FINALIZER;
+}
+
+/**
+ * Remove one entry of metadata.finalizers with a JSON patch: `test` that
+ * `/metadata/finalizers/<index>` equals `finalizer`, then `remove` it. `index` is where the core
+ * saw it; if the test fails the executor re-reads and retries on the next reconcile.
+ */
+export interface RemoveFinalizerAction extends ActionBase {
+  type: "removeFinalizer";
+  agent: AgentRef;
+  finalizer: typeof BATCH_CLEANUP_FINALIZER;
+  index: number;
+}
+
+/** How the executor finds the vendor API key: key `secretKey` of the Secret agent-secrets. */
+export interface ApiKeyRef {
+  secretName: "agent-secrets";
+  secretKey: string;
+}
+
+/**
+ * Submit the batch request. The executor reads the API key, calls `BatchProvider.submit`, and
+ * stores `{batchId, at}` as `BatchMemory.submitted` for this Agent; it also counts the Agent as a
+ * creation issued (`ReconcileInput.pendingCreations`) until the cache shows it Running.
+ * Then it reconciles again; the core patches Running from the stored result (OQ-50: the submit
+ * itself is never repeated while the result is remembered).
+ */
+export interface SubmitBatchAction extends ActionBase {
+  type: "submitBatch";
+  agent: AgentRef;
+  provider: BatchProviderName;
+  apiKey: ApiKeyRef;
+  request: Omit<BatchSubmitRequest, "apiKey">;
+}
+
+/**
+ * Poll the batch. The executor stores `lastPollAt = now` and the result as
+ * `BatchMemory.pollResult` (or clears it when the poll threw: an error is retried at the next
+ * due poll), then reconciles again.
+ */
+export interface PollBatchAction extends ActionBase {
+  type: "pollBatch";
+  agent: AgentRef;
+  provider: BatchProviderName;
+  batchId: string;
+  apiKey: ApiKeyRef;
+  ctx: { agentUid: string; model: string };
+}
+
+/** Request cancellation; no result is fed back. On success store `BatchMemory.cancelledAt = now`. */
+export interface CancelBatchAction extends ActionBase {
+  type: "cancelBatch";
+  agent: AgentRef;
+  provider: BatchProviderName;
+  batchId: string;
+  apiKey: ApiKeyRef;
+}
+
+/**
+ * Delete the provider-side objects. The executor stores `lastCleanupAt = now` and the outcome as
+ * the one-shot `BatchMemory.cleanupResult` (`{state: "failed", error}` when `cleanup` threw),
+ * reconciles again with it, and then clears `cleanupResult` (each outcome is counted once).
+ */
+export interface CleanupBatchAction extends ActionBase {
+  type: "cleanupBatch";
+  agent: AgentRef;
+  provider: BatchProviderName;
+  batchId: string;
+  apiKey: ApiKeyRef;
+}
+
+/** A lifecycle event the controller itself emits for a batch run (events.md §4). */
+export interface LifecycleEvent {
+  kind: "lifecycle";
+  phase: "agent";
+  status: "started" | "running" | "succeeded" | "failed";
+  exitCode?: number;
+  reason?: "batch_failed" | "batch_timeout" | "batch_disabled";
+}
+
+/** One entry of a sink delivery, in order. */
+export type SinkItem =
+  /** Never filtered by output.select. */
+  | { type: "lifecycle"; event: LifecycleEvent }
+  /** A CLI line built from the batch result; the sink layer applies `select` (classified as `vendor`). */
+  | { type: "cliLine"; line: string };
+
+/**
+ * Deliver events to the definition's output.sinks in the {"source","event"} envelope, in order,
+ * at most once (the sink layer retries with backoff, then drops). Emitted only when the
+ * definition has sinks.
+ */
+export interface EmitSinkEventsAction extends ActionBase {
+  type: "emitSinkEvents";
+  agent: AgentRef;
+  /** Envelope source: no `pod` for batch runs; empty fields are left out by the sink layer. */
+  source: { agent: string; station: string; task?: string; namespace: string };
+  sinks: SinkSpec[];
+  select: SelectorSpec[];
+  /** Classification rules for `cliLine` items (events.md §7). */
+  vendor: Vendor;
+  items: SinkItem[];
+}
+
+/** The failure kinds of controller_run_failures_total (seed + OQ-18). */
+export type FailureKind =
+  | "missing_ref"
+  | "job_failed"
+  | "output_unavailable"
+  | "preempted"
+  | "invalid_spec"
+  | "batch_failed"
+  | "batch_timeout";
+
+export type MetricObservation =
+  | { name: "controller_runs_completed_total"; labels: { phase: "Succeeded" | "Failed"; exit_code: string } }
+  | { name: "controller_run_duration_seconds"; labels: { phase: "Succeeded" | "Failed" }; value: number }
+  | { name: "controller_run_queue_seconds"; value: number }
+  | { name: "controller_run_failures_total"; labels: { kind: FailureKind } }
+  | { name: "controller_batch_cleanup_failures_total" };
+
+/** Record one metric observation (counter +1, or histogram observe `value`). */
+export interface RecordMetricAction extends ActionBase {
+  type: "recordMetric";
+  metric: MetricObservation;
+}
+
+export type Action =
+  | CreateJobAction
+  | PatchStatusAction
+  | DeleteAgentAction
+  | AddFinalizerAction
+  | RemoveFinalizerAction
+  | SubmitBatchAction
+  | PollBatchAction
+  | CancelBatchAction
+  | CleanupBatchAction
+  | EmitSinkEventsAction
+  | RecordMetricAction;
+
+export type ActionType = Action["type"];
+
+/** Actions that change cluster or provider state (everything but metrics and sink events). */
+export function isWrite(action: Action): boolean {
+  return action.type !== "recordMetric" && action.type !== "emitSinkEvents" && action.type !== "pollBatch";
+}

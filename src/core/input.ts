@@ -1,0 +1,104 @@
+/**
+ * Everything one reconcile of one Agent may look at, gathered by the I/O layer beforehand.
+ *
+ * The core never fetches: absent data is modelled explicitly (`found: false`, `available:
+ * false`) so that "not there" and "not read" cannot be confused.
+ */
+import type { V1ContainerStatus } from "@kubernetes/client-node";
+import type { BatchCleanupResult, BatchPollResult } from "../batch/provider.js";
+import type { Agent, AgentDefinition, Station } from "./types.js";
+
+/** Controller settings (runtime.md §1), already parsed and validated. */
+export interface ControllerSettings {
+  /** The one namespace served. */
+  namespace: string;
+  /** AGENT_IMAGE: the init and courier image. */
+  agentImage: string;
+  /** MAX_OUTPUT_BYTES (default 262144). */
+  maxOutputBytes: number;
+  /** BATCH_ENABLED. */
+  batchEnabled: boolean;
+  /** REALTIME_ENABLED. */
+  realtimeEnabled: boolean;
+  /** BATCH_POLL_SECONDS (default 60; 0 = poll on every reconcile). */
+  batchPollSeconds: number;
+  /** REALTIME_SIGNING_KEY: derives each realtime run's token (OQ-40). Required when realtimeEnabled. */
+  realtimeSigningKey?: string;
+}
+
+/** A log read back from a pod container. Best effort: a failed read is `available: false`. */
+export type LogRead = { available: true; text: string } | { available: false };
+
+/** The Job as read for this reconcile (GET by status.jobName or the derived name). */
+export type JobObservation =
+  /** 404: never created, or garbage-collected (ttlSecondsAfterFinished passed). */
+  | { found: false }
+  | {
+      found: true;
+      /** metadata.uid of the Job's controller owner reference (OQ-56). */
+      ownerUid?: string;
+      /** The Job's .status, as read. */
+      status?: {
+        conditions?: { type: string; status: string; reason?: string; message?: string }[];
+        succeeded?: number;
+        failed?: number;
+      };
+    };
+
+/** The run's pod (first pod labelled job-name=<job>) and its logs, read once the Job finished. */
+export type PodObservation =
+  | { found: false }
+  | {
+      found: true;
+      containerStatuses?: V1ContainerStatus[];
+      initContainerStatuses?: V1ContainerStatus[];
+      /** `GET …/log?container=agent&tailLines=10000`, uncapped. */
+      agentLog: LogRead;
+      /** The courier container's log; only for definitions with delivery.pullRequest. */
+      courierLog?: LogRead;
+    };
+
+/**
+ * What the executor remembers about one Agent's batch between reconciles (in memory, keyed by
+ * the Agent's uid). Provider calls happen in the executor; their results come back here.
+ */
+export interface BatchMemory {
+  /** Result of a submit whose Running patch has not been observed yet (OQ-50). Epoch ms. */
+  submitted?: { batchId: string; at: number };
+  /** When the last poll ran (success or error). Epoch ms. */
+  lastPollAt?: number;
+  /** The last successful poll's result; cleared when a later poll throws. */
+  pollResult?: BatchPollResult;
+  /** When a cancel request last succeeded. Epoch ms. */
+  cancelledAt?: number;
+  /** When the last cleanup attempt ran. Epoch ms. */
+  lastCleanupAt?: number;
+  /** One-shot: the outcome of the cleanup attempt made just before this reconcile. */
+  cleanupResult?: BatchCleanupResult | { state: "failed"; error: string };
+}
+
+export interface ReconcileInput {
+  /** The Agent as cached (its resourceVersion guards every patch). */
+  agent: Agent;
+  /** The Station named by spec.stationRef; undefined when it does not exist. */
+  station: Station | undefined;
+  /** The AgentDefinition named by station.spec.agentDefRef; undefined when absent or not looked up. */
+  definition: AgentDefinition | undefined;
+  /** The run's Job; undefined when not read (the core then waits). Needed while a Job run is Running. */
+  job?: JobObservation;
+  /** The run's pod; undefined when not read. Read when the Job has finished. */
+  pod?: PodObservation;
+  /** Every cached Agent whose spec.stationRef is this Station (may include this Agent). */
+  stationAgents: Agent[];
+  /**
+   * Names of this Station's Agents for which a Job creation or batch submit was issued but whose
+   * Running status the cache does not show yet. Counted as Running, so a lagging cache cannot
+   * over-admit.
+   */
+  pendingCreations: string[];
+  /** This Agent's batch memory (empty object when none). */
+  batch: BatchMemory;
+  settings: ControllerSettings;
+  /** The current time, epoch milliseconds. */
+  now: number;
+}

@@ -1,0 +1,419 @@
+/**
+ * Builds the run's Job from the Station's pod template (runtime.md §2–§6, §9, §10). The Station
+ * template is deep-copied and only the listed elements are changed; everything else (labels,
+ * annotations, extra containers, nodeSelector, tolerations, …) is kept.
+ */
+import { createHash, createHmac } from "node:crypto";
+import type {
+  V1Container,
+  V1EnvVar,
+  V1Job,
+  V1PodSpec,
+  V1PodTemplateSpec,
+  V1SecurityContext,
+  V1Volume,
+} from "@kubernetes/client-node";
+import { cliArgv, execCommand, mcpHeaderEnvName, SUPERVISOR_PATH } from "./argv.js";
+import type { ControllerSettings } from "./input.js";
+import { jobNameFor, shortenName } from "./names.js";
+import { effectiveModel, routeModel } from "./routing.js";
+import { renderPrompt } from "./templating.js";
+import type { Agent, AgentDefinition, Station } from "./types.js";
+
+export const WORKSPACE_DIR = "/workspace";
+export const AGENT_HOME = "/agent";
+export const RUN_PATH = "/agent/.local/bin:/agent/.opencode/bin:/usr/local/bin:/usr/bin:/bin";
+export const SECRET_NAME = "agent-secrets";
+export const REALTIME_PORT = 8090;
+export const COURIER_COMMAND = ["/usr/local/bin/ai-agent-courier"];
+
+export const LABEL_COMPONENT = "agents.re-cinq.com/component";
+export const LABEL_AGENT = "agents.re-cinq.com/agent";
+export const LABEL_STATION = "agents.re-cinq.com/station";
+export const LABEL_EXECUTION = "agents.re-cinq.com/execution";
+
+/** Names the controller owns; a recipe entry with one of these names is dropped. */
+export const RESERVED_ENV = new Set([
+  "AGENT_SINKS",
+  "AGENT_REPOS",
+  "AGENT_SKILLS",
+  "AGENT_SKILLS_SOURCE",
+  "AGENT_CONVERSATION_SOURCE",
+  "AGENT_CONVERSATION_ID",
+  "AGENT_CONVERSATION_PIN",
+  "AGENT_CONVERSATION_AUTH",
+  "AGENT_SELECT",
+  "AGENT_WATCH",
+  "WORKSPACE_DIR",
+  "AGENT_PARAMETERS",
+  "TARGET_REPO",
+  "BRANCH_NAME",
+  "AGENT_MODEL",
+  "AGENT_NAME",
+  "STATION_NAME",
+  "TASK_ID",
+  "POD_NAME",
+  "POD_NAMESPACE",
+  "AGENT_DEADLINE_MS",
+  "HOME",
+  "PATH",
+  "AGENT_FILES",
+  "AGENT_EXECUTION",
+  "AGENT_RESUME_SESSION",
+  "AGENT_RECIPE",
+  "AGENT_REALTIME_TOKEN_SHA256",
+  "AGENT_DELIVERY",
+  "DELIVERY_TOKEN",
+]);
+
+const VALID_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export type JobBuildResult = { ok: true; job: V1Job } | { ok: false; reason: string };
+
+/** Deadline in minutes, clamped to at least 1; default 30. */
+export function deadlineMinutesOf(station: Station): number {
+  return Math.max(1, Math.trunc(station.spec.deadlineMinutes ?? 30));
+}
+
+/**
+ * AGENT_DEADLINE_MS: fires before the Job's activeDeadlineSeconds so the supervisor can still
+ * report. OQ-35: 30 s margin, 120 s more with delivery; never below 1 s.
+ */
+export function agentDeadlineMs(deadlineMinutes: number, delivery: boolean): number {
+  return Math.max(1000, deadlineMinutes * 60000 - 30000 - (delivery ? 120000 : 0));
+}
+
+/** The realtime run token (OQ-40): lowercase hex HMAC-SHA256 of the Agent uid under signing-key. */
+export function realtimeRunToken(signingKey: string, agentUid: string): string {
+  return createHmac("sha256", signingKey).update(agentUid).digest("hex");
+}
+
+/** Why the Station template cannot run, or undefined when it can (runtime.md §3, OQ-17). */
+export function templateProblem(template: unknown): string | undefined {
+  const t = (template ?? {}) as V1PodTemplateSpec;
+  const spec = t.spec as V1PodSpec | undefined;
+  if (!spec || !Array.isArray(spec.containers)) return "spec.containers is missing";
+  if (!spec.containers.some((c) => c?.name === "agent")) return "no container named agent";
+  if (spec.hostNetwork) return "hostNetwork is not allowed";
+  if (spec.hostPID) return "hostPID is not allowed";
+  if (spec.hostIPC) return "hostIPC is not allowed";
+  for (const v of spec.volumes ?? []) if (v.hostPath) return `hostPath volume ${v.name} is not allowed`;
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+    if (c.securityContext?.privileged) return `container ${c.name} is privileged`;
+  }
+  return undefined;
+}
+
+const secretEnv = (name: string, key: string): V1EnvVar => ({
+  name,
+  valueFrom: { secretKeyRef: { name: SECRET_NAME, key, optional: false } },
+});
+const fieldEnv = (name: string, path: string): V1EnvVar => ({
+  name,
+  valueFrom: { fieldRef: { fieldPath: path } },
+});
+
+/** An ordered env list where the first entry for a name wins. */
+class EnvList {
+  readonly vars: V1EnvVar[] = [];
+  private readonly names = new Set<string>();
+  add(v: V1EnvVar): void {
+    if (this.names.has(v.name)) return;
+    this.names.add(v.name);
+    this.vars.push(v);
+  }
+  has(name: string): boolean {
+    return this.names.has(name);
+  }
+}
+
+interface RunContext {
+  agent: Agent;
+  station: Station;
+  def: AgentDefinition["spec"];
+  settings: ControllerSettings;
+  realtime: boolean;
+  model: string;
+  prompt: string;
+}
+
+/** Env for one container kind (runtime.md §6). */
+function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar[] {
+  const { agent, station, def, settings, realtime } = ctx;
+  const env = new EnvList();
+  const res = def.resources ?? {};
+  const out = def.output ?? {};
+  const delivery = def.delivery?.pullRequest;
+  const sinks = (out.sinks ?? []).map((s) => ({
+    ...s,
+    ...(s.headers_secret !== undefined && RESERVED_ENV.has(s.headers_secret) ? { headers_secret: "" } : {}),
+  }));
+  const pod = kind !== "courier";
+  // OQ-32: with delivery the agent cannot push; clone tokens go to init and courier only.
+  const repoTokens = kind === "init" || (kind === "agent" && !delivery) || (kind === "courier" && !!delivery);
+  const secret = (name: string, key: string) => {
+    if (!RESERVED_ENV.has(name)) env.add(secretEnv(name, key));
+  };
+
+  env.add({ name: "AGENT_SINKS", value: JSON.stringify(sinks) });
+  for (const s of out.sinks ?? [])
+    if (s.type === "http" && s.headers_secret) secret(s.headers_secret, s.headers_secret);
+  if (pod) {
+    for (const m of res.mcp_servers ?? []) {
+      if (m.headers_secret) secret(mcpHeaderEnvName(m.headers_secret), m.headers_secret);
+    }
+    env.add({ name: "AGENT_REPOS", value: JSON.stringify(res.repos ?? []) });
+    env.add({ name: "AGENT_SKILLS", value: JSON.stringify(res.skills ?? []) });
+    env.add({ name: "AGENT_SKILLS_SOURCE", value: res.skills_source ?? "" });
+    const conv = res.conversation ?? {};
+    if (conv.headers_secret) secret(conv.headers_secret, conv.headers_secret);
+    env.add({ name: "AGENT_CONVERSATION_AUTH", value: conv.headers_secret ?? "" });
+    env.add({ name: "AGENT_CONVERSATION_SOURCE", value: conv.source ?? "" });
+    env.add({ name: "AGENT_CONVERSATION_ID", value: conv.id ?? "" });
+    env.add({ name: "AGENT_CONVERSATION_PIN", value: conv.pin ?? "" });
+    env.add({
+      name: "AGENT_DEADLINE_MS",
+      value: String(agentDeadlineMs(deadlineMinutesOf(station), !!delivery)),
+    });
+  }
+  if (repoTokens) {
+    for (const r of res.repos ?? []) {
+      if (r.token_secret && VALID_ENV_NAME.test(r.token_secret)) secret(r.token_secret, r.token_secret);
+    }
+    const first = (res.repos ?? []).find((r) => r.token_secret);
+    if (first?.token_secret) secret("GH_TOKEN", first.token_secret);
+  }
+  if (pod) {
+    if (out.select?.length) env.add({ name: "AGENT_SELECT", value: JSON.stringify(out.select) });
+    if (out.watch?.length) env.add({ name: "AGENT_WATCH", value: JSON.stringify(out.watch) });
+  }
+  env.add({ name: "WORKSPACE_DIR", value: WORKSPACE_DIR });
+  const params = agent.spec.parameters ?? {};
+  if (pod && Object.keys(params).length > 0)
+    env.add({ name: "AGENT_PARAMETERS", value: JSON.stringify(params) });
+  if (agent.spec.targetRepo) env.add({ name: "TARGET_REPO", value: agent.spec.targetRepo });
+  const branch = agent.spec.branch || (delivery ? `agent/${agent.metadata.name}` : "");
+  if (branch) env.add({ name: "BRANCH_NAME", value: branch });
+  if (pod) env.add({ name: "AGENT_MODEL", value: ctx.model });
+  env.add({ name: "AGENT_NAME", value: agent.metadata.name ?? "" });
+  env.add({ name: "STATION_NAME", value: station.metadata.name ?? "" });
+  env.add({ name: "TASK_ID", value: agent.spec.taskId ?? "" });
+  env.add(fieldEnv("POD_NAME", "metadata.name"));
+  env.add(fieldEnv("POD_NAMESPACE", "metadata.namespace"));
+  if (pod) {
+    for (const e of res.env ?? []) if (!RESERVED_ENV.has(e.name)) env.add({ name: e.name, value: e.value });
+    for (const s of res.secrets ?? []) secret(s.name, s.ref);
+  }
+  env.add({ name: "HOME", value: AGENT_HOME });
+  env.add({ name: "PATH", value: RUN_PATH });
+  if (kind === "init") {
+    const files = agent.spec.files ?? [];
+    if (files.length > 0) env.add({ name: "AGENT_FILES", value: JSON.stringify(files) });
+    for (const f of files) if (f.headers_secret) secret(f.headers_secret, f.headers_secret);
+  }
+  if (kind === "agent") env.add({ name: "AGENT_EXECUTION", value: realtime ? "realtime" : "interactive" });
+  if (pod && realtime && agent.spec.resumeSession) {
+    env.add({ name: "AGENT_RESUME_SESSION", value: agent.spec.resumeSession });
+  }
+  if (kind === "agent" && realtime) {
+    env.add({ name: "AGENT_RECIPE", value: JSON.stringify(recipeOf(ctx)) });
+    const token = realtimeRunToken(settings.realtimeSigningKey ?? "", agent.metadata.uid ?? "");
+    env.add({ name: "AGENT_REALTIME_TOKEN_SHA256", value: createHash("sha256").update(token).digest("hex") });
+  }
+  if (kind === "courier" && delivery) {
+    env.add({ name: "AGENT_DELIVERY", value: JSON.stringify(deliveryOf(ctx)) });
+    if (delivery.tokenSecret) env.add(secretEnv("DELIVERY_TOKEN", delivery.tokenSecret));
+  }
+  return env.vars;
+}
+
+/** The CLI-relevant definition fields a realtime supervisor needs to build each turn (OQ-41). */
+function recipeOf(ctx: RunContext): Record<string, unknown> {
+  const d = ctx.def;
+  return {
+    model: ctx.model,
+    permission_mode: d.permission_mode ?? "auto",
+    allowed_tools: d.allowed_tools ?? [],
+    disallowed_tools: d.disallowed_tools ?? [],
+    ...(d.max_turns !== undefined ? { max_turns: d.max_turns } : {}),
+    mcp_servers: d.resources?.mcp_servers ?? [],
+    ...(d.resources?.skills_source ? { skills_source: d.resources.skills_source } : {}),
+    ...(d.tool_config ? { tool_config: d.tool_config } : {}),
+    ...(d.output?.schema ? { output_schema: d.output.schema } : {}),
+  };
+}
+
+/** Delivery settings for the courier (OQ-47); title and body are templated like the prompt. */
+function deliveryOf(ctx: RunContext): Record<string, unknown> {
+  const pr = ctx.def.delivery?.pullRequest ?? {};
+  const params = ctx.agent.spec.parameters;
+  return {
+    ...(pr.repo ? { repo: pr.repo } : {}),
+    ...(pr.base ? { base: pr.base } : {}),
+    title: pr.title ? renderPrompt(pr.title, params) : (ctx.agent.metadata.name ?? ""),
+    ...(pr.body ? { body: renderPrompt(pr.body, params) } : {}),
+    draft: pr.draft ?? false,
+  };
+}
+
+const DROP_ALL: V1SecurityContext["capabilities"] = { drop: ["ALL"] };
+const RUNTIME_DEFAULT = { type: "RuntimeDefault" };
+
+function agentSecurityContext(): V1SecurityContext {
+  return {
+    runAsNonRoot: true,
+    runAsUser: 1000,
+    runAsGroup: 1000,
+    allowPrivilegeEscalation: false,
+    capabilities: DROP_ALL,
+    seccompProfile: RUNTIME_DEFAULT,
+  };
+}
+
+const RUN_MOUNTS = [
+  { name: "agent", mountPath: AGENT_HOME },
+  { name: "workspace", mountPath: WORKSPACE_DIR },
+];
+
+/**
+ * Builds the Job for an interactive run, a realtime run or a batch fallback. Returns a failure
+ * reason (`invalid Station template: …` / `invalid AgentDefinition: …`) instead of throwing.
+ */
+export function buildJob(
+  agent: Agent,
+  station: Station,
+  definition: AgentDefinition,
+  settings: ControllerSettings,
+  mode: "interactive" | "realtime",
+): JobBuildResult {
+  const problem = templateProblem(station.spec.template);
+  if (problem) return { ok: false, reason: `invalid Station template: ${problem}` };
+  const def = definition.spec;
+  const model = effectiveModel(agent, definition);
+  if (routeModel(model) === "exec" && !execCommand(def)) {
+    return {
+      ok: false,
+      reason:
+        "invalid AgentDefinition: tool_config.command must be a non-empty array of strings for the exec model",
+    };
+  }
+  const realtime = mode === "realtime";
+  const prompt = renderPrompt(def.prompt, agent.spec.parameters);
+  const ctx: RunContext = { agent, station, def, settings, realtime, model, prompt };
+
+  const template = structuredClone(station.spec.template) as V1PodTemplateSpec;
+  const spec = template.spec as V1PodSpec;
+  const agentName = agent.metadata.name ?? "";
+  const stationName = station.metadata.name ?? "";
+  const runLabels: Record<string, string> = {
+    [LABEL_COMPONENT]: "job",
+    [LABEL_AGENT]: shortenName(agentName),
+    [LABEL_STATION]: shortenName(stationName),
+    ...(realtime ? { [LABEL_EXECUTION]: "realtime" } : {}),
+  };
+  template.metadata = {
+    ...template.metadata,
+    labels: { ...template.metadata?.labels, ...runLabels },
+    annotations: {
+      ...template.metadata?.annotations,
+      "cluster-autoscaler.kubernetes.io/safe-to-evict": "false",
+    },
+  };
+
+  const supervisorArgs = realtime ? (agent.spec.resumeSession ? [] : [prompt]) : cliArgv(def, model, prompt);
+  spec.containers = spec.containers.map((c): V1Container => {
+    if (c.name !== "agent") return c;
+    const controllerEnv = buildEnv(ctx, "agent");
+    const taken = new Set(controllerEnv.map((e) => e.name));
+    // OQ-21: the Station's own env stays, below the controller's and the recipe's.
+    const stationEnv = (c.env ?? []).filter((e) => !taken.has(e.name) && !RESERVED_ENV.has(e.name));
+    const { args: _dropped, ...rest } = c;
+    const container: V1Container = {
+      ...rest,
+      command: [SUPERVISOR_PATH, "--", ...supervisorArgs],
+      env: [...controllerEnv, ...stationEnv],
+      volumeMounts: [
+        ...(c.volumeMounts ?? []).filter((m) => m.name !== "agent" && m.name !== "workspace"),
+        ...RUN_MOUNTS,
+      ],
+      securityContext: { ...c.securityContext, ...agentSecurityContext() },
+      resources:
+        c.resources && Object.keys(c.resources).length > 0
+          ? c.resources
+          : { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "2Gi" } },
+      workingDir: c.workingDir || WORKSPACE_DIR,
+    };
+    if (realtime) {
+      container.ports = [
+        ...(c.ports ?? []).filter((p) => p.containerPort !== REALTIME_PORT),
+        { name: "prompt", containerPort: REALTIME_PORT },
+      ];
+      container.readinessProbe = { httpGet: { path: "/healthz", port: REALTIME_PORT } };
+    }
+    return container;
+  });
+  if (def.delivery?.pullRequest) {
+    spec.containers.push({
+      name: "courier",
+      image: settings.agentImage,
+      command: COURIER_COMMAND,
+      env: buildEnv(ctx, "courier"),
+      volumeMounts: [
+        { name: "agent", mountPath: AGENT_HOME, readOnly: true },
+        { name: "workspace", mountPath: WORKSPACE_DIR },
+      ],
+      securityContext: agentSecurityContext(),
+      resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: "512Mi" } },
+    });
+  }
+  const init: V1Container = {
+    name: "init",
+    image: settings.agentImage,
+    env: buildEnv(ctx, "init"),
+    volumeMounts: RUN_MOUNTS.map((m) => ({ ...m })),
+    securityContext: {
+      runAsUser: 0,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"], add: ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID"] },
+      seccompProfile: RUNTIME_DEFAULT,
+    },
+    resources: { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "2Gi" } },
+    terminationMessagePolicy: "FallbackToLogsOnError",
+  };
+  // OQ-21: the Station's own init containers run after the controller's.
+  spec.initContainers = [init, ...(spec.initContainers ?? [])];
+  const volumes: V1Volume[] = (spec.volumes ?? []).filter(
+    (v) => v.name !== "agent" && v.name !== "workspace",
+  );
+  spec.volumes = [...volumes, { name: "agent", emptyDir: {} }, { name: "workspace", emptyDir: {} }];
+  spec.restartPolicy = "Never";
+  spec.securityContext = { fsGroup: 1000, seccompProfile: RUNTIME_DEFAULT };
+  spec.automountServiceAccountToken = false;
+
+  const job: V1Job = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: jobNameFor(agentName),
+      namespace: agent.metadata.namespace ?? settings.namespace,
+      labels: runLabels,
+      ownerReferences: [
+        {
+          apiVersion: "agents.re-cinq.com/v1beta1",
+          kind: "Agent",
+          name: agentName,
+          uid: agent.metadata.uid ?? "",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      ttlSecondsAfterFinished: 3600,
+      activeDeadlineSeconds: deadlineMinutesOf(station) * 60,
+      backoffLimit: 0,
+      template,
+    },
+  };
+  return { ok: true, job };
+}

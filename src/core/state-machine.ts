@@ -1,0 +1,991 @@
+/**
+ * The whole Agent state machine, in one place: `reconcile(input)` is a pure function from one
+ * plain-data snapshot (see `input.ts`) to a list of plain-data actions (see `actions.ts`).
+ *
+ * Structure. Two rule tables are evaluated in order, the first matching rule of each wins:
+ * - PHASE_RULES move the Agent through Pending → Running → Succeeded | Failed. They do not run
+ *   for an Agent that is being deleted (its Job is garbage-collected with it) and do nothing for
+ *   a terminal Agent: terminal → terminal is a no-op.
+ * - FINALIZER_RULES run only while the Agent carries agents.re-cinq.com/batch-cleanup: cancel
+ *   and delete the provider batch, count failed cleanups, release the finalizer. This is the
+ *   only work a terminal Agent can still get.
+ * `docs/state-machine.md` is rendered from these same tables (`render-docs.ts`).
+ *
+ * Batch I/O is two-phase. The core never calls a provider; it asks for a call (submitBatch,
+ * pollBatch, cancelBatch, cleanupBatch) and the executor performs it, writes the outcome into
+ * its per-Agent `BatchMemory` and reconciles again (the "same pass"), now with the result as
+ * input. So:
+ * - submit: Pending → [addFinalizer, submitBatch]; next call, with `batch.submitted`, patches
+ *   Running (batchId, batchProvider, startedAt) and sends agent/started. The submit is not
+ *   repeated while its result is remembered, even if the patch conflicts (OQ-50).
+ * - poll: asked for at most every BATCH_POLL_SECONDS (`batch.lastPollAt`); an ended
+ *   `batch.pollResult` completes the run. When the timeout has passed, one final poll is asked
+ *   for first, so a result arriving in the same pass wins over the timeout.
+ * - cleanup: `batch.cleanupResult` is one-shot; each outcome is counted exactly once.
+ *
+ * Clock: `input.now` only. Randomness: none.
+ */
+import type { BatchProviderName } from "../batch/provider.js";
+import {
+  type Action,
+  type ApiKeyRef,
+  BATCH_CLEANUP_FINALIZER,
+  type FailureKind,
+  type LifecycleEvent,
+  type MetricObservation,
+  type PatchStatusAction,
+  type SinkItem,
+} from "./actions.js";
+import { admit, fallbackHasSlot } from "./concurrency.js";
+import type { ReconcileInput } from "./input.js";
+import { buildJob } from "./job-builder.js";
+import { jobNameFor } from "./names.js";
+import { capOutput } from "./output.js";
+import { agentsToPrune } from "./pruning.js";
+import { jobState, MSG_JOB_GC, type TerminalResult, terminalFromJob } from "./readback.js";
+import {
+  DEFAULT_BATCH_MODEL,
+  effectiveModel,
+  routeModel,
+  VENDOR_CAPABILITIES,
+  type Vendor,
+} from "./routing.js";
+import { renderPrompt } from "./templating.js";
+import {
+  type Agent,
+  type AgentDefinition,
+  type AgentPhase,
+  type AgentRef,
+  agentRef,
+  type Execution,
+  isTerminal,
+  phaseOf,
+  type Station,
+} from "./types.js";
+import { admissionFailure, executionOf, MSG_BATCH_DISABLED } from "./validation.js";
+
+export const MSG_BATCH_TIMED_OUT = "batch timed out";
+/** batch.timeoutMinutes default (24 h). */
+export const DEFAULT_BATCH_TIMEOUT_MINUTES = 1440;
+/** batch.maxTokens default. */
+export const DEFAULT_BATCH_MAX_TOKENS = 16000;
+/** Failed cleanups after which the finalizer is removed anyway. */
+export const MAX_CLEANUP_ATTEMPTS = 5;
+/** An unsettled batch this long after startedAt is stuck: its cleanups count as failures. */
+export const CLEANUP_STUCK_MS = 48 * 3600 * 1000;
+/** Cleanup attempts are spaced like the safety-net poll, so watch events cannot burn the 5 tries. */
+export const CLEANUP_RETRY_MS = 15_000;
+
+/** RFC 3339 UTC with second precision, like metav1.Time. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
+
+const ms = (t: string | Date | undefined): number | undefined => {
+  if (t === undefined) return undefined;
+  const v = new Date(t).getTime();
+  return Number.isNaN(v) ? undefined : v;
+};
+
+const KEY_NAME: Record<BatchProviderName, string> = {
+  anthropic: "ANTHROPIC_API_KEY",
+  gemini: "GEMINI_API_KEY",
+  openai: "OPENAI_API_KEY",
+};
+
+/** Everything the rules look at, derived once from the input. */
+export interface Ctx {
+  input: ReconcileInput;
+  agent: Agent;
+  ref: AgentRef;
+  rv: string;
+  phase: AgentPhase;
+  deleting: boolean;
+  finalizerIndex: number;
+  station: Station | undefined;
+  definition: AgentDefinition | undefined;
+  execution: Execution | undefined;
+  /** Effective model ("" when none). */
+  model: string;
+  vendor: Vendor;
+  /** status.batchId, else a submitted-but-unpatched batch id. */
+  batchId: string | undefined;
+  provider: BatchProviderName | undefined;
+  apiKey: ApiKeyRef | undefined;
+  startedAt: number | undefined;
+  now: number;
+}
+
+export function context(input: ReconcileInput): Ctx {
+  const { agent, station, definition } = input;
+  const model = effectiveModel(agent, definition);
+  const status = agent.status ?? {};
+  const batchId = status.batchId || input.batch.submitted?.batchId || undefined;
+  const provider =
+    (status.batchProvider as BatchProviderName | undefined) ||
+    VENDOR_CAPABILITIES[routeModel(model)].batchProvider;
+  const keyName = provider ? KEY_NAME[provider] : undefined;
+  const keyRef = definition?.spec.resources?.secrets?.find((s) => s.name === keyName)?.ref;
+  return {
+    input,
+    agent,
+    ref: agentRef(agent),
+    rv: agent.metadata.resourceVersion ?? "",
+    phase: phaseOf(agent),
+    deleting: !!agent.metadata.deletionTimestamp,
+    finalizerIndex: (agent.metadata.finalizers ?? []).indexOf(BATCH_CLEANUP_FINALIZER),
+    station,
+    definition,
+    execution: definition ? executionOf(definition) : undefined,
+    model,
+    vendor: routeModel(model),
+    batchId,
+    provider,
+    apiKey: keyRef !== undefined ? { secretName: "agent-secrets", secretKey: keyRef } : undefined,
+    startedAt: ms(status.startedAt),
+    now: input.now,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Facts the rules are written in.
+
+const hasFinalizer = (c: Ctx) => c.finalizerIndex >= 0;
+const isBatchRun = (c: Ctx) => !!c.agent.status?.batchId;
+const onFallback = (c: Ctx) => c.agent.status?.batchFallback === true;
+const hasJob = (c: Ctx) => !!c.agent.status?.jobName;
+/** A Running run that is (still) a provider batch rather than a Job. */
+const batchInFlight = (c: Ctx) => c.phase === "Running" && isBatchRun(c) && !onFallback(c);
+/** A Running run whose outcome comes from a Job (ordinary, realtime, or a started fallback). */
+const jobRun = (c: Ctx) => c.phase === "Running" && (!isBatchRun(c) || (onFallback(c) && hasJob(c)));
+const polledEnded = (c: Ctx) => c.input.batch.pollResult?.state === "ended";
+
+function timeoutAt(c: Ctx): number | undefined {
+  if (c.startedAt === undefined) return undefined;
+  const minutes = c.definition?.spec.batch?.timeoutMinutes ?? DEFAULT_BATCH_TIMEOUT_MINUTES;
+  return c.startedAt + minutes * 60_000;
+}
+const timedOut = (c: Ctx) => {
+  const at = timeoutAt(c);
+  return at !== undefined && c.now >= at;
+};
+const finalPollDone = (c: Ctx) => {
+  const at = timeoutAt(c);
+  const last = c.input.batch.lastPollAt;
+  return at !== undefined && last !== undefined && last >= at;
+};
+const pollDue = (c: Ctx) => {
+  const last = c.input.batch.lastPollAt;
+  return last === undefined || c.now - last >= c.input.settings.batchPollSeconds * 1000;
+};
+const onTimeout = (c: Ctx) => c.definition?.spec.batch?.onTimeout ?? "fail";
+const batchModel = (c: Ctx) => c.model || DEFAULT_BATCH_MODEL;
+const cleanupDue = (c: Ctx) => {
+  const last = c.input.batch.lastCleanupAt;
+  return (
+    c.input.batch.cleanupResult === undefined && (last === undefined || c.now - last >= CLEANUP_RETRY_MS)
+  );
+};
+/** The finalizer's work has started: the batch result is in, it timed out, or the Agent is deleted. */
+const batchFinished = (c: Ctx) => isTerminal(c.phase) || onFallback(c) || c.deleting;
+const disabledInFlight = (c: Ctx) => !c.input.settings.batchEnabled && !c.deleting && batchInFlight(c);
+const cleanupStuck = (c: Ctx) => c.startedAt !== undefined && c.now >= c.startedAt + CLEANUP_STUCK_MS;
+
+// ---------------------------------------------------------------------------------------------
+// Action builders.
+
+function patch(c: Ctx, status: PatchStatusAction["status"], id = "patch-status"): PatchStatusAction {
+  return { id, type: "patchStatus", agent: c.ref, resourceVersion: c.rv, status };
+}
+
+function metric(id: string, m: MetricObservation, dependsOn: string[]): Action {
+  return { id, type: "recordMetric", metric: m, dependsOn };
+}
+
+function sinkEvents(c: Ctx, id: string, items: SinkItem[], dependsOn: string[]): Action[] {
+  const out = c.definition?.spec.output;
+  if (!out?.sinks?.length) return [];
+  const source = {
+    agent: c.ref.name,
+    station: c.agent.spec.stationRef,
+    ...(c.agent.spec.taskId ? { task: c.agent.spec.taskId } : {}),
+    namespace: c.ref.namespace,
+  };
+  return [
+    {
+      id,
+      type: "emitSinkEvents",
+      agent: c.ref,
+      source,
+      sinks: out.sinks,
+      select: out.select ?? [],
+      vendor: routeModel(batchModel(c)),
+      items,
+      dependsOn,
+    },
+  ];
+}
+
+const lifecycle = (status: LifecycleEvent["status"], extra: Partial<LifecycleEvent> = {}): SinkItem => ({
+  type: "lifecycle",
+  event: { kind: "lifecycle", phase: "agent", status, ...extra },
+});
+
+/** Prunes the Station's history as it will be once this Agent's terminal patch landed. */
+function prune(c: Ctx, terminal: Agent, dependsOn: string[]): Action[] {
+  if (!c.station) return [];
+  const others = c.input.stationAgents.filter((a) => a.metadata.name !== c.ref.name);
+  return agentsToPrune(c.station, [...others, terminal]).map((victim) => {
+    const self = victim.metadata.name === c.ref.name;
+    return {
+      id: `prune-${victim.metadata.name}`,
+      type: "deleteAgent" as const,
+      agent: agentRef(victim),
+      // The own patch just changed this Agent's resourceVersion; it is guarded by the dependency.
+      ...(self ? {} : { resourceVersion: victim.metadata.resourceVersion ?? "" }),
+      reason: "prune" as const,
+      dependsOn,
+    };
+  });
+}
+
+interface Terminal {
+  phase: "Succeeded" | "Failed";
+  exitCode: number;
+  failureReason?: string;
+  output?: string;
+  sessionId?: string;
+  prUrl?: string;
+  jobName?: string;
+  failureKind?: FailureKind;
+}
+
+/** The terminal patch, its metrics (after the patch) and the history pruning (after the patch). */
+function finish(c: Ctx, t: Terminal, extraAfterPatch: (dep: string[]) => Action[] = () => []): Action[] {
+  const completedAt = rfc3339(c.now);
+  const status: PatchStatusAction["status"] = {
+    phase: t.phase,
+    exitCode: t.exitCode,
+    completedAt,
+    ...(t.jobName !== undefined ? { jobName: t.jobName } : {}),
+    ...(t.output !== undefined ? { output: t.output } : {}),
+    ...(t.failureReason !== undefined ? { failureReason: t.failureReason } : {}),
+    ...(t.sessionId !== undefined ? { sessionId: t.sessionId } : {}),
+    ...(t.prUrl !== undefined ? { prUrl: t.prUrl } : {}),
+  };
+  const dep = ["patch-status"];
+  const metrics: Action[] = [
+    metric(
+      "metric-completed",
+      { name: "controller_runs_completed_total", labels: { phase: t.phase, exit_code: String(t.exitCode) } },
+      dep,
+    ),
+  ];
+  if (c.startedAt !== undefined) {
+    metrics.push(
+      metric(
+        "metric-duration",
+        {
+          name: "controller_run_duration_seconds",
+          labels: { phase: t.phase },
+          value: Math.max(0, (c.now - c.startedAt) / 1000),
+        },
+        dep,
+      ),
+    );
+  }
+  if (t.failureKind) {
+    metrics.push(
+      metric(
+        "metric-failure",
+        { name: "controller_run_failures_total", labels: { kind: t.failureKind } },
+        dep,
+      ),
+    );
+  }
+  const terminal: Agent = { ...c.agent, status: { ...c.agent.status, phase: t.phase, completedAt } };
+  return [patch(c, status), ...extraAfterPatch(dep), ...metrics, ...prune(c, terminal, dep)];
+}
+
+function fail(c: Ctx, reason: string, kind: FailureKind): Action[] {
+  return finish(c, { phase: "Failed", exitCode: 1, failureReason: reason, failureKind: kind });
+}
+
+function preemptions(c: Ctx, victims: Agent[]): { actions: Action[]; ids: string[] } {
+  const actions: Action[] = [];
+  const ids: string[] = [];
+  for (const v of victims) {
+    const id = `preempt-${v.metadata.name}`;
+    ids.push(id);
+    actions.push({
+      id,
+      type: "deleteAgent",
+      agent: agentRef(v),
+      resourceVersion: v.metadata.resourceVersion ?? "",
+      reason: "preempt",
+      for: c.ref,
+    });
+    actions.push(
+      metric(
+        `metric-preempted-${v.metadata.name}`,
+        { name: "controller_run_failures_total", labels: { kind: "preempted" } },
+        [id],
+      ),
+    );
+  }
+  return { actions, ids };
+}
+
+function jobMode(c: Ctx): "interactive" | "realtime" {
+  return c.execution === "realtime" ? "realtime" : "interactive";
+}
+
+/** Job creation for a Pending run (after any Replace preemption). */
+function startJob(c: Ctx, victims: Agent[]): Action[] {
+  const built = buildJob(
+    c.agent,
+    c.station as Station,
+    c.definition as AgentDefinition,
+    c.input.settings,
+    jobMode(c),
+  );
+  if (!built.ok) return fail(c, built.reason, "invalid_spec");
+  const pre = preemptions(c, victims);
+  const jobName = built.job.metadata?.name ?? jobNameFor(c.ref.name);
+  const actions: Action[] = [
+    ...pre.actions,
+    {
+      id: "create-job",
+      type: "createJob",
+      agent: c.ref,
+      job: built.job,
+      ...(pre.ids.length ? { dependsOn: pre.ids } : {}),
+    },
+    { ...patch(c, { phase: "Running", jobName, startedAt: rfc3339(c.now) }), dependsOn: ["create-job"] },
+  ];
+  const created = ms(c.agent.metadata.creationTimestamp);
+  if (created !== undefined) {
+    actions.push(
+      metric(
+        "metric-queue",
+        { name: "controller_run_queue_seconds", value: Math.max(0, (c.now - created) / 1000) },
+        ["create-job", "patch-status"],
+      ),
+    );
+  }
+  return actions;
+}
+
+function startBatch(c: Ctx, victims: Agent[]): Action[] {
+  const def = (c.definition as AgentDefinition).spec;
+  const pre = preemptions(c, victims);
+  const actions: Action[] = [...pre.actions];
+  let dependsOn = pre.ids;
+  if (!hasFinalizer(c)) {
+    // OQ-50: the finalizer goes on before the batch exists, so a delete can never orphan it.
+    actions.push({
+      id: "add-finalizer",
+      type: "addFinalizer",
+      agent: c.ref,
+      finalizer: BATCH_CLEANUP_FINALIZER,
+      ...(dependsOn.length ? { dependsOn } : {}),
+    });
+    dependsOn = ["add-finalizer"];
+  }
+  actions.push({
+    id: "submit-batch",
+    type: "submitBatch",
+    agent: c.ref,
+    provider: c.provider as BatchProviderName,
+    apiKey: c.apiKey as ApiKeyRef,
+    request: {
+      agentUid: c.ref.uid,
+      model: batchModel(c),
+      prompt: renderPrompt(def.prompt, c.agent.spec.parameters),
+      maxTokens: def.batch?.maxTokens ?? DEFAULT_BATCH_MAX_TOKENS,
+      ...(def.output?.schema ? { outputSchema: def.output.schema } : {}),
+    },
+    ...(dependsOn.length ? { dependsOn } : {}),
+  });
+  return actions;
+}
+
+function pollAction(c: Ctx): Action {
+  return {
+    id: "poll-batch",
+    type: "pollBatch",
+    agent: c.ref,
+    provider: c.provider as BatchProviderName,
+    batchId: c.batchId as string,
+    apiKey: c.apiKey as ApiKeyRef,
+    ctx: { agentUid: c.ref.uid, model: batchModel(c) },
+  };
+}
+
+function cancelAction(c: Ctx, id = "cancel-batch"): Action {
+  return {
+    id,
+    type: "cancelBatch",
+    agent: c.ref,
+    provider: c.provider as BatchProviderName,
+    batchId: c.batchId as string,
+    apiKey: c.apiKey as ApiKeyRef,
+  };
+}
+
+function cleanupAction(c: Ctx, dependsOn?: string[]): Action {
+  return {
+    id: "cleanup-batch",
+    type: "cleanupBatch",
+    agent: c.ref,
+    provider: c.provider as BatchProviderName,
+    batchId: c.batchId as string,
+    apiKey: c.apiKey as ApiKeyRef,
+    ...(dependsOn ? { dependsOn } : {}),
+  };
+}
+
+function removeFinalizer(c: Ctx, dependsOn?: string[], id = "remove-finalizer"): Action {
+  return {
+    id,
+    type: "removeFinalizer",
+    agent: c.ref,
+    finalizer: BATCH_CLEANUP_FINALIZER,
+    index: c.finalizerIndex,
+    ...(dependsOn ? { dependsOn } : {}),
+  };
+}
+
+/** Job-run read-back into a terminal transition. */
+function finishJob(c: Ctx): Action[] {
+  const state = jobState(c.input.job ?? { found: false });
+  if (state.state === "running") return [];
+  const result: TerminalResult = terminalFromJob(
+    state,
+    c.input.pod,
+    c.vendor,
+    c.input.settings.maxOutputBytes,
+  );
+  return finish(c, {
+    ...result,
+    ...(c.agent.status?.jobName ? {} : { jobName: jobNameFor(c.ref.name) }),
+  });
+}
+
+function jobObserved(c: Ctx): "unread" | "running" | "finished-unread-pod" | "finished" | "gone" {
+  const job = c.input.job;
+  if (!job) return "unread";
+  const state = jobState(job);
+  if (state.state === "gone") return "gone";
+  if (state.state === "running") return "running";
+  return c.input.pod === undefined ? "finished-unread-pod" : "finished";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tables.
+
+export interface Rule {
+  /** Stable id; appears in docs and in `decide(...).rules`. */
+  id: string;
+  /** Phase the rule applies in ("any" for finalizer rules that ignore it). */
+  from: string;
+  /** Phase afterwards (same as `from` when it stays). */
+  to: string;
+  /** The guard, in words (rendered into the docs). */
+  when: string;
+  /** What it does, in words (rendered into the docs). */
+  does: string;
+  guard: (c: Ctx) => boolean;
+  act: (c: Ctx) => Action[];
+}
+
+const pending = (c: Ctx) => c.phase === "Pending";
+const admission = (c: Ctx) =>
+  c.station && c.definition
+    ? admit(c.agent, c.station, c.input.stationAgents, c.input.pendingCreations)
+    : undefined;
+
+export const PHASE_RULES: readonly Rule[] = [
+  {
+    id: "terminal-noop",
+    from: "Succeeded|Failed",
+    to: "same",
+    when: "the Agent is terminal",
+    does: "nothing: terminal → terminal is a no-op",
+    guard: (c) => isTerminal(c.phase),
+    act: () => [],
+  },
+  {
+    id: "station-missing",
+    from: "Pending",
+    to: "Failed",
+    when: "spec.stationRef names no Station",
+    does: "patch Failed, exitCode 1, failureReason `Station <name> not found`; count missing_ref",
+    guard: (c) => pending(c) && !c.station,
+    act: (c) => fail(c, `Station ${c.agent.spec.stationRef} not found`, "missing_ref"),
+  },
+  {
+    id: "definition-missing",
+    from: "Pending",
+    to: "Failed",
+    when: "station.spec.agentDefRef names no AgentDefinition",
+    does: "patch Failed, exitCode 1, failureReason `AgentDefinition <name> not found`; count missing_ref; prune",
+    guard: (c) => pending(c) && !c.definition,
+    act: (c) => fail(c, `AgentDefinition ${c.station?.spec.agentDefRef} not found`, "missing_ref"),
+  },
+  {
+    id: "invalid",
+    from: "Pending",
+    to: "Failed",
+    when: "an admission check fails (crds.md §3.7: batch/realtime availability and field rules, resumeSession, prompt size)",
+    does: "patch Failed, exitCode 1, failureReason = the check's message; count invalid_spec; prune",
+    guard: (c) =>
+      pending(c) &&
+      admissionFailure(c.agent, c.definition as AgentDefinition, c.input.settings) !== undefined,
+    act: (c) =>
+      fail(
+        c,
+        admissionFailure(c.agent, c.definition as AgentDefinition, c.input.settings) as string,
+        "invalid_spec",
+      ),
+  },
+  {
+    id: "batch-submitted",
+    from: "Pending",
+    to: "Running",
+    when: "batch run whose submit result is remembered (batch.submitted)",
+    does: "patch Running, batchId, batchProvider, startedAt (submit time); then agent/started to the sinks",
+    guard: (c) => pending(c) && c.execution === "batch" && !!c.input.batch.submitted,
+    act: (c) => {
+      const sub = c.input.batch.submitted as { batchId: string; at: number };
+      return [
+        patch(c, {
+          phase: "Running",
+          batchId: sub.batchId,
+          batchProvider: c.provider,
+          startedAt: rfc3339(sub.at),
+        }),
+        ...sinkEvents(c, "event-started", [lifecycle("started")], ["patch-status"]),
+      ];
+    },
+  },
+  {
+    id: "unbuildable",
+    from: "Pending",
+    to: "Failed",
+    when: "the Job cannot be built (Job runs, and batch runs with onTimeout: fallback)",
+    does: "patch Failed, failureReason `invalid Station template: <detail>` / `invalid AgentDefinition: <detail>` (OQ-17)",
+    guard: (c) =>
+      pending(c) &&
+      (c.execution !== "batch" || onTimeout(c) === "fallback") &&
+      !buildJob(c.agent, c.station as Station, c.definition as AgentDefinition, c.input.settings, jobMode(c))
+        .ok,
+    act: (c) => {
+      const built = buildJob(
+        c.agent,
+        c.station as Station,
+        c.definition as AgentDefinition,
+        c.input.settings,
+        jobMode(c),
+      );
+      return built.ok ? [] : fail(c, built.reason, "invalid_spec");
+    },
+  },
+  {
+    id: "wait-for-slot",
+    from: "Pending",
+    to: "Pending",
+    when: "the Station is full (Running + issued-but-unseen creations + older waiting Agents ≥ limit) and Replace cannot make room",
+    does: "nothing; retried on later reconciles",
+    guard: (c) => pending(c) && admission(c)?.kind === "wait",
+    act: () => [],
+  },
+  {
+    id: "batch-submit",
+    from: "Pending",
+    to: "Pending",
+    when: "batch run admitted",
+    does: "Replace: delete the oldest Running run(s) first; add the finalizer; submitBatch (model, prompt, maxTokens, schema)",
+    guard: (c) => pending(c) && c.execution === "batch",
+    act: (c) => {
+      const a = admission(c);
+      return startBatch(c, a?.kind === "start" ? a.preempt : []);
+    },
+  },
+  {
+    id: "job-create",
+    from: "Pending",
+    to: "Running",
+    when: "Job run (interactive or realtime) admitted",
+    does: "Replace: delete the oldest Running run(s) first; create the Job; patch Running, jobName, startedAt",
+    guard: (c) => pending(c),
+    act: (c) => {
+      const a = admission(c);
+      return startJob(c, a?.kind === "start" ? a.preempt : []);
+    },
+  },
+  {
+    id: "batch-disabled",
+    from: "Running",
+    to: "Failed",
+    when: "batch in flight and the controller runs with BATCH_ENABLED=false",
+    does: "patch Failed `batch execution is disabled on this controller`; agent/failed (batch_disabled); release the finalizer without provider calls",
+    guard: (c) => disabledInFlight(c),
+    act: (c) =>
+      finish(
+        c,
+        { phase: "Failed", exitCode: 1, failureReason: MSG_BATCH_DISABLED, failureKind: "batch_failed" },
+        (dep) => [
+          ...sinkEvents(
+            c,
+            "event-terminal",
+            [lifecycle("failed", { exitCode: 1, reason: "batch_disabled" })],
+            dep,
+          ),
+          ...(hasFinalizer(c) ? [removeFinalizer(c, dep)] : []),
+        ],
+      ),
+  },
+  {
+    id: "batch-result",
+    from: "Running",
+    to: "Succeeded|Failed",
+    when: "batch in flight and a poll reported it ended (wins over a timeout in the same pass)",
+    does: "patch Succeeded (exitCode 0) or Failed (exitCode 1, failureReason), output = capped CLI lines; then the lines (through select) and agent/succeeded or agent/failed (batch_failed)",
+    guard: (c) => batchInFlight(c) && polledEnded(c),
+    act: (c) => {
+      const r = c.input.batch.pollResult as Extract<
+        ReconcileInput["batch"]["pollResult"],
+        { state: "ended" }
+      >;
+      const ok = r.outcome === "succeeded";
+      const lines = r.lines ?? [];
+      const terminalEvent = ok
+        ? lifecycle("succeeded", { exitCode: 0 })
+        : lifecycle("failed", { exitCode: 1, reason: "batch_failed" });
+      return finish(
+        c,
+        {
+          phase: ok ? "Succeeded" : "Failed",
+          exitCode: ok ? 0 : 1,
+          output: capOutput(lines.join("\n"), c.input.settings.maxOutputBytes),
+          ...(ok
+            ? {}
+            : { failureReason: r.failureReason || "batch failed", failureKind: "batch_failed" as const }),
+        },
+        (dep) =>
+          sinkEvents(
+            c,
+            "event-terminal",
+            [...lines.map((line): SinkItem => ({ type: "cliLine", line })), terminalEvent],
+            dep,
+          ),
+      );
+    },
+  },
+  {
+    id: "batch-wait-definition",
+    from: "Running",
+    to: "Running",
+    when: "batch in flight but the AgentDefinition (and so the API key entry) is gone",
+    does: "nothing: the batch cannot be polled; a delete releases the finalizer",
+    guard: (c) => batchInFlight(c) && (!c.definition || !c.apiKey || !c.provider),
+    act: () => [],
+  },
+  {
+    id: "batch-final-poll",
+    from: "Running",
+    to: "Running",
+    when: "batch in flight, batch.timeoutMinutes passed since startedAt, no poll since the deadline",
+    does: "pollBatch once more, so a result that is already there wins over the timeout",
+    guard: (c) => batchInFlight(c) && timedOut(c) && !finalPollDone(c),
+    act: (c) => [pollAction(c)],
+  },
+  {
+    id: "batch-timeout-fail",
+    from: "Running",
+    to: "Failed",
+    when: "batch timed out with onTimeout: fail",
+    does: "cancelBatch; patch Failed `batch timed out`, exitCode 1; then agent/failed (batch_timeout)",
+    guard: (c) => batchInFlight(c) && timedOut(c) && onTimeout(c) === "fail",
+    act: (c) => [
+      cancelAction(c),
+      ...finish(
+        c,
+        { phase: "Failed", exitCode: 1, failureReason: MSG_BATCH_TIMED_OUT, failureKind: "batch_timeout" },
+        (dep) =>
+          sinkEvents(
+            c,
+            "event-terminal",
+            [lifecycle("failed", { exitCode: 1, reason: "batch_timeout" })],
+            dep,
+          ),
+      ),
+    ],
+  },
+  {
+    id: "batch-timeout-fallback",
+    from: "Running",
+    to: "Running",
+    when: "batch timed out with onTimeout: fallback",
+    does: "cancelBatch; if a Station slot is free create the Job; patch batchFallback true (batchId kept, + jobName); then agent/running (batch_timeout)",
+    guard: (c) => batchInFlight(c) && timedOut(c),
+    act: (c) => {
+      const actions: Action[] = [cancelAction(c)];
+      const status: PatchStatusAction["status"] = { batchFallback: true };
+      let dependsOn: string[] | undefined;
+      if (c.station && fallbackHasSlot(c.agent, c.station, c.input.stationAgents, c.input.pendingCreations)) {
+        const built = buildJob(
+          c.agent,
+          c.station,
+          c.definition as AgentDefinition,
+          c.input.settings,
+          "interactive",
+        );
+        if (!built.ok) return [cancelAction(c), ...fail(c, built.reason, "invalid_spec")];
+        actions.push({ id: "create-job", type: "createJob", agent: c.ref, job: built.job });
+        status.jobName = built.job.metadata?.name ?? jobNameFor(c.ref.name);
+        dependsOn = ["create-job"];
+      }
+      actions.push({ ...patch(c, status), ...(dependsOn ? { dependsOn } : {}) });
+      actions.push(
+        ...sinkEvents(
+          c,
+          "event-timeout",
+          [lifecycle("running", { reason: "batch_timeout" })],
+          ["patch-status"],
+        ),
+      );
+      return actions;
+    },
+  },
+  {
+    id: "batch-poll",
+    from: "Running",
+    to: "Running",
+    when: "batch in flight and BATCH_POLL_SECONDS have passed since the last poll",
+    does: "pollBatch",
+    guard: (c) => batchInFlight(c) && pollDue(c),
+    act: (c) => [pollAction(c)],
+  },
+  {
+    id: "batch-pending",
+    from: "Running",
+    to: "Running",
+    when: "batch in flight, not due for a poll",
+    does: "nothing",
+    guard: (c) => batchInFlight(c),
+    act: () => [],
+  },
+  {
+    id: "fallback-start",
+    from: "Running",
+    to: "Running",
+    when: "batchFallback true, no Job yet, Station and AgentDefinition present, a Station slot is free (OQ-16)",
+    does: "create the Job; patch jobName",
+    guard: (c) =>
+      c.phase === "Running" &&
+      onFallback(c) &&
+      !hasJob(c) &&
+      !!c.station &&
+      !!c.definition &&
+      fallbackHasSlot(c.agent, c.station, c.input.stationAgents, c.input.pendingCreations),
+    act: (c) => {
+      const built = buildJob(
+        c.agent,
+        c.station as Station,
+        c.definition as AgentDefinition,
+        c.input.settings,
+        "interactive",
+      );
+      if (!built.ok) return fail(c, built.reason, "invalid_spec");
+      return [
+        { id: "create-job", type: "createJob", agent: c.ref, job: built.job },
+        {
+          ...patch(c, { jobName: built.job.metadata?.name ?? jobNameFor(c.ref.name) }),
+          dependsOn: ["create-job"],
+        },
+      ];
+    },
+  },
+  {
+    id: "fallback-wait",
+    from: "Running",
+    to: "Running",
+    when: "batchFallback true, no Job yet, Station full (or its refs missing)",
+    does: "nothing; the Agent waits in Running until a slot frees",
+    guard: (c) => c.phase === "Running" && onFallback(c) && !hasJob(c),
+    act: () => [],
+  },
+  {
+    id: "job-unobserved",
+    from: "Running",
+    to: "Running",
+    when: "Job run; the Job was not read, or it finished and its pod was not read yet",
+    does: "nothing (the executor supplies job and pod)",
+    guard: (c) => jobRun(c) && ["unread", "finished-unread-pod"].includes(jobObserved(c)),
+    act: () => [],
+  },
+  {
+    id: "job-running",
+    from: "Running",
+    to: "Running",
+    when: "Job still running",
+    does: "nothing",
+    guard: (c) => jobRun(c) && jobObserved(c) === "running",
+    act: () => [],
+  },
+  {
+    id: "job-gc",
+    from: "Running",
+    to: "Failed",
+    when: "the Job is gone (404) before its result was observed",
+    does: `patch Failed, exitCode 1, failureReason \`${MSG_JOB_GC}\`, output empty; prune`,
+    guard: (c) => jobRun(c) && jobObserved(c) === "gone",
+    act: (c) => finishJob(c),
+  },
+  {
+    id: "job-finished",
+    from: "Running",
+    to: "Succeeded|Failed",
+    when: "Job Complete (→ Succeeded) or Failed (→ Failed)",
+    does: "patch phase, exitCode (Succeeded 0; Failed non-zero), output (capped tail), failureReason (Job reason, or `run output unavailable: pod garbage-collected`), sessionId, prUrl, completedAt; prune",
+    guard: (c) => jobRun(c) && jobObserved(c) === "finished",
+    act: (c) => finishJob(c),
+  },
+];
+
+export const FINALIZER_RULES: readonly Rule[] = [
+  {
+    id: "release-batch-disabled",
+    from: "any",
+    to: "same",
+    when: "finalizer present, BATCH_ENABLED=false (and not failing an in-flight batch in this pass)",
+    does: "remove the finalizer without provider calls (the batch is left to expire)",
+    guard: (c) => !c.input.settings.batchEnabled && !disabledInFlight(c),
+    act: (c) => [removeFinalizer(c)],
+  },
+  {
+    id: "release-no-batch",
+    from: "any",
+    to: "same",
+    when: "finalizer present, no batch was ever submitted, and the Agent is terminal or deleted",
+    does: "remove the finalizer",
+    guard: (c) => !c.batchId && (isTerminal(c.phase) || c.deleting),
+    act: (c) => [removeFinalizer(c)],
+  },
+  {
+    id: "cleanup-done",
+    from: "any",
+    to: "same",
+    when: "the cleanup attempt of this pass reported done",
+    does: "remove the finalizer",
+    guard: (c) => c.input.batch.cleanupResult?.state === "done",
+    act: (c) => [removeFinalizer(c)],
+  },
+  {
+    id: "cleanup-failed",
+    from: "any",
+    to: "same",
+    when: "the cleanup attempt of this pass failed (or is unsettled 48 h after startedAt)",
+    does: "patch batchCleanupAttempts + 1 (phase untouched); count controller_batch_cleanup_failures_total; at 5 remove the finalizer anyway",
+    guard: (c) => {
+      const r = c.input.batch.cleanupResult;
+      return r?.state === "failed" || (r?.state === "not_settled" && cleanupStuck(c));
+    },
+    act: (c) => {
+      const attempts = (c.agent.status?.batchCleanupAttempts ?? 0) + 1;
+      return [
+        patch(c, { batchCleanupAttempts: attempts }, "patch-cleanup-attempts"),
+        // The attempt failed whether or not the count could be written.
+        {
+          id: "metric-cleanup-failure",
+          type: "recordMetric",
+          metric: { name: "controller_batch_cleanup_failures_total" },
+        },
+        ...(attempts >= MAX_CLEANUP_ATTEMPTS ? [removeFinalizer(c, ["patch-cleanup-attempts"])] : []),
+      ];
+    },
+  },
+  {
+    id: "cleanup-not-settled",
+    from: "any",
+    to: "same",
+    when: "the cleanup attempt of this pass found the batch not settled yet (within 48 h of startedAt)",
+    does: "nothing; not a failure, retried later",
+    guard: (c) => c.input.batch.cleanupResult?.state === "not_settled",
+    act: () => [],
+  },
+  {
+    id: "release-no-provider",
+    from: "any",
+    to: "same",
+    when: "cleanup is due but the AgentDefinition or its API key entry is gone",
+    does: "remove the finalizer (no key, no provider call possible)",
+    guard: (c) => batchFinished(c) && (!c.apiKey || !c.provider),
+    act: (c) => [removeFinalizer(c)],
+  },
+  {
+    id: "cancel-on-delete",
+    from: "Pending|Running",
+    to: "same",
+    when: "the Agent is deleted while its batch is in flight and not yet cancelled",
+    does: "cancelBatch, then cleanupBatch",
+    guard: (c) =>
+      c.deleting &&
+      !isTerminal(c.phase) &&
+      !onFallback(c) &&
+      c.input.batch.cancelledAt === undefined &&
+      cleanupDue(c),
+    act: (c) => [cancelAction(c), cleanupAction(c, ["cancel-batch"])],
+  },
+  {
+    id: "cleanup",
+    from: "any",
+    to: "same",
+    when: "batch finished (terminal, timed out into fallback, or Agent deleted) and no cleanup in the last 15 s",
+    does: "cleanupBatch",
+    guard: (c) => batchFinished(c) && cleanupDue(c),
+    act: (c) => [cleanupAction(c)],
+  },
+  {
+    id: "finalizer-wait",
+    from: "any",
+    to: "same",
+    when: "otherwise (batch in flight, or cleanup retried too recently)",
+    does: "nothing",
+    guard: () => true,
+    act: () => [],
+  },
+];
+
+export interface Decision {
+  /** Ids of the rules that fired (phase rule first, then finalizer rule). */
+  rules: string[];
+  actions: Action[];
+}
+
+/** The rules that fire for this input and the actions they produce. */
+export function decide(input: ReconcileInput): Decision {
+  const c = context(input);
+  const rules: string[] = [];
+  const actions: Action[] = [];
+  if (!c.deleting) {
+    const rule = PHASE_RULES.find((r) => r.guard(c));
+    if (rule) {
+      rules.push(rule.id);
+      actions.push(...rule.act(c));
+    }
+  }
+  if (hasFinalizer(c) && !actions.some((a) => a.type === "removeFinalizer")) {
+    const rule = FINALIZER_RULES.find((r) => r.guard(c)) as Rule;
+    rules.push(rule.id);
+    actions.push(...rule.act(c));
+  }
+  return { rules, actions };
+}
+
+/** The reconcile function: one Agent's input snapshot → the actions for the I/O layer. */
+export function reconcile(input: ReconcileInput): Action[] {
+  return decide(input).actions;
+}
