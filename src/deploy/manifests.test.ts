@@ -1,0 +1,356 @@
+/**
+ * The kustomize install (rbac-network.md, runtime.md §1): rendered with `kubectl kustomize`
+ * exactly as a user would from a checkout, then checked object by object.
+ */
+
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import {
+  CRD_FILES,
+  findObject,
+  type K8sObject,
+  objectKey,
+  REPO_ROOT,
+  renderInstall,
+  renderKustomize,
+} from "./render.js";
+
+const crdsGenerated = CRD_FILES.every((f) => existsSync(join(REPO_ROOT, "deploy", "crds", f)));
+
+type Env = { name: string; value?: string; valueFrom?: unknown };
+
+function controllerContainer(objects: K8sObject[]) {
+  const deployment = findObject(objects, "Deployment", "agent-controller");
+  const containers = deployment.spec.template.spec.containers as Array<Record<string, unknown>>;
+  expect(containers).toHaveLength(1);
+  return containers[0] as { env: Env[]; ports: unknown[]; [k: string]: unknown };
+}
+
+function envMap(objects: K8sObject[]): Map<string, Env> {
+  return new Map(controllerContainer(objects).env.map((e) => [e.name, e]));
+}
+
+const CONTROLLER_RULES = [
+  {
+    apiGroups: ["agents.re-cinq.com"],
+    resources: ["agents"],
+    verbs: ["get", "list", "watch", "patch", "update", "delete"],
+  },
+  { apiGroups: ["agents.re-cinq.com"], resources: ["agents/status"], verbs: ["get", "update", "patch"] },
+  {
+    apiGroups: ["agents.re-cinq.com"],
+    resources: ["stations", "agentdefinitions"],
+    verbs: ["get", "list", "watch"],
+  },
+  { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "get", "list", "watch", "delete"] },
+  { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+  { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
+];
+
+let base: K8sObject[];
+let withBatch: K8sObject[];
+let withRealtime: K8sObject[];
+let withBoth: K8sObject[];
+
+beforeAll(async () => {
+  [base, withBatch, withRealtime, withBoth] = await Promise.all([
+    renderInstall([]),
+    renderInstall(["batch"]),
+    renderInstall(["realtime"]),
+    renderInstall(["batch", "realtime"]),
+  ]);
+}, 120_000);
+
+describe("deploy/kustomization.yaml", () => {
+  it("lists the CRD files codegen writes to deploy/crds", async () => {
+    const k = parse(await readFile(join(REPO_ROOT, "deploy", "kustomization.yaml"), "utf8")) as {
+      resources: string[];
+      namespace: string;
+    };
+    expect(k.namespace).toBe("ai-agents");
+    expect(k.resources.filter((r) => r.startsWith("crds/"))).toEqual(CRD_FILES.map((f) => `crds/${f}`));
+  });
+});
+
+describe("kubectl kustomize deploy", () => {
+  // deploy/crds is written by codegen; until it is, the staged installs use schemas/crds.
+  it.runIf(crdsGenerated)(
+    "renders the checkout's deploy/ as it stands, identical to the staged base",
+    async () => {
+      const direct = await renderKustomize(join(REPO_ROOT, "deploy"));
+      expect(direct.map(objectKey).sort()).toEqual(base.map(objectKey).sort());
+      expect(direct.filter((o) => o.kind !== "CustomResourceDefinition")).toEqual(
+        base.filter((o) => o.kind !== "CustomResourceDefinition"),
+      );
+    },
+  );
+});
+
+describe("base install", () => {
+  it("holds exactly the expected objects, every namespaced one in ai-agents", () => {
+    expect(base.map(objectKey).sort()).toEqual(
+      [
+        "CustomResourceDefinition//agentdefinitions.agents.re-cinq.com",
+        "CustomResourceDefinition//agents.agents.re-cinq.com",
+        "CustomResourceDefinition//stations.agents.re-cinq.com",
+        "Deployment/ai-agents/agent-controller",
+        "Namespace//ai-agents",
+        "NetworkPolicy/ai-agents/agent-job-egress",
+        "Role/ai-agents/agent-controller",
+        "Role/ai-agents/agent-launcher",
+        "RoleBinding/ai-agents/agent-controller",
+        "RoleBinding/ai-agents/agent-launcher",
+        "ServiceAccount/ai-agents/agent-controller",
+        "ServiceAccount/ai-agents/agent-launcher",
+      ].sort(),
+    );
+  });
+
+  it("labels the namespace for pod security baseline enforcement", () => {
+    expect(findObject(base, "Namespace", "ai-agents").metadata.labels).toEqual({
+      "agents.re-cinq.com/system": "true",
+      "pod-security.kubernetes.io/enforce": "baseline",
+      "pod-security.kubernetes.io/warn": "restricted",
+      "pod-security.kubernetes.io/audit": "restricted",
+    });
+  });
+
+  it("gives the controller exactly the rbac-network.md §2 rules, namespaced, bound to its ServiceAccount", () => {
+    expect(findObject(base, "Role", "agent-controller").rules).toEqual(CONTROLLER_RULES);
+    const binding = findObject(base, "RoleBinding", "agent-controller");
+    expect(binding.roleRef).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: "agent-controller",
+    });
+    expect(binding.subjects).toEqual([
+      { kind: "ServiceAccount", name: "agent-controller", namespace: "ai-agents" },
+    ]);
+    expect(base.filter((o) => o.kind === "ClusterRole" || o.kind === "ClusterRoleBinding")).toEqual([]);
+  });
+
+  it("grants no access to Secrets", () => {
+    for (const role of base.filter((o) => o.kind === "Role" || o.kind === "ClusterRole")) {
+      for (const rule of role.rules as Array<{ resources: string[] }>) {
+        expect(rule.resources, `${role.metadata.name}`).not.toContain("secrets");
+        expect(rule.resources).not.toContain("*");
+      }
+    }
+  });
+
+  it("gives callers create/get/list/watch/delete on agents and nothing else", () => {
+    expect(findObject(base, "Role", "agent-launcher").rules).toEqual([
+      {
+        apiGroups: ["agents.re-cinq.com"],
+        resources: ["agents"],
+        verbs: ["create", "get", "list", "watch", "delete"],
+      },
+    ]);
+    expect(findObject(base, "RoleBinding", "agent-launcher").subjects).toEqual([
+      { kind: "ServiceAccount", name: "agent-launcher", namespace: "ai-agents" },
+    ]);
+  });
+
+  it("runs two hardened controller replicas with the runtime.md §1 environment", () => {
+    const deployment = findObject(base, "Deployment", "agent-controller");
+    expect(deployment.spec.replicas).toBe(2);
+    const podLabels = { "agents.re-cinq.com/component": "controller" };
+    expect(deployment.spec.selector.matchLabels).toEqual(podLabels);
+    expect(deployment.spec.template.metadata.labels).toEqual(podLabels);
+    expect(deployment.spec.template.metadata.annotations).toEqual({
+      "prometheus.io/scrape": "true",
+      "prometheus.io/port": "8081",
+      "prometheus.io/path": "/metrics",
+    });
+    const pod = deployment.spec.template.spec;
+    expect(pod.serviceAccountName).toBe("agent-controller");
+    expect(pod.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      fsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+
+    const c = controllerContainer(base);
+    expect(c.image).toMatch(/^ghcr\.io\/re-cinq\/ai-agent-controller:v\d+\.\d+\.\d+$/);
+    expect(c.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(c.ports).toEqual([{ name: "health", containerPort: 8081, protocol: "TCP" }]);
+    expect(c.livenessProbe).toEqual({
+      httpGet: { path: "/healthz", port: "health" },
+      initialDelaySeconds: 5,
+      periodSeconds: 15,
+    });
+    expect(c.readinessProbe).toEqual({
+      httpGet: { path: "/readyz", port: "health" },
+      initialDelaySeconds: 3,
+      periodSeconds: 10,
+    });
+
+    const env = envMap(base);
+    expect(env.get("NAMESPACE")).toEqual({
+      name: "NAMESPACE",
+      valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+    });
+    expect(env.get("POD_NAME")).toEqual({
+      name: "POD_NAME",
+      valueFrom: { fieldRef: { fieldPath: "metadata.name" } },
+    });
+    expect(env.get("HEALTH_PORT")?.value).toBe("8081");
+    expect(env.get("MAX_OUTPUT_BYTES")?.value).toBe("262144");
+    expect(env.get("AGENT_IMAGE")?.value).toMatch(/^ghcr\.io\/re-cinq\/ai-agent-init:/);
+    // Off unless a component turns them on; the controller's default is false.
+    expect(env.has("BATCH_ENABLED")).toBe(false);
+    expect(env.has("REALTIME_ENABLED")).toBe(false);
+    for (const e of env.values()) {
+      if (e.value !== undefined) expect(typeof e.value, e.name).toBe("string");
+    }
+  });
+
+  it("confines run pods: no ingress, egress to cluster DNS and public 443 only", () => {
+    expect(findObject(base, "NetworkPolicy", "agent-job-egress").spec).toEqual({
+      podSelector: { matchLabels: { "agents.re-cinq.com/component": "job" } },
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [],
+      egress: [
+        {
+          to: [
+            {
+              namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+              podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+            },
+          ],
+          ports: [
+            { protocol: "UDP", port: 53 },
+            { protocol: "TCP", port: 53 },
+          ],
+        },
+        {
+          to: [
+            {
+              ipBlock: {
+                cidr: "0.0.0.0/0",
+                except: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"],
+              },
+            },
+          ],
+          ports: [{ protocol: "TCP", port: 443 }],
+        },
+      ],
+    });
+  });
+});
+
+/** Objects of `after` that are new or changed relative to `before`. */
+function diff(before: K8sObject[], after: K8sObject[]): { added: K8sObject[]; changed: string[] } {
+  const old = new Map(before.map((o) => [objectKey(o), o]));
+  const added = after.filter((o) => !old.has(objectKey(o)));
+  const changed = after
+    .filter((o) => old.has(objectKey(o)) && JSON.stringify(old.get(objectKey(o))) !== JSON.stringify(o))
+    .map(objectKey);
+  return { added, changed };
+}
+
+describe("components/batch", () => {
+  it("adds get on the agent-secrets Secret only, bound to the controller", () => {
+    const { added, changed } = diff(base, withBatch);
+    expect(added.map(objectKey).sort()).toEqual([
+      "Role/ai-agents/agent-controller-batch",
+      "RoleBinding/ai-agents/agent-controller-batch",
+    ]);
+    expect(findObject(withBatch, "Role", "agent-controller-batch").rules).toEqual([
+      { apiGroups: [""], resources: ["secrets"], resourceNames: ["agent-secrets"], verbs: ["get"] },
+    ]);
+    const binding = findObject(withBatch, "RoleBinding", "agent-controller-batch");
+    expect(binding.roleRef).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: "agent-controller-batch",
+    });
+    expect(binding.subjects).toEqual([
+      { kind: "ServiceAccount", name: "agent-controller", namespace: "ai-agents" },
+    ]);
+    expect(changed).toEqual(["Deployment/ai-agents/agent-controller"]);
+  });
+
+  it("sets BATCH_ENABLED=true and changes nothing else on the Deployment", () => {
+    const env = envMap(withBatch);
+    expect(env.get("BATCH_ENABLED")).toEqual({ name: "BATCH_ENABLED", value: "true" });
+    const before = findObject(base, "Deployment", "agent-controller");
+    const after = structuredClone(findObject(withBatch, "Deployment", "agent-controller"));
+    const container = after.spec.template.spec.containers[0];
+    container.env = (container.env as Env[]).filter((e) => e.name !== "BATCH_ENABLED");
+    expect(after).toEqual(before);
+  });
+});
+
+describe("components/realtime", () => {
+  it("adds the prompt API Service on 8082 and the realtime ingress policy, and no RBAC", () => {
+    const { added, changed } = diff(base, withRealtime);
+    expect(added.map(objectKey).sort()).toEqual([
+      "NetworkPolicy/ai-agents/agent-job-realtime-ingress",
+      "Service/ai-agents/agent-controller-api",
+    ]);
+    expect(changed).toEqual(["Deployment/ai-agents/agent-controller"]);
+    const service = findObject(withRealtime, "Service", "agent-controller-api");
+    expect(service.spec.selector).toEqual({ "agents.re-cinq.com/component": "controller" });
+    expect(service.spec.ports).toEqual([{ name: "api", port: 8082, targetPort: "api", protocol: "TCP" }]);
+  });
+
+  it("lets only controller pods reach a realtime run pod's port 8090", () => {
+    expect(findObject(withRealtime, "NetworkPolicy", "agent-job-realtime-ingress").spec).toEqual({
+      podSelector: {
+        matchLabels: { "agents.re-cinq.com/component": "job", "agents.re-cinq.com/execution": "realtime" },
+      },
+      policyTypes: ["Ingress"],
+      ingress: [
+        {
+          from: [{ podSelector: { matchLabels: { "agents.re-cinq.com/component": "controller" } } }],
+          ports: [{ protocol: "TCP", port: 8090 }],
+        },
+      ],
+    });
+  });
+
+  it("enables realtime with the agent-realtime Secret keys as env and opens container port 8082", () => {
+    const env = envMap(withRealtime);
+    expect(env.get("REALTIME_ENABLED")).toEqual({ name: "REALTIME_ENABLED", value: "true" });
+    expect(env.get("REALTIME_API_TOKEN")).toEqual({
+      name: "REALTIME_API_TOKEN",
+      valueFrom: { secretKeyRef: { name: "agent-realtime", key: "api-token" } },
+    });
+    expect(env.get("REALTIME_SIGNING_KEY")).toEqual({
+      name: "REALTIME_SIGNING_KEY",
+      valueFrom: { secretKeyRef: { name: "agent-realtime", key: "signing-key" } },
+    });
+    expect(env.has("BATCH_ENABLED")).toBe(false);
+    const ports = controllerContainer(withRealtime).ports;
+    expect(ports).toContainEqual({ name: "api", containerPort: 8082, protocol: "TCP" });
+    expect(ports).toContainEqual({ name: "health", containerPort: 8081, protocol: "TCP" });
+  });
+});
+
+describe("batch and realtime together", () => {
+  it("compose: both sets of additions, both env switches, base env intact", () => {
+    const { added } = diff(base, withBoth);
+    expect(added.map(objectKey).sort()).toEqual([
+      "NetworkPolicy/ai-agents/agent-job-realtime-ingress",
+      "Role/ai-agents/agent-controller-batch",
+      "RoleBinding/ai-agents/agent-controller-batch",
+      "Service/ai-agents/agent-controller-api",
+    ]);
+    const env = envMap(withBoth);
+    expect(env.get("BATCH_ENABLED")?.value).toBe("true");
+    expect(env.get("REALTIME_ENABLED")?.value).toBe("true");
+    for (const name of envMap(base).keys()) expect(env.has(name), name).toBe(true);
+    expect(controllerContainer(withBoth).env.length).toBe(envMap(base).size + 4);
+  });
+});
