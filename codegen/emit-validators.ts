@@ -1,0 +1,91 @@
+/**
+ * ajv standalone validators for every CRD, compiled at codegen time so nothing compiles a
+ * schema at runtime. Output is one ESM module plus its declaration file.
+ */
+import Ajv from "ajv";
+import standaloneCode from "ajv/dist/standalone/index.js";
+import addFormats from "ajv-formats";
+import type { CrdSource } from "./crd-source.js";
+import { formatScript } from "./format.js";
+import { slashHeader } from "./header.js";
+import { type CelRuleRecord, objectSchema } from "./object-schema.js";
+
+export interface EmittedValidators {
+  js: string;
+  dts: string;
+  rules: CelRuleRecord[];
+}
+
+export function validatorName(kind: string): string {
+  return `validate${kind}`;
+}
+
+/**
+ * ajv's standalone output still uses `require()` for its runtime helpers and format
+ * functions even in ESM mode; hoist each one into a default import of the CommonJS module.
+ */
+export function requiresToImports(code: string): string {
+  const modules: string[] = [];
+  const body = code.replace(/require\("([^"]+)"\)/g, (_match, spec: string) => {
+    let index = modules.indexOf(spec);
+    if (index === -1) index = modules.push(spec) - 1;
+    return `__cjs${index}`;
+  });
+  const imports = modules.map((spec, i) => {
+    const file = spec.endsWith(".js") ? spec : `${spec}.js`;
+    return `import __cjs${i} from ${JSON.stringify(file)};`;
+  });
+  return `${imports.join("\n")}\n${body.replace(/^"use strict";/, "")}`;
+}
+
+export function emitValidators(crds: CrdSource[], sourcePaths: string[]): EmittedValidators {
+  const ajv = new Ajv.default({
+    code: { source: true, esm: true, lines: true },
+    allErrors: true,
+    strict: true,
+    // Enum, required and type errors all get a sentence in src/validation; keep the data out
+    // of the generated code.
+    verbose: false,
+  });
+  addFormats.default(ajv, ["date-time", "int32"]);
+  const rules: CelRuleRecord[] = [];
+  const exportsMap: Record<string, string> = {};
+  for (const crd of crds) {
+    const built = objectSchema(crd, "validation");
+    ajv.addSchema(built.schema);
+    rules.push(...built.rules);
+    exportsMap[validatorName(crd.kind)] = crd.kind;
+  }
+  const header = slashHeader(sourcePaths.join(", "));
+  const code = requiresToImports(standaloneCode.default(ajv, exportsMap));
+  const js = formatScript(`${header}\n${code}`, "validators.js");
+  const declarations = crds
+    .map(
+      (crd) =>
+        `/** Ahead-of-time compiled validator for ${crd.kind} (${crd.group}/${crd.version}). */\nexport declare const ${validatorName(crd.kind)}: StandaloneValidator;`,
+    )
+    .join("\n");
+  const dts = formatScript(
+    `${header}\nimport type { ErrorObject } from "ajv";\n\nexport interface StandaloneValidator {\n  (data: unknown): boolean;\n  errors?: ErrorObject[] | null;\n}\n\n${declarations}\n`,
+    "validators.d.ts",
+  );
+  return { js, dts, rules };
+}
+
+export function emitCelRules(rules: CelRuleRecord[], sourcePaths: string[]): string {
+  const body = `${slashHeader(sourcePaths.join(", "))}
+/** A CEL rule of the CRDs and who enforces it (see docs/validation-rules.md). */
+export interface CelRule {
+  kind: string;
+  location: string;
+  rule: string;
+  message: string;
+  enforcedBy: "schema-and-api-server" | "api-server-only";
+  schemaPath?: string;
+  why?: string;
+}
+
+export const celRules: readonly CelRule[] = ${JSON.stringify(rules, null, 2)};
+`;
+  return formatScript(body, "cel-rules.ts");
+}

@@ -1,0 +1,57 @@
+/**
+ * Everything codegen produces, as a map from repository-relative path to file content.
+ * Input and output locations are parameters so tests can run it against copies.
+ */
+import path from "node:path";
+import { baseName, readCrds } from "./crd-source.js";
+import { emitDeployCrd, emitKustomization } from "./emit-deploy.js";
+import { emitProviderTypes, listProviderSchemas } from "./emit-providers.js";
+import { emitCrdTypes } from "./emit-types.js";
+import { emitCelRules, emitValidators } from "./emit-validators.js";
+
+/** Directories (relative to the output root) codegen owns entirely: anything else in them is extra. */
+export const managedDirs = ["generated", "deploy/crds"] as const;
+
+export interface GenerateOptions {
+  /** Directory holding `crds/` and `providers/`. */
+  schemasDir: string;
+  /** How sources are named in headers; defaults to `schemas`. */
+  schemasLabel?: string;
+}
+
+export type GeneratedFiles = Map<string, string>;
+
+export async function generate(options: GenerateOptions): Promise<GeneratedFiles> {
+  const label = options.schemasLabel ?? "schemas";
+  const files: GeneratedFiles = new Map();
+  const crdDir = path.join(options.schemasDir, "crds");
+  const crds = await readCrds(crdDir);
+  if (crds.length === 0) throw new Error(`no CRD manifests found in ${crdDir}`);
+  const sources = crds.map((crd) => `${label}/crds/${crd.fileName}`);
+
+  for (const [i, crd] of crds.entries()) {
+    const source = sources[i] ?? crd.fileName;
+    const base = baseName(crd.fileName);
+    files.set(`generated/crds/${base}.ts`, await emitCrdTypes(crd, source));
+    files.set(`deploy/crds/${crd.fileName}`, emitDeployCrd(crd, source));
+  }
+  files.set(
+    "deploy/crds/kustomization.yaml",
+    emitKustomization(
+      crds.map((c) => c.fileName),
+      `${label}/crds/`,
+    ),
+  );
+
+  const validators = emitValidators(crds, sources);
+  files.set("generated/crds/validators.js", validators.js);
+  files.set("generated/crds/validators.d.ts", validators.dts);
+  files.set("generated/crds/cel-rules.ts", emitCelRules(validators.rules, sources));
+
+  const providerDir = path.join(options.schemasDir, "providers");
+  for (const name of await listProviderSchemas(providerDir)) {
+    const ts = await emitProviderTypes(path.join(providerDir, name), `${label}/providers/${name}`);
+    files.set(`generated/providers/${baseName(name)}.ts`, ts);
+  }
+  return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
