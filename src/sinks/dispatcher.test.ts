@@ -231,6 +231,31 @@ describe("SinkDispatcher", () => {
     expect(log.lines.filter((l) => l.msg === `http sink failed after retries: ${url}`)).toHaveLength(1);
   });
 
+  it("counts a listener that never answers as a failed attempt (per-attempt timeout)", async () => {
+    const hung: Array<() => void> = [];
+    const server = createServer((_req, res) => {
+      hung.push(() => res.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const d = dispatcher({ attemptTimeoutMs: 150, retry: { attempts: 2, baseMs: 10, maxMs: 10 } });
+      await d.deliver({
+        definition: definition({ sinks: [{ type: "http", url }] }),
+        source,
+        vendor: "claude",
+        events: [{ type: "event", event: batchStarted() }],
+      });
+      expect(hung).toHaveLength(2);
+      expect(sleeps).toEqual([10]);
+      expect(log.lines.filter((l) => l.msg === `http sink failed after retries: ${url}`)).toHaveLength(1);
+    } finally {
+      for (const end of hung) end();
+      server.closeAllConnections();
+      await closeServer(server);
+    }
+  });
+
   it("makes exactly one attempt when attempts is 1", async () => {
     const sink = await listener([500]);
     const d = dispatcher({ retry: { attempts: 1, baseMs: 200, maxMs: 5000 } });

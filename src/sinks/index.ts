@@ -23,5 +23,6 @@ export {
   lifecycleEvent,
 } from "./lifecycle.js";
 export { DEFAULT_RETRY, type RetrySettings, retryFromEnv } from "./retry.js";
+export { AGENT_SECRETS, agentSecretsReader, type SecretGetter } from "./secrets.js";
 export { classifyLine, passesSelect } from "./select.js";
-export type { HttpPost, SinkLogger, Sleep } from "./transport.js";
+export type { HttpPost, HttpPostRequest, SinkLogger, Sleep } from "./transport.js";
