@@ -1,0 +1,78 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { capOutput, lastPullRequestUrl, lastSessionId } from "./output.js";
+
+describe("capOutput (tail-preserving, never splits UTF-8)", () => {
+  it("returns short text unchanged", () => {
+    expect(capOutput("hello", 5)).toBe("hello");
+  });
+  it("keeps the tail and marks the cut", () => {
+    expect(capOutput("0123456789", 4)).toBe("...[truncated 6 bytes]...\n6789");
+  });
+  it("moves past a split multi-byte character", () => {
+    // "é" is 2 bytes: the last 3 bytes start in the middle of the first é.
+    expect(capOutput("aéé", 3)).toBe("...[truncated 3 bytes]...\né");
+  });
+  it("keeps at most maxBytes of the original and a valid suffix, for any text", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: "binary", maxLength: 200 }),
+        fc.integer({ min: 0, max: 64 }),
+        (text, max) => {
+          const out = capOutput(text, max);
+          if (Buffer.byteLength(text) <= max) return out === text;
+          const m = /^\.\.\.\[truncated (\d+) bytes\]\.\.\.\n/s.exec(out);
+          if (!m) return false;
+          const kept = out.slice(m[0].length);
+          return (
+            Buffer.byteLength(kept) <= max &&
+            text.endsWith(kept) &&
+            Number(m[1]) + Buffer.byteLength(kept) === Buffer.byteLength(text) &&
+            !kept.includes("\uFFFD")
+          );
+        },
+      ),
+    );
+  });
+});
+
+describe("lastSessionId (OQ-53, cli-output.md)", () => {
+  const claude = [
+    '{"type":"system","subtype":"init","session_id":"s-1","model":"claude-sonnet-4-6"}',
+    '{"type":"assistant","message":{"content":[]},"session_id":"ignored"}',
+    '{"type":"result","is_error":false,"session_id":"s-2"}',
+  ].join("\n");
+  it.each([
+    ["claude", claude, "s-2"],
+    ["claude", '{"type":"system","subtype":"init","session_id":"s-1"}\nnot json\n', "s-1"],
+    ["codex", '{"type":"thread.started","thread_id":"t-1"}\n{"type":"turn.started"}', "t-1"],
+    ["codex", claude, ""],
+    [
+      "gemini",
+      '{"type":"init","session_id":"g-1","model":"gemini-3.1-flash-lite"}\n{"type":"result"}',
+      "g-1",
+    ],
+    ["opencode", claude, ""],
+    ["exec", claude, ""],
+  ] as const)("%s log → %j", (vendor, log, want) => {
+    expect(lastSessionId(vendor, log)).toBe(want);
+  });
+});
+
+describe("lastPullRequestUrl (events.md §10)", () => {
+  it.each([
+    ["", ""],
+    ['{"kind":"delivery","status":"skipped","reason":"no-changes"}', ""],
+    [
+      '{"kind":"delivery","status":"succeeded","url":"https://github.com/o/r/pull/1"}\n{"kind":"delivery","status":"failed","reason":"push"}',
+      "https://github.com/o/r/pull/1",
+    ],
+    [
+      '{"kind":"delivery","status":"succeeded","url":"https://github.com/o/r/pull/1"}\n{"kind":"delivery","status":"succeeded","url":"https://github.com/o/r/pull/2"}',
+      "https://github.com/o/r/pull/2",
+    ],
+    ['{"type":"result","url":"https://not-a-delivery"}', ""],
+  ])("%j → %j", (log, want) => {
+    expect(lastPullRequestUrl(log)).toBe(want);
+  });
+});

@@ -1,0 +1,204 @@
+import { describe, expect, it } from "vitest";
+import { agent, definition } from "./test-builders.js";
+import type { AgentDefinitionSpec, AgentSpec } from "./types.js";
+import { admissionFailure, batchUnsupportedFields } from "./validation.js";
+
+const key = { resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "k" }] } };
+const batch = (extra: Partial<AgentDefinitionSpec> = {}): Partial<AgentDefinitionSpec> => ({
+  execution: "batch",
+  ...key,
+  ...extra,
+});
+const rt = (extra: Partial<AgentDefinitionSpec> = {}): Partial<AgentDefinitionSpec> => ({
+  execution: "realtime",
+  ...extra,
+});
+const on = { batchEnabled: true, realtimeEnabled: true };
+
+type Row = [string, Partial<AgentDefinitionSpec>, Partial<AgentSpec>, typeof on, string | undefined];
+
+const rows: Row[] = [
+  ["interactive default passes", {}, {}, on, undefined],
+  [
+    "batch off",
+    batch(),
+    {},
+    { ...on, batchEnabled: false },
+    "batch execution is disabled on this controller",
+  ],
+  [
+    "batch allowed_tools",
+    batch({ allowed_tools: ["Bash"] }),
+    {},
+    on,
+    "batch execution does not support allowed_tools",
+  ],
+  [
+    "batch disallowed_tools",
+    batch({ disallowed_tools: ["Bash(rm *)"] }),
+    {},
+    on,
+    "batch execution does not support disallowed_tools",
+  ],
+  ["batch max_turns", batch({ max_turns: 3 }), {}, on, "batch execution does not support max_turns"],
+  [
+    "batch repos",
+    batch({ resources: { ...key.resources, repos: [{ name: "r", url: "o/r" }] } }),
+    {},
+    on,
+    "batch execution does not support resources.repos",
+  ],
+  [
+    "batch mcp_servers",
+    batch({
+      resources: { ...key.resources, mcp_servers: [{ name: "m", transport: "http", url: "https://m" }] },
+    }),
+    {},
+    on,
+    "batch execution does not support resources.mcp_servers",
+  ],
+  [
+    "batch skills",
+    batch({ resources: { ...key.resources, skills: ["s"] } }),
+    {},
+    on,
+    "batch execution does not support resources.skills",
+  ],
+  [
+    "batch conversation",
+    batch({ resources: { ...key.resources, conversation: { source: "https://c" } } }),
+    {},
+    on,
+    "batch execution does not support resources.conversation",
+  ],
+  [
+    "batch output.watch",
+    batch({ output: { watch: [{ event: "e", path: "p" }] } }),
+    {},
+    on,
+    "batch execution does not support output.watch",
+  ],
+  ["batch exec model", batch({ model: "exec" }), {}, on, "batch execution does not support the exec model"],
+  [
+    "batch opencode model",
+    batch({ model: "opencode/x" }),
+    {},
+    on,
+    "batch execution does not support opencode models",
+  ],
+  [
+    "batch Agent.spec.model override goes through the model check",
+    batch({ model: "claude-sonnet-4-6" }),
+    { model: "opencode" },
+    on,
+    "batch execution does not support opencode models",
+  ],
+  [
+    "batch files",
+    batch(),
+    { files: [{ path: "a", url: "https://f/a" }] },
+    on,
+    "batch execution does not support files",
+  ],
+  [
+    "batch delivery",
+    batch({ delivery: { pullRequest: { tokenSecret: "t" } } }),
+    {},
+    on,
+    "batch execution does not support delivery.pullRequest",
+  ],
+  [
+    "batch without the vendor key entry",
+    batch({ model: "gemini-3.1-flash-lite" }),
+    {},
+    on,
+    "batch execution needs a resources.secrets entry named GEMINI_API_KEY",
+  ],
+  ["batch ok", batch(), {}, on, undefined],
+  ["batch with empty tool list ok", batch({ allowed_tools: [] }), {}, on, undefined],
+  [
+    "realtime off",
+    rt(),
+    {},
+    { ...on, realtimeEnabled: false },
+    "realtime execution is disabled on this controller",
+  ],
+  [
+    "realtime conversation.id",
+    rt({ resources: { conversation: { source: "https://c", id: "x" } } }),
+    {},
+    on,
+    "realtime execution does not support resources.conversation.id",
+  ],
+  [
+    "realtime conversation.pin",
+    rt({ resources: { conversation: { source: "https://c", pin: "x" } } }),
+    {},
+    on,
+    "realtime execution does not support resources.conversation.pin",
+  ],
+  ["resume on interactive", {}, { resumeSession: "s" }, on, "resumeSession requires realtime execution"],
+  ["resume on batch", batch(), { resumeSession: "s" }, on, "resumeSession requires realtime execution"],
+  [
+    "resume without source",
+    rt(),
+    { resumeSession: "s" },
+    on,
+    "resumeSession needs resources.conversation.source",
+  ],
+  [
+    "resume opencode",
+    rt({ model: "opencode", resources: { conversation: { source: "https://c" } } }),
+    { resumeSession: "s" },
+    on,
+    "opencode cannot resume a session",
+  ],
+  [
+    "resume exec",
+    rt({ model: "exec", resources: { conversation: { source: "https://c" } } }),
+    { resumeSession: "s" },
+    on,
+    "exec cannot resume a session",
+  ],
+  [
+    "resume claude ok",
+    rt({ resources: { conversation: { source: "https://c" } } }),
+    { resumeSession: "s" },
+    on,
+    undefined,
+  ],
+  ["realtime opencode", rt({ model: "opencode" }), {}, on, "opencode cannot run a realtime session"],
+  ["prompt too large", { prompt: "x".repeat(102401) }, {}, on, "rendered prompt exceeds 102400 bytes"],
+  ["prompt at the limit", { prompt: "x".repeat(102400) }, {}, on, undefined],
+  [
+    "prompt grows past the limit through parameters",
+    { prompt: "{p}" },
+    { parameters: { p: "é".repeat(51201) } },
+    on,
+    "rendered prompt exceeds 102400 bytes",
+  ],
+  [
+    "resumed realtime sends no prompt",
+    rt({ prompt: "x".repeat(200000), resources: { conversation: { source: "https://c" } } }),
+    { resumeSession: "s" },
+    on,
+    undefined,
+  ],
+];
+
+describe("admission checks (crds.md §3.7)", () => {
+  it.each(rows)("%s", (_name, def, spec, settings, want) => {
+    expect(admissionFailure(agent().spec(spec).build(), definition().spec(def).build(), settings)).toBe(want);
+  });
+
+  it("reports the first unsupported batch field in the seed's order", () => {
+    expect(
+      batchUnsupportedFields({
+        prompt: "p",
+        output: { watch: [{ event: "e", path: "p" }] },
+        max_turns: 2,
+        allowed_tools: ["a"],
+      }),
+    ).toEqual(["allowed_tools", "max_turns", "output.watch"]);
+  });
+});
