@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_AGENT_IMAGE, DEFAULT_TIMINGS, parseConfig } from "./config.js";
+
+const base = { POD_NAME: "agent-controller-0" };
+
+describe("parseConfig defaults", () => {
+  it("uses the runtime.md §1 defaults", () => {
+    const c = parseConfig(base);
+    expect(c).toEqual({
+      namespace: "ai-agents",
+      podName: "agent-controller-0",
+      healthPort: 8081,
+      maxOutputBytes: 262144,
+      agentImage: DEFAULT_AGENT_IMAGE,
+      batchEnabled: false,
+      batchPollSeconds: 60,
+      realtimeEnabled: false,
+      realtimeApiToken: "",
+      realtimeSigningKey: "",
+      timings: DEFAULT_TIMINGS,
+    });
+  });
+
+  it("keeps the seed's timings as defaults", () => {
+    expect(DEFAULT_TIMINGS.leaseTickMs).toBe(5000);
+    expect(DEFAULT_TIMINGS.leaseDurationMs).toBe(15000);
+    expect(DEFAULT_TIMINGS.pollIntervalMs).toBe(15000);
+  });
+
+  it("lets the service-account namespace win over NAMESPACE", () => {
+    expect(parseConfig({ ...base, NAMESPACE: "x" }, { serviceAccountNamespace: "from-sa\n" }).namespace).toBe(
+      "from-sa",
+    );
+  });
+
+  it("falls back to the given pod name when POD_NAME is unset", () => {
+    expect(parseConfig({}, { fallbackPodName: "laptop" }).podName).toBe("laptop");
+  });
+});
+
+describe("parseConfig accepted values", () => {
+  it.each([
+    [{ BATCH_ENABLED: "true" }, "batchEnabled", true],
+    [{ BATCH_ENABLED: "false" }, "batchEnabled", false],
+    [{ BATCH_POLL_SECONDS: "0" }, "batchPollSeconds", 0],
+    [{ BATCH_POLL_SECONDS: "300" }, "batchPollSeconds", 300],
+    [{ HEALTH_PORT: "9090" }, "healthPort", 9090],
+    [{ MAX_OUTPUT_BYTES: "1024" }, "maxOutputBytes", 1024],
+    [{ NAMESPACE: "team-a" }, "namespace", "team-a"],
+    [{ AGENT_IMAGE: "reg/x@sha256:abc" }, "agentImage", "reg/x@sha256:abc"],
+    [
+      { REALTIME_ENABLED: "true", REALTIME_API_TOKEN: "t", REALTIME_SIGNING_KEY: "k" },
+      "realtimeEnabled",
+      true,
+    ],
+  ] as const)("%j → %s = %j", (env, key, value) => {
+    expect(parseConfig({ ...base, ...env })[key]).toBe(value);
+  });
+});
+
+describe("parseConfig rejects with exact messages", () => {
+  it.each([
+    [{ BATCH_ENABLED: "yes" }, 'BATCH_ENABLED must be "true" or "false", got: "yes"'],
+    [{ BATCH_ENABLED: "TRUE" }, 'BATCH_ENABLED must be "true" or "false", got: "TRUE"'],
+    [{ BATCH_ENABLED: "" }, 'BATCH_ENABLED must be "true" or "false", got: ""'],
+    [{ BATCH_ENABLED: " true" }, 'BATCH_ENABLED must be "true" or "false", got: " true"'],
+    [{ BATCH_POLL_SECONDS: "-1" }, 'BATCH_POLL_SECONDS must be a non-negative integer, got: "-1"'],
+    [{ BATCH_POLL_SECONDS: "1.5" }, 'BATCH_POLL_SECONDS must be a non-negative integer, got: "1.5"'],
+    [{ BATCH_POLL_SECONDS: "60s" }, 'BATCH_POLL_SECONDS must be a non-negative integer, got: "60s"'],
+    [{ BATCH_POLL_SECONDS: "" }, 'BATCH_POLL_SECONDS must be a non-negative integer, got: ""'],
+    [{ BATCH_POLL_SECONDS: "1e3" }, 'BATCH_POLL_SECONDS must be a non-negative integer, got: "1e3"'],
+    [{ REALTIME_ENABLED: "1" }, 'REALTIME_ENABLED must be "true" or "false", got: "1"'],
+    [
+      { REALTIME_ENABLED: "true", REALTIME_SIGNING_KEY: "k" },
+      "REALTIME_API_TOKEN must be set when REALTIME_ENABLED is true",
+    ],
+    [
+      { REALTIME_ENABLED: "true", REALTIME_API_TOKEN: "t" },
+      "REALTIME_SIGNING_KEY must be set when REALTIME_ENABLED is true",
+    ],
+    [{ HEALTH_PORT: "0" }, 'HEALTH_PORT must be a port number between 1 and 65535, got: "0"'],
+    [{ HEALTH_PORT: "http" }, 'HEALTH_PORT must be a port number between 1 and 65535, got: "http"'],
+    [{ HEALTH_PORT: "70000" }, 'HEALTH_PORT must be a port number between 1 and 65535, got: "70000"'],
+    [{ MAX_OUTPUT_BYTES: "0" }, 'MAX_OUTPUT_BYTES must be a positive integer, got: "0"'],
+    [{ MAX_OUTPUT_BYTES: "256Ki" }, 'MAX_OUTPUT_BYTES must be a positive integer, got: "256Ki"'],
+    [{ NAMESPACE: "Bad_NS" }, 'NAMESPACE must be a valid namespace name, got: "Bad_NS"'],
+    [{ NAMESPACE: "" }, "NAMESPACE must not be empty"],
+    [{ AGENT_IMAGE: " " }, "AGENT_IMAGE must not be empty"],
+    [{ POD_NAME: "" }, "POD_NAME must be set (the Lease holder identity)"],
+  ] as const)("%j", (env, message) => {
+    expect(() => parseConfig({ ...base, ...env })).toThrow(message);
+    try {
+      parseConfig({ ...base, ...env });
+    } catch (e) {
+      expect((e as Error).message).toBe(message);
+    }
+  });
+});

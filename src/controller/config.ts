@@ -1,0 +1,157 @@
+/**
+ * Controller settings from the environment (runtime.md §1), parsed strictly: a malformed value
+ * stops the controller at startup with a message naming the variable and the value, instead of
+ * silently running with a default the operator did not ask for.
+ *
+ * Pure: takes the environment as a plain record, so it is table-tested without touching
+ * process.env.
+ */
+
+/** Image of the init container and courier when AGENT_IMAGE is unset (release-pinned). */
+export const DEFAULT_AGENT_IMAGE = "ghcr.io/re-cinq/ai-agent-init:v0.14.0";
+
+/** Timings the seed fixes; overridable only by code (tests), never by the environment. */
+export interface ControllerTimings {
+  /** Leader-election tick (~5 s). */
+  leaseTickMs: number;
+  /** A Lease not renewed for this long, by our own clock, may be taken over (15 s). */
+  leaseDurationMs: number;
+  /** Safety-net poll: a full LIST + reconcile of everything (~15 s). */
+  pollIntervalMs: number;
+  /** Server-side timeoutSeconds on each watch request. */
+  watchTimeoutSeconds: number;
+  /** Page size of every paginated LIST. */
+  listPageSize: number;
+  /** Exponential backoff of the watch loop on real errors. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+}
+
+export const DEFAULT_TIMINGS: ControllerTimings = {
+  leaseTickMs: 5_000,
+  leaseDurationMs: 15_000,
+  pollIntervalMs: 15_000,
+  watchTimeoutSeconds: 300,
+  listPageSize: 500,
+  backoffBaseMs: 500,
+  backoffMaxMs: 30_000,
+};
+
+export interface ControllerConfig {
+  namespace: string;
+  /** Lease holder identity. */
+  podName: string;
+  healthPort: number;
+  maxOutputBytes: number;
+  agentImage: string;
+  batchEnabled: boolean;
+  batchPollSeconds: number;
+  realtimeEnabled: boolean;
+  realtimeApiToken: string;
+  realtimeSigningKey: string;
+  timings: ControllerTimings;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+export interface ConfigSources {
+  /** Namespace from the in-cluster service-account file; wins over NAMESPACE when present. */
+  serviceAccountNamespace?: string;
+  /** Identity to use when POD_NAME is unset (e.g. the host name when run from a laptop). */
+  fallbackPodName?: string;
+}
+
+function strictBool(name: string, raw: string | undefined): boolean {
+  if (raw === undefined) return false;
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  throw new ConfigError(`${name} must be "true" or "false", got: "${raw}"`);
+}
+
+const NON_NEGATIVE_INT = /^[0-9]+$/;
+
+function nonNegativeInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!NON_NEGATIVE_INT.test(raw) || !Number.isSafeInteger(n)) {
+    throw new ConfigError(`${name} must be a non-negative integer, got: "${raw}"`);
+  }
+  return n;
+}
+
+function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!NON_NEGATIVE_INT.test(raw) || !Number.isSafeInteger(n) || n < 1) {
+    throw new ConfigError(`${name} must be a positive integer, got: "${raw}"`);
+  }
+  return n;
+}
+
+function port(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!NON_NEGATIVE_INT.test(raw) || n < 1 || n > 65535) {
+    throw new ConfigError(`${name} must be a port number between 1 and 65535, got: "${raw}"`);
+  }
+  return n;
+}
+
+/** RFC 1123 label, the shape of a namespace name. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function nonEmpty(name: string, raw: string | undefined, fallback: string): string {
+  if (raw === undefined) return fallback;
+  if (raw.trim() === "") throw new ConfigError(`${name} must not be empty`);
+  return raw;
+}
+
+/**
+ * Parses the controller settings. Unset variables take their defaults; a set-but-empty value is
+ * treated as set (and rejected where empty makes no sense), because an empty value in a
+ * Deployment is almost always a mistake worth surfacing.
+ */
+export function parseConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  sources: ConfigSources = {},
+  timings: Partial<ControllerTimings> = {},
+): ControllerConfig {
+  const ns = sources.serviceAccountNamespace?.trim() || nonEmpty("NAMESPACE", env.NAMESPACE, "ai-agents");
+  if (!DNS_LABEL.test(ns) || ns.length > 63) {
+    throw new ConfigError(`NAMESPACE must be a valid namespace name, got: "${ns}"`);
+  }
+  const podName = env.POD_NAME ?? sources.fallbackPodName;
+  if (podName === undefined || podName.trim() === "") {
+    throw new ConfigError("POD_NAME must be set (the Lease holder identity)");
+  }
+  const batchEnabled = strictBool("BATCH_ENABLED", env.BATCH_ENABLED);
+  const batchPollSeconds = nonNegativeInt("BATCH_POLL_SECONDS", env.BATCH_POLL_SECONDS, 60);
+  const realtimeEnabled = strictBool("REALTIME_ENABLED", env.REALTIME_ENABLED);
+  const realtimeApiToken = env.REALTIME_API_TOKEN ?? "";
+  const realtimeSigningKey = env.REALTIME_SIGNING_KEY ?? "";
+  if (realtimeEnabled) {
+    if (realtimeApiToken === "")
+      throw new ConfigError("REALTIME_API_TOKEN must be set when REALTIME_ENABLED is true");
+    if (realtimeSigningKey === "") {
+      throw new ConfigError("REALTIME_SIGNING_KEY must be set when REALTIME_ENABLED is true");
+    }
+  }
+  return {
+    namespace: ns,
+    podName,
+    healthPort: port("HEALTH_PORT", env.HEALTH_PORT, 8081),
+    maxOutputBytes: positiveInt("MAX_OUTPUT_BYTES", env.MAX_OUTPUT_BYTES, 262144),
+    agentImage: nonEmpty("AGENT_IMAGE", env.AGENT_IMAGE, DEFAULT_AGENT_IMAGE),
+    batchEnabled,
+    batchPollSeconds,
+    realtimeEnabled,
+    realtimeApiToken,
+    realtimeSigningKey,
+    timings: { ...DEFAULT_TIMINGS, ...timings },
+  };
+}

@@ -1,0 +1,361 @@
+/**
+ * A small Kubernetes API client over undici: exactly the verbs the controller uses, each with the
+ * failure semantics the seed asks for (idempotent create, conflict-guarded status writes,
+ * single-entry finalizer patches, best-effort log reads).
+ *
+ * Configuration and authentication come from @kubernetes/client-node's KubeConfig (in-cluster or
+ * kubeconfig); undici carries the requests so watch streams get precise timeouts.
+ */
+import type { KubeConfig } from "@kubernetes/client-node";
+import { Agent, type Dispatcher } from "undici";
+import { KubeApiError } from "./errors.js";
+import { type Resource, resourcePath } from "./resources.js";
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export interface WatchEvent<T> {
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+  object: T;
+}
+
+export type JsonPatchOp =
+  | { op: "test"; path: string; value: unknown }
+  | { op: "add"; path: string; value: unknown }
+  | { op: "remove"; path: string }
+  | { op: "replace"; path: string; value: unknown };
+
+/** The outcome of a guarded write. */
+export type WriteOutcome = "ok" | "conflict" | "not_found";
+
+export interface KubeClientOptions {
+  server: string;
+  dispatcher: Dispatcher;
+  /** Auth headers; called per request so rotated tokens are picked up. */
+  headers: () => Promise<Record<string, string>>;
+  /** Per-request timeout for everything but watches. */
+  requestTimeoutMs?: number;
+}
+
+interface RequestOpts {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  /** Extra time beyond the server-side timeout before the client gives up on a silent socket. */
+  bodyTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export class KubeClient {
+  /** Every request issued, for the benchmark's requests-per-Agent figure. */
+  requestCount = 0;
+  private readonly requestTimeoutMs: number;
+
+  constructor(private readonly opts: KubeClientOptions) {
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+  }
+
+  static async fromKubeConfig(kc: KubeConfig, requestTimeoutMs?: number): Promise<KubeClient> {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error("kubeconfig has no current cluster");
+    const tls: Record<string, unknown> = {};
+    await kc.applyToHTTPSOptions(tls as never);
+    const connect: Record<string, unknown> = {};
+    for (const k of ["ca", "cert", "key", "pfx", "passphrase", "servername"] as const) {
+      if (tls[k] !== undefined) connect[k] = tls[k];
+    }
+    if (cluster.skipTLSVerify) connect.rejectUnauthorized = false;
+    const dispatcher = new Agent({ connect, keepAliveTimeout: 30_000, connections: 64 });
+    let cached: { at: number; headers: Record<string, string> } | undefined;
+    const headers = async () => {
+      // Re-read credentials every minute: in-cluster tokens are rotated on disk.
+      if (!cached || Date.now() - cached.at > 60_000) {
+        const o: { headers?: Record<string, string> } = {};
+        await kc.applyToHTTPSOptions(o as never);
+        const h: Record<string, string> = {};
+        for (const [k, v] of Object.entries(o.headers ?? {})) if (typeof v === "string") h[k] = v;
+        cached = { at: Date.now(), headers: h };
+      }
+      return cached.headers;
+    };
+    return new KubeClient({
+      server: cluster.server.replace(/\/$/, ""),
+      dispatcher,
+      headers,
+      requestTimeoutMs,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.opts.dispatcher.close();
+  }
+
+  private url(path: string, query?: RequestOpts["query"]): string {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== "") qs.set(k, String(v));
+    const s = qs.toString();
+    return `${this.opts.server}${path}${s ? `?${s}` : ""}`;
+  }
+
+  private async send(method: Dispatcher.HttpMethod, path: string, o: RequestOpts = {}) {
+    this.requestCount++;
+    const headers: Record<string, string> = { ...(await this.opts.headers()), accept: "application/json" };
+    let body: string | undefined;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers["content-type"] = o.contentType ?? "application/json";
+    }
+    const url = new URL(this.url(path, o.query));
+    return this.opts.dispatcher.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method,
+      headers,
+      body,
+      headersTimeout: this.requestTimeoutMs,
+      bodyTimeout: o.bodyTimeoutMs ?? this.requestTimeoutMs,
+      signal: o.signal,
+    });
+  }
+
+  /** Sends a request and returns the parsed JSON body; non-2xx throws KubeApiError. */
+  async request<T>(method: Dispatcher.HttpMethod, path: string, o: RequestOpts = {}): Promise<T> {
+    const res = await this.send(method, path, o);
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw toError(res.statusCode, text, `${method} ${path}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** GET one object; undefined on 404. */
+  async get<T>(r: Resource, ns: string, name: string): Promise<T | undefined> {
+    try {
+      return await this.request<T>("GET", resourcePath(r, ns, name));
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
+  /** Full LIST, page by page (limit/continue); the resourceVersion is the first page's. */
+  async list<T>(
+    r: Resource,
+    ns: string,
+    o: { labelSelector?: string; limit?: number; signal?: AbortSignal } = {},
+  ): Promise<ListResult<T>> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let resourceVersion = "";
+    do {
+      const page = await this.request<{
+        items: T[];
+        metadata: { resourceVersion?: string; continue?: string };
+      }>("GET", resourcePath(r, ns), {
+        query: { limit: o.limit ?? 500, continue: cont, labelSelector: o.labelSelector },
+        signal: o.signal,
+      });
+      for (const it of page.items ?? []) items.push(it);
+      if (!resourceVersion) resourceVersion = page.metadata?.resourceVersion ?? "";
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  /**
+   * One watch request from `resourceVersion` with bookmarks on; calls `onEvent` for each event
+   * and resolves when the server ends the stream (its timeoutSeconds). A non-2xx answer throws
+   * KubeApiError (410 means the cursor was compacted away).
+   */
+  async watch<T>(
+    r: Resource,
+    ns: string,
+    o: { resourceVersion: string; timeoutSeconds: number; labelSelector?: string; signal?: AbortSignal },
+    onEvent: (e: WatchEvent<T>) => void,
+  ): Promise<void> {
+    const res = await this.send("GET", resourcePath(r, ns), {
+      query: {
+        watch: 1,
+        allowWatchBookmarks: true,
+        resourceVersion: o.resourceVersion,
+        timeoutSeconds: o.timeoutSeconds,
+        labelSelector: o.labelSelector,
+      },
+      // A half-open socket delivers nothing; bookmarks arrive about once a minute, so silence
+      // well past the server's own timeout means the connection is dead.
+      bodyTimeoutMs: (o.timeoutSeconds + 30) * 1000,
+      signal: o.signal,
+    });
+    if (res.statusCode >= 300) {
+      throw toError(res.statusCode, await res.body.text(), `WATCH ${r.plural}`);
+    }
+    let buf = "";
+    res.body.setEncoding("utf8");
+    for await (const chunk of res.body) {
+      buf += chunk as string;
+      let nl = buf.indexOf("\n");
+      while (nl >= 0) {
+        const line = buf.slice(0, nl).trim();
+        buf = buf.slice(nl + 1);
+        if (line) onEvent(JSON.parse(line) as WatchEvent<T>);
+        nl = buf.indexOf("\n");
+      }
+    }
+    if (buf.trim()) onEvent(JSON.parse(buf) as WatchEvent<T>);
+  }
+
+  /** POST; 409 AlreadyExists returns the existing object with created=false. */
+  async create<T extends { metadata?: { name?: string } }>(
+    r: Resource,
+    ns: string,
+    obj: T,
+  ): Promise<{ created: boolean; object: T | undefined }> {
+    try {
+      return { created: true, object: await this.request<T>("POST", resourcePath(r, ns), { body: obj }) };
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 409 && e.reason === "AlreadyExists") {
+        const name = obj.metadata?.name;
+        return { created: false, object: name ? await this.get<T>(r, ns, name) : undefined };
+      }
+      throw e;
+    }
+  }
+
+  /** PUT of a whole object; its metadata.resourceVersion is the precondition. */
+  async replace<T>(r: Resource, ns: string, name: string, obj: T): Promise<T> {
+    return this.request<T>("PUT", resourcePath(r, ns, name), { body: obj });
+  }
+
+  /**
+   * Merge-patch of the status subresource guarded by `resourceVersion`: a 409 means our read was
+   * stale, so the write is dropped ("conflict") for the next reconcile to recompute.
+   */
+  async patchStatus(
+    r: Resource,
+    ns: string,
+    name: string,
+    resourceVersion: string,
+    status: Record<string, unknown>,
+  ): Promise<WriteOutcome> {
+    return this.guarded(() =>
+      this.request("PATCH", resourcePath(r, ns, name, "status"), {
+        body: { metadata: { resourceVersion }, status },
+        contentType: "application/merge-patch+json",
+      }),
+    );
+  }
+
+  /** JSON patch (application/json-patch+json); a failed `test` (422) or 409 is a conflict. */
+  async jsonPatch(r: Resource, ns: string, name: string, ops: JsonPatchOp[]): Promise<WriteOutcome> {
+    return this.guarded(() =>
+      this.request("PATCH", resourcePath(r, ns, name), {
+        body: ops,
+        contentType: "application/json-patch+json",
+      }),
+    );
+  }
+
+  /**
+   * Adds one finalizer, touching no other entry: the patch first `test`s that the list is still
+   * what we read (or, when there was none, that the object is unchanged), so a concurrent edit by
+   * another controller makes it a conflict instead of being overwritten.
+   */
+  async addFinalizer(
+    r: Resource,
+    ns: string,
+    name: string,
+    seen: { finalizers?: string[]; resourceVersion?: string },
+    finalizer: string,
+  ): Promise<WriteOutcome> {
+    const current = seen.finalizers ?? [];
+    if (current.includes(finalizer)) return "ok";
+    const ops: JsonPatchOp[] =
+      current.length > 0
+        ? [
+            { op: "test", path: "/metadata/finalizers", value: current },
+            { op: "add", path: "/metadata/finalizers/-", value: finalizer },
+          ]
+        : [
+            { op: "test", path: "/metadata/resourceVersion", value: seen.resourceVersion ?? "" },
+            { op: "add", path: "/metadata/finalizers", value: [finalizer] },
+          ];
+    return this.jsonPatch(r, ns, name, ops);
+  }
+
+  /** Removes one finalizer by index after testing that the index still holds it. */
+  async removeFinalizer(
+    r: Resource,
+    ns: string,
+    name: string,
+    current: string[] | undefined,
+    finalizer: string,
+  ): Promise<WriteOutcome> {
+    const i = current?.indexOf(finalizer) ?? -1;
+    if (i < 0) return "ok";
+    return this.jsonPatch(r, ns, name, [
+      { op: "test", path: `/metadata/finalizers/${i}`, value: finalizer },
+      { op: "remove", path: `/metadata/finalizers/${i}` },
+    ]);
+  }
+
+  /** DELETE; true if deleted or already gone. */
+  async delete(
+    r: Resource,
+    ns: string,
+    name: string,
+    o: { propagationPolicy?: "Background" | "Foreground" | "Orphan"; uid?: string } = {},
+  ): Promise<boolean> {
+    const body: Record<string, unknown> = { kind: "DeleteOptions", apiVersion: "v1" };
+    if (o.propagationPolicy) body.propagationPolicy = o.propagationPolicy;
+    if (o.uid) body.preconditions = { uid: o.uid };
+    try {
+      await this.request("DELETE", resourcePath(r, ns, name), { body });
+      return true;
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return true;
+      if (e instanceof KubeApiError && e.status === 409) return false;
+      throw e;
+    }
+  }
+
+  /** A container's log; undefined when the pod or log is gone or unreadable (best effort). */
+  async readLog(ns: string, pod: string, container: string, tailLines?: number): Promise<string | undefined> {
+    try {
+      const res = await this.send(
+        "GET",
+        `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log`,
+        {
+          query: { container, tailLines },
+        },
+      );
+      const text = await res.body.text();
+      return res.statusCode < 300 ? text : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async guarded(write: () => Promise<unknown>): Promise<WriteOutcome> {
+    try {
+      await write();
+      return "ok";
+    } catch (e) {
+      if (e instanceof KubeApiError && (e.status === 409 || e.status === 422)) return "conflict";
+      if (e instanceof KubeApiError && e.status === 404) return "not_found";
+      throw e;
+    }
+  }
+}
+
+function toError(status: number, text: string, what: string): KubeApiError {
+  let reason = "";
+  let message = text.slice(0, 500);
+  try {
+    const s = JSON.parse(text) as { reason?: string; message?: string };
+    reason = s.reason ?? "";
+    message = s.message ?? message;
+  } catch {
+    // not a Status object
+  }
+  return new KubeApiError(status, reason, `${what}: ${status} ${reason} ${message}`.trim());
+}
