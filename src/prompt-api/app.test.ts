@@ -556,6 +556,15 @@ describe("status.sessionId", () => {
     expect(h.patches).toEqual([{ name: "a", sessionId: "new" }]);
   });
 
+  it("an empty reply id never clears the Agent's recorded one", async () => {
+    const h = harness({
+      agents: [runningAgent("a", { sessionId: "resumed-id" })],
+      supervisor: answer(202, { turn: 1, queued: 1, sessionId: "" }),
+    });
+    expect((await send(h)).sessionId).toBe("");
+    expect(h.patches).toEqual([]);
+  });
+
   it("is not patched for a close or a refused prompt", async () => {
     const h = harness({ supervisor: answer(429, { error: "too many queued prompts", sessionId: "x" }) });
     await h.app.request(PROMPT_PATH, { method: "POST", headers: AUTH, body: prompt("hi") });
