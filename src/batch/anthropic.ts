@@ -43,12 +43,15 @@ export function anthropicCreateBody(req: BatchSubmitRequest): CreateParams {
 
 export class AnthropicBatchProvider implements BatchProvider {
   readonly name = "anthropic" as const;
+  /** Where requests go: the option, else the real host. */
+  readonly baseUrl: string;
   private readonly http: HttpClient;
 
   constructor(options: ProviderClientOptions = {}) {
+    this.baseUrl = options.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL;
     this.http = new HttpClient({
       vendor: V,
-      baseUrl: options.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
+      baseUrl: this.baseUrl,
       timeoutMs: options.timeoutMs,
       describeError: describeErrorEnvelope,
     });

@@ -54,12 +54,15 @@ export function geminiCreateBody(req: BatchSubmitRequest): CreateBody {
 
 export class GeminiBatchProvider implements BatchProvider {
   readonly name = "gemini" as const;
+  /** Where requests go: the option, else the real host. */
+  readonly baseUrl: string;
   private readonly http: HttpClient;
 
   constructor(options: ProviderClientOptions = {}) {
+    this.baseUrl = options.baseUrl ?? GEMINI_DEFAULT_BASE_URL;
     this.http = new HttpClient({
       vendor: V,
-      baseUrl: options.baseUrl ?? GEMINI_DEFAULT_BASE_URL,
+      baseUrl: this.baseUrl,
       timeoutMs: options.timeoutMs,
       describeError: describeErrorEnvelope,
     });

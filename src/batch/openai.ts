@@ -71,12 +71,15 @@ export function openaiCreateBatchBody(inputFileId: string, agentUid: string): Cr
 
 export class OpenAIBatchProvider implements BatchProvider {
   readonly name = "openai" as const;
+  /** Where requests go: the option, else the real host. */
+  readonly baseUrl: string;
   private readonly http: HttpClient;
 
   constructor(options: ProviderClientOptions = {}) {
+    this.baseUrl = options.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
     this.http = new HttpClient({
       vendor: V,
-      baseUrl: options.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+      baseUrl: this.baseUrl,
       timeoutMs: options.timeoutMs,
       describeError: describeErrorEnvelope,
     });
