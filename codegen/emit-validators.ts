@@ -21,19 +21,26 @@ export function validatorName(kind: string): string {
 }
 
 /**
- * ajv's standalone output still uses `require()` for its runtime helpers and format
- * functions even in ESM mode; hoist each one into a default import of the CommonJS module.
+ * ajv's standalone output still uses `require()` for format functions even in ESM mode; hoist
+ * each into a namespace import. Only named exports are allowed: a CommonJS `default` is read
+ * differently by Node and by bundlers, so it fails codegen instead of failing at runtime.
  */
 export function requiresToImports(code: string): string {
   const modules: string[] = [];
-  const body = code.replace(/require\("([^"]+)"\)/g, (_match, spec: string) => {
-    let index = modules.indexOf(spec);
-    if (index === -1) index = modules.push(spec) - 1;
-    return `__cjs${index}`;
-  });
+  const body = code.replace(
+    /require\("([^"]+)"\)(\.[A-Za-z_$][\w$]*)?/g,
+    (_match, spec: string, member?: string) => {
+      if (!member || member === ".default") {
+        throw new Error(`ajv standalone code needs ${spec}${member ?? ""}, which has no portable ESM import`);
+      }
+      let index = modules.indexOf(spec);
+      if (index === -1) index = modules.push(spec) - 1;
+      return `__cjs${index}${member}`;
+    },
+  );
   const imports = modules.map((spec, i) => {
     const file = spec.endsWith(".js") ? spec : `${spec}.js`;
-    return `import __cjs${i} from ${JSON.stringify(file)};`;
+    return `import * as __cjs${i} from ${JSON.stringify(file)};`;
   });
   return `${imports.join("\n")}\n${body.replace(/^"use strict";/, "")}`;
 }
@@ -43,6 +50,18 @@ export function emitValidators(crds: CrdSource[], sourcePaths: string[]): Emitte
     code: { source: true, esm: true, lines: true },
     allErrors: true,
     strict: true,
+    // String lengths as UTF-16 units: avoids ajv's ucs2length runtime helper (a CommonJS
+    // default export). Every length-bounded field is ASCII-only by pattern, so this counts
+    // the same as the API server's rune count.
+    unicode: false,
+    logger: {
+      log: (...args: unknown[]) => console.log(...args),
+      // The unicode option above is deliberate; its deprecation notice is noise.
+      warn: (...args: unknown[]) => {
+        if (!String(args[0]).includes("option unicode")) console.warn(...args);
+      },
+      error: (...args: unknown[]) => console.error(...args),
+    },
     // Enum, required and type errors all get a sentence in src/validation; keep the data out
     // of the generated code.
     verbose: false,

@@ -1,0 +1,12 @@
+export type { AnyResource, ResourceKind, ValidationIssue, ValidationResult } from "./validate.js";
+export {
+  formatIssues,
+  parseAgent,
+  parseAgentDefinition,
+  parseStation,
+  ResourceValidationError,
+  validateAgent,
+  validateAgentDefinition,
+  validateResource,
+  validateStation,
+} from "./validate.js";

@@ -1,0 +1,41 @@
+/**
+ * Sentences for ajv errors. Each names the field by its dotted path, says what is expected
+ * and, where it helps, what was found.
+ */
+
+/** What each schema pattern means, in words. A test keeps this in step with schemas/crds/. */
+export const patternHints: Readonly<Record<string, string>> = {
+  "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$":
+    "a Kubernetes object name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit",
+  "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$": "a repository in owner/name form",
+  "^https?://[^/\\s]+": "an http:// or https:// URL; no other scheme is fetched",
+  "^[-._a-zA-Z0-9]+$": "a Secret key: letters, digits, '-', '_' and '.'",
+};
+
+const typeNames: Readonly<Record<string, string>> = {
+  string: "a string",
+  integer: "an integer",
+  number: "a number",
+  boolean: "a boolean (true or false)",
+  object: "an object",
+  array: "a list",
+  null: "null",
+};
+
+export function describeType(type: unknown): string {
+  if (Array.isArray(type)) return type.map(describeType).join(" or ");
+  return typeNames[String(type)] ?? String(type);
+}
+
+export function actualType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "number") return Number.isInteger(value) ? "an integer" : "a number";
+  return typeNames[typeof value] ?? typeof value;
+}
+
+/** A short, bounded rendering of a value for "got …" clauses. */
+export function shown(value: unknown): string {
+  const text = typeof value === "string" ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
