@@ -1,31 +1,31 @@
 /**
  * The event lists the executor hands to SinkDispatcher.deliver for a batch run (events.md §9).
  */
-import type { OutgoingEvent } from "./dispatcher.js";
+import type { SinkItem } from "./dispatcher.js";
 import { batchDisabled, batchFailed, batchStarted, batchSucceeded, batchTimedOut } from "./lifecycle.js";
 
 /**
  * After the completing patch: every CLI line of the result (uncapped; select applies), then
  * the terminal event — agent/succeeded exitCode 0, or agent/failed exitCode 1 batch_failed.
  */
-export function batchEndEvents(lines: readonly string[], outcome: "succeeded" | "failed"): OutgoingEvent[] {
+export function batchEndEvents(lines: readonly string[], outcome: "succeeded" | "failed"): SinkItem[] {
   return [
-    ...lines.map((line): OutgoingEvent => ({ type: "line", line })),
-    { type: "event", event: outcome === "succeeded" ? batchSucceeded() : batchFailed() },
+    ...lines.map((line): SinkItem => ({ type: "cliLine", line })),
+    { type: "lifecycle", event: outcome === "succeeded" ? batchSucceeded() : batchFailed() },
   ];
 }
 
 /** After the submit patch (Running, batchId, batchProvider). */
-export function batchStartEvents(): OutgoingEvent[] {
-  return [{ type: "event", event: batchStarted() }];
+export function batchStartEvents(): SinkItem[] {
+  return [{ type: "lifecycle", event: batchStarted() }];
 }
 
 /** After the timeout patch: fail ends the run, fallback does not. */
-export function batchTimeoutEvents(onTimeout: "fail" | "fallback"): OutgoingEvent[] {
-  return [{ type: "event", event: batchTimedOut(onTimeout) }];
+export function batchTimeoutEvents(onTimeout: "fail" | "fallback"): SinkItem[] {
+  return [{ type: "lifecycle", event: batchTimedOut(onTimeout) }];
 }
 
 /** After the patch that fails an in-flight Agent because batch was turned off (OQ-37). */
-export function batchDisabledEvents(): OutgoingEvent[] {
-  return [{ type: "event", event: batchDisabled() }];
+export function batchDisabledEvents(): SinkItem[] {
+  return [{ type: "lifecycle", event: batchDisabled() }];
 }

@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AgentDefinition, AgentDefinitionSpec } from "../core/types.js";
+import type { EmitSinkEventsAction } from "../core/actions.js";
+import type { SelectorSpec, SinkSpec } from "../core/types.js";
 import { batchEndEvents } from "./batch-events.js";
 import { type DeliveryRequest, SinkDispatcher, type SinkDispatcherOptions } from "./dispatcher.js";
 import { batchRunSource } from "./envelope.js";
@@ -72,14 +73,9 @@ const source = batchRunSource(agent);
 const SOURCE_JSON =
   '{"agent":"ticket-summary-abc12","station":"ticket-summary","task":"T-1","namespace":"ai-agents"}';
 
-function definition(
-  output: AgentDefinitionSpec["output"],
-  env?: { name: string; value: string }[],
-): AgentDefinition {
-  return {
-    metadata: { name: "ticket-summary", namespace: "ai-agents" },
-    spec: { prompt: "p", execution: "batch", output, ...(env ? { resources: { env } } : {}) },
-  };
+/** The output block of a definition, as the core's emitSinkEvents action carries it. */
+function definition(output: { sinks?: SinkSpec[]; select?: SelectorSpec[] } | undefined) {
+  return { sinks: output?.sinks ?? [], select: output?.select ?? [] };
 }
 
 const claudeLines = [
@@ -126,10 +122,10 @@ describe("SinkDispatcher", () => {
     secrets["sink-auth"] = "Authorization: Bearer s3cret\n\nX-Team :  floor \n";
     const d = dispatcher();
     const req: DeliveryRequest = {
-      definition: definition({ sinks: [{ type: "http", url: sink.url, headers_secret: "sink-auth" }] }),
+      ...definition({ sinks: [{ type: "http", url: sink.url, headers_secret: "sink-auth" }] }),
       source,
       vendor: "claude",
-      events: batchEndEvents(claudeLines, "succeeded"),
+      items: batchEndEvents(claudeLines, "succeeded"),
     };
     await d.deliver(req);
 
@@ -154,10 +150,10 @@ describe("SinkDispatcher", () => {
     const sink = await listener();
     const d = dispatcher();
     await d.deliver({
-      definition: definition({ select: [{ event: "result" }], sinks: [{ type: "http", url: sink.url }] }),
+      ...definition({ select: [{ event: "result" }], sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      events: batchEndEvents([...claudeLines, "not json"], "failed"),
+      items: batchEndEvents([...claudeLines, "not json"], "failed"),
     });
     expect(sink.received.map((r) => JSON.parse(r.body).event)).toEqual([
       JSON.parse(claudeLines[2] as string),
@@ -173,10 +169,10 @@ describe("SinkDispatcher", () => {
       },
     });
     await d.deliver({
-      definition: definition({ sinks: [{ type: "http", url: sink.url, headers_secret: "missing" }] }),
+      ...definition({ sinks: [{ type: "http", url: sink.url, headers_secret: "missing" }] }),
       source,
       vendor: "claude",
-      events: [{ type: "event", event: batchStarted() }],
+      items: [{ type: "lifecycle", event: batchStarted() }],
     });
     expect(sink.received).toHaveLength(1);
     expect(sink.received[0]?.headers.authorization).toBeUndefined();
@@ -187,10 +183,10 @@ describe("SinkDispatcher", () => {
     const sink = await listener([503, 500]);
     const d = dispatcher();
     await d.deliver({
-      definition: definition({ sinks: [{ type: "http", url: sink.url }] }),
+      ...definition({ sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      events: [{ type: "event", event: batchStarted() }],
+      items: [{ type: "lifecycle", event: batchStarted() }],
     });
     expect(sink.received).toHaveLength(3);
     expect(new Set(sink.received.map((r) => r.body)).size).toBe(1);
@@ -202,12 +198,12 @@ describe("SinkDispatcher", () => {
     const sink = await listener([500, 502, 500, 500, 500]);
     const d = dispatcher({ retry: { attempts: 4, baseMs: 100, maxMs: 250 } });
     await d.deliver({
-      definition: definition({ sinks: [{ type: "http", url: sink.url }] }),
+      ...definition({ sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      events: [
-        { type: "event", event: batchStarted() },
-        { type: "line", line: claudeLines[2] as string },
+      items: [
+        { type: "lifecycle", event: batchStarted() },
+        { type: "cliLine", line: claudeLines[2] as string },
       ],
     });
     // The first event used all four attempts; the second got the 5th scripted 500 then 200s.
@@ -222,10 +218,10 @@ describe("SinkDispatcher", () => {
     const url = await deadUrl();
     const d = dispatcher();
     await d.deliver({
-      definition: definition({ sinks: [{ type: "http", url }] }),
+      ...definition({ sinks: [{ type: "http", url }] }),
       source,
       vendor: "claude",
-      events: [{ type: "event", event: batchStarted() }],
+      items: [{ type: "lifecycle", event: batchStarted() }],
     });
     expect(sleeps).toEqual([200, 400]);
     expect(log.lines.filter((l) => l.msg === `http sink failed after retries: ${url}`)).toHaveLength(1);
@@ -241,10 +237,10 @@ describe("SinkDispatcher", () => {
     try {
       const d = dispatcher({ attemptTimeoutMs: 150, retry: { attempts: 2, baseMs: 10, maxMs: 10 } });
       await d.deliver({
-        definition: definition({ sinks: [{ type: "http", url }] }),
+        ...definition({ sinks: [{ type: "http", url }] }),
         source,
         vendor: "claude",
-        events: [{ type: "event", event: batchStarted() }],
+        items: [{ type: "lifecycle", event: batchStarted() }],
       });
       expect(hung).toHaveLength(2);
       expect(sleeps).toEqual([10]);
@@ -260,10 +256,10 @@ describe("SinkDispatcher", () => {
     const sink = await listener([500]);
     const d = dispatcher({ retry: { attempts: 1, baseMs: 200, maxMs: 5000 } });
     await d.deliver({
-      definition: definition({ sinks: [{ type: "http", url: sink.url }] }),
+      ...definition({ sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      events: [{ type: "event", event: batchStarted() }],
+      items: [{ type: "lifecycle", event: batchStarted() }],
     });
     expect(sink.received).toHaveLength(1);
     expect(sleeps).toEqual([]);
@@ -283,16 +279,16 @@ describe("SinkDispatcher", () => {
     });
     const def = definition({ sinks: [{ type: "http", url: sink.url }] });
     const first = d.deliver({
-      definition: def,
+      ...def,
       source,
       vendor: "claude",
-      events: [{ type: "event", event: batchStarted() }],
+      items: [{ type: "lifecycle", event: batchStarted() }],
     });
     const second = d.deliver({
-      definition: def,
+      ...def,
       source,
       vendor: "claude",
-      events: batchEndEvents([], "succeeded"),
+      items: batchEndEvents([], "succeeded"),
     });
     expect(d.pending).toBe(2);
     // Wait until the first attempt failed and the queue sits in its backoff.
@@ -311,29 +307,32 @@ describe("SinkDispatcher", () => {
     const d = dispatcher();
     const def = definition({ sinks: [{ type: "http", url: sink.url }] });
     void d.deliver({
-      definition: def,
+      ...def,
       source,
       vendor: "claude",
-      events: batchEndEvents(claudeLines, "succeeded"),
+      items: batchEndEvents(claudeLines, "succeeded"),
     });
     await d.drain();
     expect(sink.received).toHaveLength(4);
     expect(d.pending).toBe(0);
   });
 
-  it("adds a header-less http sink for AGENT_NOTIFY_URL and ignores stdout sinks", async () => {
+  it("delivers to every http sink, each with its own header block, and ignores stdout sinks", async () => {
     const a = await listener();
     const b = await listener();
     secrets.auth = "Authorization: Bearer x";
     const d = dispatcher();
     await d.deliver({
-      definition: definition(
-        { sinks: [{ type: "stdout" }, { type: "http", url: a.url, headers_secret: "auth" }] },
-        [{ name: "AGENT_NOTIFY_URL", value: b.url }],
-      ),
+      ...definition({
+        sinks: [
+          { type: "stdout" },
+          { type: "http", url: a.url, headers_secret: "auth" },
+          { type: "http", url: b.url },
+        ],
+      }),
       source,
       vendor: "claude",
-      events: [{ type: "event", event: batchStarted() }],
+      items: [{ type: "lifecycle", event: batchStarted() }],
     });
     expect(a.received).toHaveLength(1);
     expect(b.received).toHaveLength(1);
@@ -341,16 +340,48 @@ describe("SinkDispatcher", () => {
     expect(b.received[0]?.headers.authorization).toBeUndefined();
   });
 
+  it("accepts the reconcile core's emitSinkEvents action as is, and sends lifecycle keys in wire order", async () => {
+    const sink = await listener();
+    const action: EmitSinkEventsAction = {
+      id: "event-end",
+      type: "emitSinkEvents",
+      dependsOn: ["patch-status"],
+      agent: { namespace: "ai-agents", name: "ticket-summary-abc12", uid: "uid-1" },
+      source: {
+        agent: "ticket-summary-abc12",
+        station: "ticket-summary",
+        task: "T-1",
+        namespace: "ai-agents",
+      },
+      sinks: [{ type: "http", url: sink.url }],
+      select: [],
+      vendor: "claude",
+      items: [
+        { type: "cliLine", line: claudeLines[2] as string },
+        // The core builds exitCode before reason; the wire order is reason, exitCode (events.md §4).
+        {
+          type: "lifecycle",
+          event: { kind: "lifecycle", phase: "agent", status: "failed", exitCode: 1, reason: "batch_failed" },
+        },
+      ],
+    };
+    await dispatcher().deliver(action);
+    expect(sink.received.map((r) => r.body)).toEqual([
+      `{"source":${SOURCE_JSON},"event":${claudeLines[2]}}`,
+      `{"source":${SOURCE_JSON},"event":{"kind":"lifecycle","phase":"agent","status":"failed","reason":"batch_failed","exitCode":1}}`,
+    ]);
+  });
+
   it("does not deliver a line that already is an envelope", async () => {
     const sink = await listener();
     const d = dispatcher();
     await d.deliver({
-      definition: definition({ sinks: [{ type: "http", url: sink.url }] }),
+      ...definition({ sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      events: [
-        { type: "line", line: '{"source":{},"event":{}}' },
-        { type: "event", event: batchStarted() },
+      items: [
+        { type: "cliLine", line: '{"source":{},"event":{}}' },
+        { type: "lifecycle", event: batchStarted() },
       ],
     });
     expect(sink.received).toHaveLength(1);
@@ -362,7 +393,7 @@ describe("SinkDispatcher", () => {
     try {
       const d = dispatcher({ fileBaseDir: dir });
       await d.deliver({
-        definition: definition({
+        ...definition({
           sinks: [
             { type: "file", path: "events.ndjson" },
             { type: "file", path: join(dir, "no-such-dir", "x.ndjson") },
@@ -370,7 +401,7 @@ describe("SinkDispatcher", () => {
         }),
         source,
         vendor: "claude",
-        events: batchEndEvents([claudeLines[2] as string], "succeeded"),
+        items: batchEndEvents([claudeLines[2] as string], "succeeded"),
       });
       const text = await readFile(join(dir, "events.ndjson"), "utf8");
       expect(text).toBe(
@@ -386,13 +417,13 @@ describe("SinkDispatcher", () => {
   it("with no sinks does nothing; malformed entries are skipped and logged", async () => {
     const d = dispatcher();
     await d.deliver({
-      definition: definition({ sinks: [{ type: "http" } as never, { url: "x" } as never] }),
+      ...definition({ sinks: [{ type: "http" } as never, { url: "x" } as never] }),
       source,
       vendor: "claude",
-      events: [{ type: "event", event: batchStarted() }],
+      items: [{ type: "lifecycle", event: batchStarted() }],
     });
     expect(log.lines.filter((l) => l.msg === "sink skipped")).toHaveLength(2);
-    await d.deliver({ definition: definition(undefined), source, vendor: "claude", events: [] });
+    await d.deliver({ ...definition(undefined), source, vendor: "claude", items: [] });
     expect(d.pending).toBe(0);
   });
 
@@ -412,10 +443,10 @@ describe("SinkDispatcher", () => {
     const def = definition({ sinks: [{ type: "http", url: sink.url }] });
     const lines = ['{"n":1}', '{"n":2}', '{"n":3}', '{"n":4}'];
     const done = d.deliver({
-      definition: def,
+      ...def,
       source,
       vendor: "claude",
-      events: [{ type: "event", event: batchStarted() }, ...batchEndEvents(lines, "succeeded")],
+      items: [{ type: "lifecycle", event: batchStarted() }, ...batchEndEvents(lines, "succeeded")],
     });
     await expect.poll(() => sleeps.length, { timeout: 10_000 }).toBe(1);
     release();

@@ -9,7 +9,7 @@
  */
 import { isAbsolute, resolve as resolvePath } from "node:path";
 import type { Vendor } from "../core/routing.js";
-import type { AgentDefinition } from "../core/types.js";
+import type { SelectorSpec, SinkSpec } from "../core/types.js";
 import {
   type Envelope,
   type EventSource,
@@ -19,6 +19,7 @@ import {
   wrap,
 } from "./envelope.js";
 import { parseHeaderBlock } from "./headers.js";
+import { canonicalLifecycle } from "./lifecycle.js";
 import { backoffMs, DEFAULT_RETRY, type RetrySettings } from "./retry.js";
 import { passesSelect } from "./select.js";
 import { type ResolvedSink, resolveSinks, sinkKey } from "./sinks.js";
@@ -33,21 +34,27 @@ import {
   undiciPost,
 } from "./transport.js";
 
-/** One thing to send, in emission order. */
-export type OutgoingEvent =
+/**
+ * One thing to send, in emission order. Structurally the same as the reconcile core's
+ * `SinkItem` (src/core/actions.ts), so an `emitSinkEvents` action can be passed straight in.
+ */
+export type SinkItem =
+  /** A platform event (lifecycle); never filtered by output.select. */
+  | { type: "lifecycle"; event: object }
   /** A tool-native (CLI-format) line, JSON text without newline; subject to output.select. */
-  | { type: "line"; line: string }
-  /** A platform event (lifecycle, file, turn, delivery); never filtered. */
-  | { type: "event"; event: object };
+  | { type: "cliLine"; line: string };
 
+/** What to deliver; the core's `EmitSinkEventsAction` satisfies it. */
 export interface DeliveryRequest {
-  /** Supplies output.sinks, output.select and resources.env (AGENT_NOTIFY_URL). */
-  definition: Pick<AgentDefinition, "spec">;
-  /** Use batchRunSource(agent): agent, station, task, namespace; no pod. */
+  /** Envelope source: agent, station, task, namespace; no pod for batch runs. */
   source: EventSource;
-  /** Decides the classification rules for output.select (routeModel of the effective model). */
+  /** The definition's output.sinks. */
+  sinks: readonly SinkSpec[];
+  /** The definition's output.select; empty or absent lets every CLI line through. */
+  select?: readonly SelectorSpec[];
+  /** Classification rules for cliLine items (routeModel of the effective model). */
   vendor: Vendor;
-  events: OutgoingEvent[];
+  items: readonly SinkItem[];
 }
 
 /** Reads one key of the agent-secrets Secret in `namespace`; undefined when absent. */
@@ -125,7 +132,7 @@ export class SinkDispatcher {
    * order are delivered in order; callers that must not wait can ignore the promise.
    */
   deliver(req: DeliveryRequest): Promise<void> {
-    const { sinks, skipped } = resolveSinks(req.definition);
+    const { sinks, skipped } = resolveSinks(req.sinks);
     const source = normalizeSource(req.source);
     for (const reason of skipped) this.log.warn("sink skipped", { reason, ...source });
     if (sinks.length === 0) return Promise.resolve();
@@ -168,11 +175,10 @@ export class SinkDispatcher {
     req: DeliveryRequest,
     source: EventSource,
   ): Array<{ envelope: Envelope; droppable: boolean }> {
-    const selectors = req.definition.spec.output?.select;
     const out: Array<{ envelope: Envelope; droppable: boolean }> = [];
-    for (const item of req.events) {
-      if (item.type === "line") {
-        if (!passesSelect(selectors, req.vendor, item.line)) continue;
+    for (const item of req.items) {
+      if (item.type === "cliLine") {
+        if (!passesSelect(req.select, req.vendor, item.line)) continue;
         const envelope = wrap(source, parseLine(item.line));
         if (envelope === undefined) {
           this.log.error("line already is an envelope; not delivered (bug)", { ...source });
@@ -180,7 +186,7 @@ export class SinkDispatcher {
         }
         out.push({ envelope, droppable: true });
       } else {
-        const envelope = wrap(source, item.event);
+        const envelope = wrap(source, canonicalLifecycle(item.event));
         if (envelope === undefined) {
           this.log.error("event already is an envelope; not delivered (bug)", { ...source });
           continue;

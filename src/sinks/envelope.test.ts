@@ -15,6 +15,7 @@ import {
   batchStarted,
   batchSucceeded,
   batchTimedOut,
+  canonicalLifecycle,
   lifecycleEvent,
 } from "./lifecycle.js";
 
@@ -110,19 +111,42 @@ describe("lifecycle events", () => {
   });
 });
 
+describe("canonicalLifecycle", () => {
+  it("reorders lifecycle keys to kind, phase, status, tool, reason, exitCode, turn", () => {
+    expect(
+      JSON.stringify(
+        canonicalLifecycle({
+          exitCode: 1,
+          reason: "batch_timeout",
+          status: "failed",
+          phase: "agent",
+          kind: "lifecycle",
+        }),
+      ),
+    ).toBe('{"kind":"lifecycle","phase":"agent","status":"failed","reason":"batch_timeout","exitCode":1}');
+    expect(
+      JSON.stringify(canonicalLifecycle({ turn: 2, kind: "lifecycle", phase: "turn", status: "started" })),
+    ).toBe('{"kind":"lifecycle","phase":"turn","status":"started","turn":2}');
+  });
+  it("leaves other events untouched", () => {
+    const file = { kind: "file", event: "report", path: "/w/r.md", content: "x" };
+    expect(canonicalLifecycle(file)).toBe(file);
+  });
+});
+
 describe("batch event lists", () => {
   it("end: every line in order, then the terminal event", () => {
     expect(batchEndEvents(["a", "b"], "failed")).toEqual([
-      { type: "line", line: "a" },
-      { type: "line", line: "b" },
-      { type: "event", event: batchFailed() },
+      { type: "cliLine", line: "a" },
+      { type: "cliLine", line: "b" },
+      { type: "lifecycle", event: batchFailed() },
     ]);
-    expect(batchEndEvents([], "succeeded")).toEqual([{ type: "event", event: batchSucceeded() }]);
+    expect(batchEndEvents([], "succeeded")).toEqual([{ type: "lifecycle", event: batchSucceeded() }]);
   });
   it("start, timeout and disabled are single platform events", () => {
-    expect(batchStartEvents()).toEqual([{ type: "event", event: batchStarted() }]);
-    expect(batchTimeoutEvents("fallback")).toEqual([{ type: "event", event: batchTimedOut("fallback") }]);
-    expect(batchTimeoutEvents("fail")).toEqual([{ type: "event", event: batchTimedOut("fail") }]);
-    expect(batchDisabledEvents()).toEqual([{ type: "event", event: batchDisabled() }]);
+    expect(batchStartEvents()).toEqual([{ type: "lifecycle", event: batchStarted() }]);
+    expect(batchTimeoutEvents("fallback")).toEqual([{ type: "lifecycle", event: batchTimedOut("fallback") }]);
+    expect(batchTimeoutEvents("fail")).toEqual([{ type: "lifecycle", event: batchTimedOut("fail") }]);
+    expect(batchDisabledEvents()).toEqual([{ type: "lifecycle", event: batchDisabled() }]);
   });
 });

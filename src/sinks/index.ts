@@ -5,10 +5,10 @@ export {
   DEFAULT_ATTEMPT_TIMEOUT_MS,
   DEFAULT_MAX_QUEUED,
   type DeliveryRequest,
-  type OutgoingEvent,
   type SecretKeyReader,
   SinkDispatcher,
   type SinkDispatcherOptions,
+  type SinkItem,
 } from "./dispatcher.js";
 export { batchRunSource, type Envelope, type EventSource, parseLine, wrap } from "./envelope.js";
 export { parseHeaderBlock } from "./headers.js";
@@ -19,6 +19,7 @@ export {
   batchStarted,
   batchSucceeded,
   batchTimedOut,
+  canonicalLifecycle,
   type LifecycleEvent,
   lifecycleEvent,
 } from "./lifecycle.js";

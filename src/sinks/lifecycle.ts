@@ -67,3 +67,22 @@ export function batchTimedOut(onTimeout: "fail" | "fallback"): LifecycleEvent {
 export function batchDisabled(): LifecycleEvent {
   return lifecycleEvent("agent", "failed", { reason: BATCH_REASONS.disabled, exitCode: 1 });
 }
+
+/**
+ * Rewrites a lifecycle event in the wire key order of events.md §4, whatever order its producer
+ * built it in; anything that is not a lifecycle event is returned unchanged.
+ */
+export function canonicalLifecycle(event: object): object {
+  const e = event as Partial<LifecycleEvent> & Record<string, unknown>;
+  if (e.kind !== "lifecycle" || typeof e.phase !== "string" || typeof e.status !== "string") return event;
+  const { kind: _k, phase, status, tool, reason, exitCode, turn, ...rest } = e;
+  return {
+    ...lifecycleEvent(phase as LifecyclePhase, status as LifecycleStatus, {
+      ...(typeof tool === "string" ? { tool } : {}),
+      ...(typeof reason === "string" ? { reason } : {}),
+      ...(typeof exitCode === "number" ? { exitCode } : {}),
+      ...(typeof turn === "number" ? { turn } : {}),
+    }),
+    ...rest,
+  };
+}

@@ -5,7 +5,7 @@
  * stdout, and for batch runs that record is status.output, written directly. So only `http` and
  * `file` sinks are delivered by the controller.
  */
-import type { AgentDefinition, SinkSpec } from "../core/types.js";
+import type { SinkSpec } from "../core/types.js";
 
 export type ResolvedSink =
   | { type: "http"; url: string; headersSecret?: string }
@@ -17,14 +17,10 @@ export interface SinkResolution {
   skipped: string[];
 }
 
-/**
- * `output.sinks` in declaration order, then one extra header-less http sink when the
- * definition's resources.env sets AGENT_NOTIFY_URL (the pod's rule, kept for parity).
- */
-export function resolveSinks(definition: Pick<AgentDefinition, "spec">): SinkResolution {
+/** The deliverable entries of `output.sinks`, in declaration order. */
+export function resolveSinks(declared: readonly SinkSpec[] | undefined): SinkResolution {
   const sinks: ResolvedSink[] = [];
   const skipped: string[] = [];
-  const declared: unknown = definition.spec.output?.sinks ?? [];
   const entries: unknown[] = Array.isArray(declared) ? declared : [];
   entries.forEach((raw, i) => {
     const entry = (typeof raw === "object" && raw !== null ? raw : {}) as Partial<SinkSpec>;
@@ -53,8 +49,6 @@ export function resolveSinks(definition: Pick<AgentDefinition, "spec">): SinkRes
         skipped.push(`output.sinks[${i}]: unknown sink type ${JSON.stringify(entry.type ?? null)}`);
     }
   });
-  const notify = definition.spec.resources?.env?.find((e) => e.name === "AGENT_NOTIFY_URL")?.value;
-  if (notify !== undefined && notify !== "") sinks.push({ type: "http", url: notify });
   return { sinks, skipped };
 }
 
