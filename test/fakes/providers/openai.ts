@@ -168,7 +168,10 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const base = { id: nextReq(), custom_id: line.custom_id };
     const body = (line.body ?? {}) as Record<string, unknown>;
     const o = b.outcome;
-    const schemaProblem = strictSchemaProblem(body);
+    const schemaProblem =
+      typeof body.max_output_tokens === "number" && body.max_output_tokens < 16
+        ? `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${body.max_output_tokens} instead.`
+        : strictSchemaProblem(body);
     if (schemaProblem !== undefined) {
       return {
         file: "error" as const,
