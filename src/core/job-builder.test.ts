@@ -294,6 +294,7 @@ describe("agent argv per vendor (runtime.md §9)", () => {
         "--disallowedTools",
         "Bash(rm *)",
         "--mcp-config",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the CLI expands ${VAR}; the literal is the point.
         '{"mcpServers":{"lore":{"type":"http","url":"https://lore/mcp","headers":{"Authorization":"${LORE_MCP_AUTH}"}},"fs":{"type":"stdio","command":"mcp-fs","args":["/workspace"]}}}',
         "--strict-mcp-config",
         "--settings",

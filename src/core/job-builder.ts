@@ -245,7 +245,8 @@ function recipeOf(ctx: RunContext): Record<string, unknown> {
 
 /** Delivery settings for the courier (OQ-47); title and body are templated like the prompt. */
 function deliveryOf(ctx: RunContext): Record<string, unknown> {
-  const pr = ctx.def.delivery?.pullRequest ?? {};
+  const pr: Partial<NonNullable<NonNullable<AgentDefinition["spec"]["delivery"]>["pullRequest"]>> =
+    ctx.def.delivery?.pullRequest ?? {};
   const params = ctx.agent.spec.parameters;
   return {
     ...(pr.repo ? { repo: pr.repo } : {}),

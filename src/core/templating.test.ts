@@ -19,9 +19,12 @@ describe("renderPrompt (templating-and-routing.md §1.2)", () => {
     ["{a/b}", { "a/b": "x" }, "{a/b}", "slash in name"],
     ["", { a: "b" }, "", "empty template"],
     ["{toString}", {}, "{toString}", "prototype names are not parameters"],
-  ])("%j with %j → %j (%s)", (template, params, want) => {
-    expect(renderPrompt(template, params as Record<string, string>)).toBe(want);
-  });
+  ] as [string, Record<string, string>, string, string][])(
+    "%j with %j → %j (%s)",
+    (template, params, want) => {
+      expect(renderPrompt(template, params)).toBe(want);
+    },
+  );
   it("renders an absent template as empty", () => {
     expect(renderPrompt(undefined, { a: "b" })).toBe("");
   });

@@ -80,6 +80,8 @@ export class StationBuilder {
   private readonly s: Station;
   constructor(name = "st") {
     this.s = {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "Station",
       metadata: { name, namespace: NS },
       spec: {
         agentDefRef: "def",
@@ -99,7 +101,12 @@ export class StationBuilder {
 export class DefinitionBuilder {
   private readonly d: AgentDefinition;
   constructor(name = "def") {
-    this.d = { metadata: { name, namespace: NS }, spec: { prompt: "Fix {ticket}." } };
+    this.d = {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "AgentDefinition",
+      metadata: { name, namespace: NS },
+      spec: { prompt: "Fix {ticket}." },
+    };
   }
   spec(s: Partial<AgentDefinitionSpec>): this {
     Object.assign(this.d.spec, s);
