@@ -597,7 +597,8 @@ describe("createPromptApi", () => {
     ["namespace", { ...base, namespace: "" }, /namespace is empty/],
     ["apiToken", { ...base, apiToken: "" }, /apiToken .*is empty/],
     ["signingKey", { ...base, signingKey: "" }, /signingKey .*is empty/],
-  ])("refuses an empty %s", (_n, deps, error) => {
+    ["apiToken with a trailing newline", { ...base, apiToken: "tok\n" }, /apiToken .*contains whitespace/],
+  ])("refuses %s", (_n, deps, error) => {
     expect(() => createPromptApi(deps)).toThrow(error);
   });
 });

@@ -64,6 +64,11 @@ const retryLater = (message: string) =>
 export function createPromptApi<A extends PromptApiAgent>(deps: PromptApiDeps<A>): Hono {
   if (!deps.namespace) throw new Error("createPromptApi: namespace is empty");
   if (!deps.apiToken) throw new Error("createPromptApi: apiToken (agent-realtime api-token) is empty");
+  if (/\s/.test(deps.apiToken)) {
+    // A bearer token cannot carry whitespace, so such a token (often a stray newline in the
+    // Secret) would refuse every caller with 401; stop at startup instead.
+    throw new Error("createPromptApi: apiToken (agent-realtime api-token) contains whitespace");
+  }
   if (!deps.signingKey) throw new Error("createPromptApi: signingKey (agent-realtime signing-key) is empty");
   const forward = deps.forward ?? undiciForward;
   const timeoutMs = deps.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;

@@ -1,6 +1,7 @@
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { refuseUnlessRunning, runPodStateFrom, supervisorBaseUrl } from "./session.js";
+import type { Agent } from "../core/types.js";
+import { type PromptApiAgent, refuseUnlessRunning, runPodStateFrom, supervisorBaseUrl } from "./session.js";
 
 describe("refuseUnlessRunning", () => {
   it.each([
@@ -111,5 +112,20 @@ describe("runPodStateFrom (OQ-45)", () => {
 
   it("builds the supervisor URL on port 8090", () => {
     expect(supervisorBaseUrl("192.168.1.2")).toBe("http://192.168.1.2:8090");
+  });
+});
+
+describe("PromptApiAgent", () => {
+  it("accepts the controller's cached Agent as is", () => {
+    const agent: Agent = {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "Agent",
+      metadata: { name: "a", uid: "u" },
+      spec: { stationRef: "s" },
+      status: { phase: "Running", jobName: "j" },
+    };
+    // Compile-time: the core Agent type is assignable to the prompt API's narrow view.
+    const view: PromptApiAgent = agent;
+    expect(refuseUnlessRunning("a", view)).toBeUndefined();
   });
 });

@@ -1,0 +1,42 @@
+import { request } from "undici";
+import { describe, expect, it } from "vitest";
+import { createPromptApi } from "./app.js";
+import { DEFAULT_PROMPT_API_PORT, startPromptApiServer } from "./server.js";
+import { API_TOKEN, NS, SIGNING_KEY } from "./test-support.js";
+
+const app = () =>
+  createPromptApi({
+    namespace: NS,
+    apiToken: API_TOKEN,
+    signingKey: SIGNING_KEY,
+    getAgent: () => undefined,
+    resolveRunPod: () => ({ kind: "not-serving" }),
+    patchSessionId: async () => {},
+  });
+
+describe("startPromptApiServer", () => {
+  it("defaults to port 8082", () => {
+    expect(DEFAULT_PROMPT_API_PORT).toBe(8082);
+  });
+
+  it("serves the app on the given host and stops on close()", async () => {
+    const server = await startPromptApiServer(app(), { port: 0, host: "127.0.0.1" });
+    const url = `http://127.0.0.1:${server.port}/v1/namespaces/${NS}/agents/nobody/close`;
+    const res = await request(url, { method: "POST", headers: { authorization: `Bearer ${API_TOKEN}` } });
+    expect(res.statusCode).toBe(404);
+    expect(await res.body.json()).toEqual({ error: "Agent nobody not found" });
+    await server.close();
+    await expect(request(url, { method: "POST" })).rejects.toThrow();
+  });
+
+  it("names the address when the port is taken", async () => {
+    const first = await startPromptApiServer(app(), { port: 0, host: "127.0.0.1" });
+    try {
+      await expect(startPromptApiServer(app(), { port: first.port, host: "127.0.0.1" })).rejects.toThrow(
+        `prompt API cannot listen on 127.0.0.1:${first.port}`,
+      );
+    } finally {
+      await first.close();
+    }
+  });
+});
