@@ -317,6 +317,21 @@ describe("SinkDispatcher", () => {
     expect(d.pending).toBe(0);
   });
 
+  it("drain(timeoutMs) gives up on a queue stuck in backoff and reports it", async () => {
+    const sink = await listener([500]);
+    const d = dispatcher({ sleep: () => new Promise<void>(() => {}) });
+    void d.deliver({
+      ...definition({ sinks: [{ type: "http", url: sink.url }] }),
+      source,
+      vendor: "claude",
+      items: [{ type: "lifecycle", event: batchStarted() }],
+    });
+    expect(await d.drain(50)).toBe(false);
+    expect(d.pending).toBe(1);
+    const idle = dispatcher();
+    expect(await idle.drain(50)).toBe(true);
+  });
+
   it("delivers to every http sink, each with its own header block, and ignores stdout sinks", async () => {
     const a = await listener();
     const b = await listener();

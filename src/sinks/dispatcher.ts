@@ -164,10 +164,26 @@ export class SinkDispatcher {
     return Promise.all(waits).then(() => undefined);
   }
 
-  /** Resolves once every queue is empty (tests, shutdown). */
-  async drain(): Promise<void> {
-    while (this.queues.size > 0) {
-      await Promise.all([...this.queues.values()].map((q) => q.worker));
+  /**
+   * Resolves true once every queue is empty (tests, shutdown). With `timeoutMs`, resolves false
+   * if that much time passes first; what is still queued then is lost (at most once).
+   */
+  async drain(timeoutMs?: number): Promise<boolean> {
+    const drained = (async () => {
+      while (this.queues.size > 0) {
+        await Promise.all([...this.queues.values()].map((q) => q.worker));
+      }
+      return true;
+    })();
+    if (timeoutMs === undefined) return drained;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([drained, timedOut]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -19,7 +19,7 @@ import {
   lifecycleEvent,
 } from "./lifecycle.js";
 
-const agent: Agent = {
+const agent: Pick<Agent, "metadata" | "spec"> = {
   metadata: { name: "ticket-summary-abc12", namespace: "ai-agents", uid: "u-1" },
   spec: { stationRef: "ticket-summary", taskId: "T-7" },
 };

@@ -33,7 +33,7 @@ export function normalizeSource(source: EventSource): EventSource {
 }
 
 /** The source of a controller-sent (batch run) event: the Agent's identity, no pod. */
-export function batchRunSource(agent: Agent): EventSource {
+export function batchRunSource(agent: Pick<Agent, "metadata" | "spec">): EventSource {
   return normalizeSource({
     agent: agent.metadata.name,
     station: agent.spec.stationRef,
