@@ -50,7 +50,7 @@ describe("relaySupervisorAnswer (OQ-46)", () => {
     ["prompt", 202, "[]"],
     ["prompt", 202, '{"turn":0,"queued":1,"sessionId":""}'],
     ["prompt", 202, '{"turn":1.5,"queued":1,"sessionId":""}'],
-    ["prompt", 202, '{"turn":1,"queued":0,"sessionId":""}'],
+    ["prompt", 202, '{"turn":1,"queued":-1,"sessionId":""}'],
     ["prompt", 202, '{"turn":"1","queued":1,"sessionId":""}'],
     ["prompt", 202, '{"turn":1,"queued":1}'],
     ["prompt", 202, '{"turn":1,"queued":1,"sessionId":null}'],

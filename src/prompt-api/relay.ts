@@ -52,8 +52,9 @@ export function relaySupervisorAnswer(action: SupervisorAction, status: number, 
     if (!body) return unexpected("202 body is not a JSON object");
     if (action === "prompt") {
       const { turn, queued, sessionId } = body;
-      // A prompt just queued is itself waiting, so queued is at least 1; turns count from 1.
-      if (!isCount(turn, 1) || !isCount(queued, 1) || typeof sessionId !== "string") {
+      // Only the shape is checked, not the supervisor's arithmetic: the prompt is queued once the
+      // supervisor said 202, and a 502 would invite the caller to send it twice. Turns count from 1.
+      if (!isCount(turn, 1) || !isCount(queued, 0) || typeof sessionId !== "string") {
         return unexpected("202 body lacks turn, queued or sessionId");
       }
       return { kind: "prompt-accepted", status: 202, body: { turn, queued, sessionId } };
