@@ -4,7 +4,7 @@
  */
 import path from "node:path";
 import { baseName, readCrds } from "./crd-source.js";
-import { emitDeployCrd, emitKustomization } from "./emit-deploy.js";
+import { emitDeployCrd } from "./emit-deploy.js";
 import { emitProviderTypes, listProviderSchemas } from "./emit-providers.js";
 import { emitCrdTypes } from "./emit-types.js";
 import { emitCelRules, emitValidators } from "./emit-validators.js";
@@ -35,13 +35,6 @@ export async function generate(options: GenerateOptions): Promise<GeneratedFiles
     files.set(`generated/crds/${base}.ts`, await emitCrdTypes(crd, source));
     files.set(`deploy/crds/${crd.fileName}`, emitDeployCrd(crd, source));
   }
-  files.set(
-    "deploy/crds/kustomization.yaml",
-    emitKustomization(
-      crds.map((c) => c.fileName),
-      `${label}/crds/`,
-    ),
-  );
 
   const validators = emitValidators(crds, sources);
   files.set("generated/crds/validators.js", validators.js);
