@@ -9,7 +9,7 @@
  */
 
 export interface KubeObject {
-  metadata?: { name?: string; resourceVersion?: string; [k: string]: unknown };
+  metadata?: { name?: string; resourceVersion?: string };
 }
 
 export type ChangeType = "upsert" | "delete";

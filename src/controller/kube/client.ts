@@ -298,16 +298,25 @@ export class KubeClient {
     ]);
   }
 
-  /** DELETE; true if deleted or already gone. */
+  /** DELETE; true if deleted or already gone, false when a precondition failed (409). */
   async delete(
     r: Resource,
     ns: string,
     name: string,
-    o: { propagationPolicy?: "Background" | "Foreground" | "Orphan"; uid?: string } = {},
+    o: {
+      propagationPolicy?: "Background" | "Foreground" | "Orphan";
+      uid?: string;
+      resourceVersion?: string;
+    } = {},
   ): Promise<boolean> {
     const body: Record<string, unknown> = { kind: "DeleteOptions", apiVersion: "v1" };
     if (o.propagationPolicy) body.propagationPolicy = o.propagationPolicy;
-    if (o.uid) body.preconditions = { uid: o.uid };
+    if (o.uid || o.resourceVersion) {
+      body.preconditions = {
+        ...(o.uid ? { uid: o.uid } : {}),
+        ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
+      };
+    }
     try {
       await this.request("DELETE", resourcePath(r, ns, name), { body });
       return true;

@@ -1,0 +1,285 @@
+/**
+ * The leader's reconcile loop: four informers (Agents, Stations, AgentDefinitions, the run Jobs)
+ * over one shared cache, an independent safety-net poll, and a per-key work queue that feeds
+ * each changed Agent through gather → core → executor.
+ *
+ * Work is O(changed): a watch event enqueues only the Agents it concerns (the Agent itself, the
+ * Agent owning a Job, the Pending Agents of a Station that freed a slot), and concurrency and
+ * pruning read the cache (with a by-Station index) instead of listing. Only the poll touches
+ * everything, every ~15 s.
+ */
+import type { V1Job } from "@kubernetes/client-node";
+import { providerFor } from "../batch/index.js";
+import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
+import type { ControllerSettings } from "../core/input.js";
+import { reconcile } from "../core/state-machine.js";
+import type { Agent, AgentDefinition, Station } from "../core/types.js";
+import type { Change } from "./cache.js";
+import type { ControllerConfig } from "./config.js";
+import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
+import { gather } from "./gather.js";
+import { abortableSleep, Informer } from "./informer.js";
+import type { KubeClient } from "./kube/client.js";
+import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "./kube/resources.js";
+import { RunMemory } from "./memory.js";
+import type { ControllerMetrics } from "./metrics.js";
+import { WorkQueue } from "./workqueue.js";
+
+/** Jobs the controller creates carry this label (runtime.md §3). */
+export const JOB_SELECTOR = "agents.re-cinq.com/component=job";
+
+export interface ControllerDeps {
+  config: ControllerConfig;
+  client: KubeClient;
+  metrics: ControllerMetrics;
+  now?: () => number;
+  random?: () => number;
+  provider?: (name: BatchProviderName) => BatchProvider;
+  sinks?: SinkDelivery;
+  log?: (msg: string) => void;
+  /** Agents reconciled in parallel (different keys only). */
+  workers?: number;
+  /** Observes every executed reconcile (tests, bench). */
+  onReconciled?: (agent: string, report: ExecutionReport) => void;
+}
+
+export class AgentController {
+  readonly agents: Informer<Agent>;
+  readonly stations: Informer<Station>;
+  readonly definitions: Informer<AgentDefinition>;
+  readonly jobs: Informer<V1Job>;
+  readonly memory = new RunMemory();
+  private readonly byStation = new Map<string, Set<string>>();
+  private readonly queue: WorkQueue;
+  private readonly executor: Executor;
+  private readonly now: () => number;
+  private readonly log: (msg: string) => void;
+  private readonly settings: ControllerSettings;
+  private abort: AbortController | undefined;
+  private loops: Promise<unknown> | undefined;
+  /** Reconciles executed, for tests and the benchmark. */
+  reconciles = 0;
+
+  constructor(private readonly d: ControllerDeps) {
+    const c = d.config;
+    const t = c.timings;
+    this.now = d.now ?? Date.now;
+    this.log = d.log ?? ((m) => console.log(JSON.stringify({ level: "info", msg: m })));
+    const random = d.random ?? Math.random;
+    this.settings = {
+      namespace: c.namespace,
+      agentImage: c.agentImage,
+      maxOutputBytes: c.maxOutputBytes,
+      batchEnabled: c.batchEnabled,
+      realtimeEnabled: c.realtimeEnabled,
+      batchPollSeconds: c.batchPollSeconds,
+      ...(c.realtimeSigningKey ? { realtimeSigningKey: c.realtimeSigningKey } : {}),
+    };
+    const common = {
+      client: d.client,
+      namespace: c.namespace,
+      pageSize: t.listPageSize,
+      watchTimeoutSeconds: t.watchTimeoutSeconds,
+      backoffBaseMs: t.backoffBaseMs,
+      backoffMaxMs: t.backoffMaxMs,
+      random,
+      now: this.now,
+      sleep: abortableSleep,
+      log: this.log,
+    };
+    this.agents = new Informer<Agent>({
+      ...common,
+      resource: AGENTS,
+      onChanges: (ch) => this.onAgentChanges(ch),
+      onList: () => d.metrics.resyncs.inc(),
+      onReconnect: () => d.metrics.watchReconnects.inc(),
+    });
+    this.stations = new Informer<Station>({
+      ...common,
+      resource: STATIONS,
+      onChanges: (ch) => {
+        for (const x of ch) this.enqueueWaiting(x.name);
+      },
+    });
+    this.definitions = new Informer<AgentDefinition>({
+      ...common,
+      resource: AGENT_DEFINITIONS,
+      onChanges: () => {},
+    });
+    this.jobs = new Informer<V1Job>({
+      ...common,
+      resource: JOBS,
+      labelSelector: JOB_SELECTOR,
+      onChanges: (ch) => {
+        for (const x of ch) {
+          const owner = x.object.metadata?.ownerReferences?.find((r) => r.controller && r.kind === "Agent");
+          if (owner) this.queue.add(owner.name);
+        }
+      },
+    });
+    this.executor = new Executor({
+      client: d.client,
+      namespace: c.namespace,
+      memory: this.memory,
+      metrics: d.metrics,
+      provider: d.provider ?? ((name) => providerFor(name)),
+      sinks: d.sinks,
+      now: this.now,
+      log: this.log,
+    });
+    this.queue = new WorkQueue((key) => this.reconcileOne(key), {
+      concurrency: d.workers ?? 8,
+      retryDelayMs: 1000,
+      onError: (key, err) => this.log(`${key}: reconcile error, retrying: ${String(err)}`),
+    });
+  }
+
+  /** True once every cache has been filled by its first LIST. */
+  get synced(): boolean {
+    return this.agents.synced && this.stations.synced && this.definitions.synced && this.jobs.synced;
+  }
+
+  /** Starts the informers and the poll; resolves once the caches are synced. */
+  async start(): Promise<void> {
+    if (this.abort) return;
+    const abort = new AbortController();
+    this.abort = abort;
+    // Stations, definitions and Jobs first, so the first Agent reconciles see them.
+    const aux = [this.stations, this.definitions, this.jobs].map((i) => this.startInformer(i, abort.signal));
+    await Promise.all(aux.map((x) => x.synced));
+    const agents = this.startInformer(this.agents, abort.signal);
+    await agents.synced;
+    this.loops = Promise.all([...aux.map((x) => x.done), agents.done, this.pollLoop(abort.signal)]);
+  }
+
+  /** Stops the loops and waits for in-flight reconciles to finish. Releases nothing forcibly. */
+  async stop(): Promise<void> {
+    this.abort?.abort();
+    await this.queue.stop();
+    await this.loops;
+  }
+
+  /** Resolves when no reconcile is queued or running (tests). */
+  whenIdle(): Promise<void> {
+    return this.queue.whenIdle();
+  }
+
+  private startInformer(
+    i: { synced: boolean; run(signal: AbortSignal): Promise<void> },
+    signal: AbortSignal,
+  ) {
+    let resolveSynced!: () => void;
+    const synced = new Promise<void>((r) => {
+      resolveSynced = r;
+    });
+    const done = (async () => {
+      // The first LIST happens inside run(); poll for it so start() can wait for the cache.
+      const tick = setInterval(() => {
+        if (i.synced || signal.aborted) {
+          clearInterval(tick);
+          resolveSynced();
+        }
+      }, 20);
+      try {
+        await i.run(signal);
+      } finally {
+        clearInterval(tick);
+        resolveSynced();
+      }
+    })();
+    return { synced, done };
+  }
+
+  private async pollLoop(signal: AbortSignal): Promise<void> {
+    const t = this.d.config.timings;
+    while (!signal.aborted) {
+      await abortableSleep(t.pollIntervalMs, signal);
+      if (signal.aborted) return;
+      try {
+        await this.pollOnce(signal);
+      } catch (err) {
+        if (!signal.aborted) this.log(`poll failed: ${String(err)}`);
+      }
+    }
+  }
+
+  /** The safety net: re-list everything and reconcile every Agent. */
+  async pollOnce(signal?: AbortSignal): Promise<void> {
+    await Promise.all([this.stations.list(signal), this.definitions.list(signal), this.jobs.list(signal)]);
+    await this.agents.list(signal);
+    const phases: string[] = [];
+    for (const a of this.agents.cache.values()) {
+      phases.push(a.status?.phase ?? "Pending");
+      if (a.metadata.name) this.queue.add(a.metadata.name);
+    }
+    this.d.metrics.setPhaseCounts(phases);
+  }
+
+  private onAgentChanges(changes: Change<Agent>[]): void {
+    for (const ch of changes) {
+      const name = ch.name;
+      const station = ch.object.spec?.stationRef;
+      this.memory.observe(ch.object, ch.type === "delete");
+      // Keep the by-Station index exact (an Agent's stationRef could in principle change).
+      for (const [s, set] of this.byStation) if (s !== station || ch.type === "delete") set.delete(name);
+      if (ch.type === "upsert" && station) {
+        let set = this.byStation.get(station);
+        if (!set) {
+          set = new Set();
+          this.byStation.set(station, set);
+        }
+        set.add(name);
+      }
+      if (ch.type === "upsert") this.queue.add(name);
+      const phase = ch.object.status?.phase;
+      // A run that ended or vanished frees a slot: the Station's waiting Agents may go now.
+      if (station && (ch.type === "delete" || phase === "Succeeded" || phase === "Failed"))
+        this.enqueueWaiting(station);
+    }
+  }
+
+  private enqueueWaiting(station: string): void {
+    for (const name of this.byStation.get(station) ?? []) {
+      const a = this.agents.cache.get(name);
+      if (a && (a.status?.phase ?? "Pending") === "Pending") this.queue.add(name);
+    }
+  }
+
+  private stationAgents(station: string): Agent[] {
+    const out: Agent[] = [];
+    for (const name of this.byStation.get(station) ?? []) {
+      const a = this.agents.cache.get(name);
+      if (a) out.push(a);
+    }
+    return out;
+  }
+
+  private async reconcileOne(name: string): Promise<void> {
+    const agent = this.agents.cache.get(name);
+    if (!agent) return;
+    const uid = agent.metadata.uid ?? "";
+    const input = await gather(agent, {
+      cache: {
+        agent: (n) => this.agents.cache.get(n),
+        station: (n) => this.stations.cache.get(n),
+        definition: (n) => this.definitions.cache.get(n),
+        job: (n) => this.jobs.cache.get(n),
+        stationAgents: (s) => this.stationAgents(s),
+      },
+      client: this.d.client,
+      namespace: this.d.config.namespace,
+      settings: this.settings,
+      pendingCreations: (s) => this.memory.issuedFor(s),
+      batch: (u) => this.memory.peekBatch(u) ?? {},
+      now: this.now,
+    });
+    const actions = reconcile(input);
+    // A cleanup outcome is one-shot: this reconcile consumed it.
+    if (input.batch.cleanupResult) delete this.memory.batchFor(uid).cleanupResult;
+    this.reconciles++;
+    if (actions.length === 0) return;
+    const report = await this.executor.execute(agent, actions);
+    this.d.onReconciled?.(name, report);
+    if (report.reconcileAgain) this.queue.add(name);
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * Executes the reconcile core's actions against the API server, the batch providers and the
+ * sinks, honouring the contract in src/core/actions.ts: list order, `dependsOn` (a dependant of
+ * a failed or skipped action is skipped), failures dropped for the next reconcile to recompute.
+ */
+import type { V1Job } from "@kubernetes/client-node";
+import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
+import type { Action, ApiKeyRef } from "../core/actions.js";
+import type { Agent } from "../core/types.js";
+import type { KubeClient } from "./kube/client.js";
+import { AGENTS, JOBS, SECRETS } from "./kube/resources.js";
+import type { RunMemory } from "./memory.js";
+import type { ControllerMetrics } from "./metrics.js";
+
+export interface SinkDelivery {
+  deliver(req: unknown): Promise<void>;
+}
+
+export interface ExecutorDeps {
+  client: Pick<KubeClient, "create" | "patchStatus" | "delete" | "jsonPatch" | "addFinalizer" | "get">;
+  namespace: string;
+  memory: RunMemory;
+  metrics: ControllerMetrics;
+  provider: (name: BatchProviderName) => BatchProvider;
+  sinks?: SinkDelivery;
+  now: () => number;
+  log: (msg: string) => void;
+}
+
+export interface ExecutionReport {
+  /** Ids of the actions that ran and succeeded. */
+  succeeded: string[];
+  /** Ids that ran and failed (conflict, error) or were skipped for a failed dependency. */
+  failed: string[];
+  skipped: string[];
+  /** A provider action stored a result: the Agent must be reconciled again with it. */
+  reconcileAgain: boolean;
+}
+
+export class Executor {
+  constructor(private readonly d: ExecutorDeps) {}
+
+  async execute(agent: Agent, actions: Action[]): Promise<ExecutionReport> {
+    const report: ExecutionReport = { succeeded: [], failed: [], skipped: [], reconcileAgain: false };
+    const ok = new Set<string>();
+    for (const action of actions) {
+      if (action.dependsOn?.some((id) => !ok.has(id))) {
+        report.skipped.push(action.id);
+        continue;
+      }
+      let success = false;
+      try {
+        success = await this.run(agent, action, report);
+      } catch (err) {
+        this.d.log(`${agent.metadata.name}: ${action.type} (${action.id}) failed: ${String(err)}`);
+      }
+      if (success) {
+        ok.add(action.id);
+        report.succeeded.push(action.id);
+      } else {
+        report.failed.push(action.id);
+      }
+    }
+    return report;
+  }
+
+  private async run(agent: Agent, a: Action, report: ExecutionReport): Promise<boolean> {
+    const ns = this.d.namespace;
+    switch (a.type) {
+      case "createJob": {
+        const res = await this.d.client.create<V1Job>(JOBS, ns, a.job);
+        if (!res.created) {
+          // OQ-56: adopt an existing Job only when this Agent owns it.
+          const owner = res.object?.metadata?.ownerReferences?.find((r) => r.controller);
+          if (owner?.uid !== a.agent.uid) {
+            this.d.log(
+              `${a.agent.name}: Job ${a.job.metadata?.name} exists and is not owned by this Agent; waiting`,
+            );
+            return false;
+          }
+        }
+        this.d.memory.markIssued(a.agent.name, agent.spec.stationRef);
+        return true;
+      }
+      case "patchStatus": {
+        const outcome = await this.d.client.patchStatus(
+          AGENTS,
+          ns,
+          a.agent.name,
+          a.resourceVersion,
+          a.status as Record<string, unknown>,
+        );
+        if (outcome !== "ok")
+          this.d.log(`${a.agent.name}: status patch ${outcome}; dropped, next reconcile recomputes`);
+        return outcome === "ok";
+      }
+      case "deleteAgent": {
+        const done = await this.d.client.delete(AGENTS, ns, a.agent.name, {
+          propagationPolicy: "Background",
+          resourceVersion: a.resourceVersion,
+        });
+        // A prune whose victim changed meanwhile is harmless to skip; a preempt must not proceed.
+        return done || a.reason === "prune";
+      }
+      case "addFinalizer":
+        return (
+          (await this.d.client.addFinalizer(
+            AGENTS,
+            ns,
+            a.agent.name,
+            { finalizers: agent.metadata.finalizers, resourceVersion: agent.metadata.resourceVersion },
+            a.finalizer,
+          )) === "ok"
+        );
+      case "removeFinalizer":
+        return (
+          (await this.d.client.jsonPatch(AGENTS, ns, a.agent.name, [
+            { op: "test", path: `/metadata/finalizers/${a.index}`, value: a.finalizer },
+            { op: "remove", path: `/metadata/finalizers/${a.index}` },
+          ])) !== "conflict"
+        );
+      case "submitBatch": {
+        const apiKey = await this.apiKey(a.apiKey);
+        const res = await this.d.provider(a.provider).submit({ ...a.request, apiKey });
+        this.d.memory.batchFor(a.agent.uid).submitted = { batchId: res.batchId, at: this.d.now() };
+        this.d.memory.markIssued(a.agent.name, agent.spec.stationRef);
+        report.reconcileAgain = true;
+        return true;
+      }
+      case "pollBatch": {
+        const m = this.d.memory.batchFor(a.agent.uid);
+        m.lastPollAt = this.d.now();
+        report.reconcileAgain = true;
+        try {
+          const apiKey = await this.apiKey(a.apiKey);
+          m.pollResult = await this.d.provider(a.provider).poll(a.batchId, { ...a.ctx, apiKey });
+          return true;
+        } catch (err) {
+          delete m.pollResult;
+          this.d.log(`${a.agent.name}: batch poll failed, retried at the next poll: ${String(err)}`);
+          return false;
+        }
+      }
+      case "cancelBatch": {
+        const apiKey = await this.apiKey(a.apiKey);
+        await this.d.provider(a.provider).cancel(a.batchId, apiKey);
+        this.d.memory.batchFor(a.agent.uid).cancelledAt = this.d.now();
+        return true;
+      }
+      case "cleanupBatch": {
+        const m = this.d.memory.batchFor(a.agent.uid);
+        m.lastCleanupAt = this.d.now();
+        report.reconcileAgain = true;
+        try {
+          const apiKey = await this.apiKey(a.apiKey);
+          m.cleanupResult = await this.d.provider(a.provider).cleanup(a.batchId, apiKey);
+          return true;
+        } catch (err) {
+          m.cleanupResult = { state: "failed", error: String(err) };
+          return false;
+        }
+      }
+      case "emitSinkEvents":
+        // At most once and never blocking the reconcile: the dispatcher retries then drops.
+        if (this.d.sinks) void this.d.sinks.deliver(a);
+        return true;
+      case "recordMetric":
+        this.d.metrics.record(a.metric);
+        return true;
+    }
+  }
+
+  private async apiKey(ref: ApiKeyRef): Promise<string> {
+    const secret = await this.d.client.get<{ data?: Record<string, string> }>(
+      SECRETS,
+      this.d.namespace,
+      ref.secretName,
+    );
+    const encoded = secret?.data?.[ref.secretKey];
+    if (encoded === undefined) throw new Error(`key ${ref.secretKey} of Secret ${ref.secretName} not found`);
+    return Buffer.from(encoded, "base64").toString("utf8");
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * `npm run controller`: one replica against the current kubeconfig (in cluster: the service
+ * account). Bad settings stop it at startup with the exact message and exit code 1.
+ */
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { KubeConfig } from "@kubernetes/client-node";
+import { ConfigError, parseConfig } from "./config.js";
+import { KubeClient } from "./kube/client.js";
+import { ControllerReplica } from "./process.js";
+
+const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+function readServiceAccountNamespace(): string | undefined {
+  try {
+    return readFileSync(SA_NAMESPACE_FILE, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof parseConfig>;
+  try {
+    config = parseConfig(process.env, {
+      serviceAccountNamespace: readServiceAccountNamespace(),
+      fallbackPodName: hostname(),
+    });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const client = await KubeClient.fromKubeConfig(kc);
+  const replica = new ControllerReplica({ config, client });
+  await replica.start();
+  console.log(
+    JSON.stringify({
+      level: "info",
+      msg: `agent-controller ${config.podName} serving namespace ${config.namespace}; health on :${replica.health?.port}`,
+    }),
+  );
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(JSON.stringify({ level: "info", msg: `${signal}: shutting down` }));
+    await replica.stop({ releaseLease: true });
+    await client.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+main().catch((err) => {
+  console.error(String(err?.stack ?? err));
+  process.exit(1);
+});

@@ -1,0 +1,52 @@
+/**
+ * In-memory state the executor keeps between reconciles: per-Agent batch memory (keyed by uid)
+ * and the Job creations / batch submits issued but not yet visible as Running in the cache, which
+ * the core counts as Running so a lagging cache cannot over-admit a Station.
+ */
+import type { BatchMemory } from "../core/input.js";
+import type { Agent } from "../core/types.js";
+
+export class RunMemory {
+  private readonly batch = new Map<string, BatchMemory>();
+  /** Agent name → Station name of an issued-but-unobserved creation. */
+  private readonly issued = new Map<string, string>();
+
+  batchFor(uid: string): BatchMemory {
+    let m = this.batch.get(uid);
+    if (!m) {
+      m = {};
+      this.batch.set(uid, m);
+    }
+    return m;
+  }
+
+  peekBatch(uid: string): BatchMemory | undefined {
+    return this.batch.get(uid);
+  }
+
+  markIssued(agentName: string, station: string): void {
+    this.issued.set(agentName, station);
+  }
+
+  /** Names issued for this Station whose Running status the cache does not show yet. */
+  issuedFor(station: string): string[] {
+    const out: string[] = [];
+    for (const [name, s] of this.issued) if (s === station) out.push(name);
+    return out;
+  }
+
+  get issuedCount(): number {
+    return this.issued.size;
+  }
+
+  /** Called for every cache change of an Agent: forgets what the cache now shows. */
+  observe(agent: Agent, deleted: boolean): void {
+    const name = agent.metadata.name ?? "";
+    const phase = agent.status?.phase ?? "Pending";
+    if (deleted || phase !== "Pending") this.issued.delete(name);
+    if (deleted && agent.metadata.uid) this.batch.delete(agent.metadata.uid);
+    // Once the Running patch carrying the batchId is visible, the remembered submit is redundant.
+    const m = agent.metadata.uid ? this.batch.get(agent.metadata.uid) : undefined;
+    if (m?.submitted && agent.status?.batchId) delete m.submitted;
+  }
+}

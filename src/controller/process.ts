@@ -1,0 +1,129 @@
+/**
+ * One controller replica: health server, leader elector, and — only while leading — the
+ * reconcile loop. A standby holds no cache and makes no reconcile requests. Each time a replica
+ * becomes leader it builds a fresh controller (fresh caches, re-listed), so nothing it saw before
+ * a lost lease can leak into decisions.
+ */
+import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
+import type { ControllerConfig } from "./config.js";
+import { AgentController } from "./controller.js";
+import type { ExecutionReport, SinkDelivery } from "./executor.js";
+import { type HealthServer, startHealthServer } from "./health.js";
+import { abortableSleep } from "./informer.js";
+import type { KubeClient } from "./kube/client.js";
+import { LeaderElector } from "./leader/elector.js";
+import { ControllerMetrics } from "./metrics.js";
+
+export interface ReplicaOptions {
+  config: ControllerConfig;
+  client: KubeClient;
+  now?: () => number;
+  random?: () => number;
+  provider?: (name: BatchProviderName) => BatchProvider;
+  sinks?: SinkDelivery;
+  log?: (msg: string) => void;
+  /** Bind address of the health server (tests use 127.0.0.1). */
+  healthHost?: string;
+  /** Skip the health server (tests that run many replicas). */
+  noHealthServer?: boolean;
+  onReconciled?: (agent: string, report: ExecutionReport) => void;
+}
+
+export class ControllerReplica {
+  readonly metrics = new ControllerMetrics();
+  readonly elector: LeaderElector;
+  controller: AgentController | undefined;
+  health: HealthServer | undefined;
+  private readonly abort = new AbortController();
+  private electorLoop: Promise<void> | undefined;
+  /** Serialises start/stop of the reconcile loop across leadership changes. */
+  private transition: Promise<void> = Promise.resolve();
+  private readonly log: (msg: string) => void;
+  private readonly now: () => number;
+
+  constructor(private readonly o: ReplicaOptions) {
+    this.now = o.now ?? Date.now;
+    const id = o.config.podName;
+    this.log = o.log ?? ((m) => console.log(JSON.stringify({ level: "info", replica: id, msg: m })));
+    this.elector = new LeaderElector({
+      client: o.client,
+      namespace: o.config.namespace,
+      identity: id,
+      leaseDurationMs: o.config.timings.leaseDurationMs,
+      tickMs: o.config.timings.leaseTickMs,
+      now: this.now,
+      sleep: abortableSleep,
+      onStartedLeading: () => this.lead(),
+      onStoppedLeading: () => this.standBy(),
+      log: this.log,
+    });
+  }
+
+  get isLeader(): boolean {
+    return this.elector.isLeader;
+  }
+
+  /** Alive: the election loop reached the API server or at least keeps ticking. */
+  healthy(): boolean {
+    return !this.abort.signal.aborted;
+  }
+
+  /** Ready: a leader whose caches are synced, or a standby whose last Lease read succeeded. */
+  ready(): boolean {
+    if (this.elector.isLeader) return this.controller?.synced === true;
+    const last = this.elector.lastSuccessfulTick;
+    return last !== undefined && this.now() - last <= 3 * this.o.config.timings.leaseTickMs;
+  }
+
+  async start(): Promise<void> {
+    if (!this.o.noHealthServer) {
+      this.health = await startHealthServer(
+        this.o.config.healthPort,
+        { registry: this.metrics.registry, healthy: () => this.healthy(), ready: () => this.ready() },
+        this.o.healthHost,
+      );
+    }
+    this.electorLoop = this.elector.run(this.abort.signal);
+  }
+
+  /** Graceful stop: no new work, in-flight reconciles finish, then the Lease is released. */
+  async stop(opts: { releaseLease?: boolean } = {}): Promise<void> {
+    this.abort.abort();
+    await this.electorLoop;
+    this.standBy();
+    await this.transition;
+    if (opts.releaseLease !== false) await this.elector.release();
+    await this.health?.close();
+  }
+
+  private lead(): void {
+    this.transition = this.transition.then(async () => {
+      if (this.controller || !this.elector.isLeader) return;
+      const c = new AgentController({
+        config: this.o.config,
+        client: this.o.client,
+        metrics: this.metrics,
+        now: this.o.now,
+        random: this.o.random,
+        provider: this.o.provider,
+        sinks: this.o.sinks,
+        log: this.log,
+        onReconciled: this.o.onReconciled,
+      });
+      this.controller = c;
+      try {
+        await c.start();
+      } catch (err) {
+        this.log(`controller start failed: ${String(err)}`);
+      }
+    });
+  }
+
+  private standBy(): void {
+    this.transition = this.transition.then(async () => {
+      const c = this.controller;
+      this.controller = undefined;
+      if (c) await c.stop();
+    });
+  }
+}
