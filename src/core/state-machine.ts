@@ -22,6 +22,9 @@
  *   `batch.pollResult` completes the run. When the timeout has passed, one final poll is asked
  *   for first, so a result arriving in the same pass wins over the timeout.
  * - cleanup: `batch.cleanupResult` is one-shot; each outcome is counted exactly once.
+ * The executor records provider results with the pass's `now` and passes that same `now` to the
+ * follow-up reconcile; the core never asks for the same provider call twice at one `now`, so the
+ * follow-up loop ends (at most submit → patch, poll → patch, cleanup → finalizer).
  *
  * Clock: `input.now` only. Randomness: none.
  */
@@ -176,7 +179,8 @@ const finalPollDone = (c: Ctx) => {
 };
 const pollDue = (c: Ctx) => {
   const last = c.input.batch.lastPollAt;
-  return last === undefined || c.now - last >= c.input.settings.batchPollSeconds * 1000;
+  // `now > last`: the follow-up reconcile of the same pass (same `now`) never polls twice, even at 0 s.
+  return last === undefined || (c.now > last && c.now - last >= c.input.settings.batchPollSeconds * 1000);
 };
 const onTimeout = (c: Ctx) => c.definition?.spec.batch?.onTimeout ?? "fail";
 const batchModel = (c: Ctx) => c.model || DEFAULT_BATCH_MODEL;
