@@ -55,6 +55,13 @@ export interface ControlPlaneOptions {
   startTimeoutMs?: number;
   /** Keep the plane directory (logs) after stop (default: HARNESS_KEEP_DIR=1). */
   keepDir?: boolean;
+  /**
+   * kube-apiserver's watch cache (default off, or HARNESS_WATCH_CACHE=1). Off, every watch and list
+   * is served by etcd, so compactEtcd() makes any older resourceVersion answer 410 Gone; on (the
+   * production default), old resourceVersions stay watchable until they leave the cache window,
+   * which ignores etcd compaction (k8s.io/apiserver v0.33 pkg/storage/cacher).
+   */
+  watchCache?: boolean;
   /** Progress messages (default: silent). */
   log?: (message: string) => void;
 }
@@ -155,7 +162,13 @@ function writePlaneState(stateFile: string, state: PlaneState): void {
   renameSync(join(state.dir, "pgids.tmp"), join(state.dir, "pgids"));
 }
 
-function componentSpecs(bin: string, dir: string, etcdDataDir: string, ports: PlaneState["ports"]) {
+function componentSpecs(
+  bin: string,
+  dir: string,
+  etcdDataDir: string,
+  ports: PlaneState["ports"],
+  watchCache: boolean,
+) {
   const p = (f: string) => join(dir, f);
   const kubeconfig = p("admin.kubeconfig");
   const spec = (name: ComponentName, args: string[]): ProcessSpec => ({
@@ -201,6 +214,7 @@ function componentSpecs(bin: string, dir: string, etcdDataDir: string, ports: Pl
       "--kubelet-preferred-address-types=InternalIP",
       "--enable-priority-and-fairness=false",
       "--profiling=false",
+      `--watch-cache=${watchCache}`,
       "--v=1",
     ]),
     "kube-controller-manager": spec("kube-controller-manager", [
@@ -487,7 +501,13 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     adminCertFile: certs.adminCert,
     adminKeyFile: certs.adminKey,
     ports,
-    specs: componentSpecs(bin, dir, etcdDataDir, ports),
+    specs: componentSpecs(
+      bin,
+      dir,
+      etcdDataDir,
+      ports,
+      options.watchCache ?? process.env.HARNESS_WATCH_CACHE === "1",
+    ),
     pids: { etcd: 0, "kube-apiserver": 0, "kube-controller-manager": 0, "kube-scheduler": 0, kwok: 0 },
     nodes: [],
   };

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# npm run dev: local control plane (built on first use by scripts/cluster/build.sh), the
+# project's CRDs and examples, and the controller in the foreground. Ctrl-C stops everything.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Build (or find) the binaries first so the long first build shows its progress here.
+bash scripts/cluster/build.sh >/dev/null
+exec npx tsx test/harness/dev.ts "$@"

@@ -1,0 +1,78 @@
+/**
+ * `npm run dev`: a local control plane with the project's CRDs and the example Station and
+ * AgentDefinition, then the controller in the foreground. Ctrl-C tears everything down.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { applyYamlFile, type ControlPlane, installCrds, REPO_ROOT, startControlPlane } from "./cluster.js";
+
+const NAMESPACE = process.env.NAMESPACE ?? "ai-agents";
+const log = (m: string) => process.stderr.write(`[dev] ${m}\n`);
+
+function yamlFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".yaml"))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+async function main(): Promise<void> {
+  let plane: ControlPlane | undefined;
+  let controller: ChildProcess | undefined;
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    if (controller && controller.exitCode === null) {
+      controller.kill("SIGTERM");
+      await new Promise((r) => controller?.once("exit", r));
+    }
+    log("stopping the control plane");
+    await plane?.stop();
+    process.exit(code);
+  };
+  process.on("SIGINT", () => void shutdown(0));
+  process.on("SIGTERM", () => void shutdown(0));
+
+  plane = await startControlPlane({ log: (m) => log(m) });
+  const api = plane.api();
+  const crds = await installCrds(api, yamlFiles(join(REPO_ROOT, "deploy/crds")));
+  log(crds.length > 0 ? `CRDs Established: ${crds.join(", ")}` : "no CRDs in deploy/crds yet");
+  const nsRes = await api.request("POST", "/api/v1/namespaces", { metadata: { name: NAMESPACE } });
+  if (nsRes.status !== 201 && nsRes.status !== 409)
+    throw new Error(`creating namespace ${NAMESPACE}: ${nsRes.body}`);
+  if (crds.length > 0) {
+    for (const file of ["agentdefinition.yaml", "station.yaml"]) {
+      const applied = await applyYamlFile(api, join(REPO_ROOT, "deploy/examples", file));
+      log(`applied ${applied.map((a) => `${a.kind}/${a.name}`).join(", ")}`);
+    }
+  }
+  const kubeconfig = plane.kubeconfig;
+  log(`KUBECONFIG=${kubeconfig}`);
+  log(
+    `try: KUBECONFIG=${kubeconfig} kubectl create -f deploy/examples/agent.yaml && kubectl -n ${NAMESPACE} get agt -w`,
+  );
+
+  if (existsSync(join(REPO_ROOT, "src/controller/main.ts"))) {
+    log("starting the controller (npm run controller)");
+    controller = spawn("npm", ["run", "--silent", "controller"], {
+      cwd: REPO_ROOT,
+      stdio: "inherit",
+      env: { ...process.env, KUBECONFIG: kubeconfig, NAMESPACE },
+    });
+    controller.on("exit", (code) => {
+      log(`controller exited (${code})`);
+      void shutdown(code ?? 1);
+    });
+  } else {
+    log("src/controller/main.ts does not exist yet; the plane stays up until Ctrl-C");
+    setInterval(() => {}, 1 << 30);
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`[dev] ${(err as Error).message}\n`);
+  process.exit(1);
+});
