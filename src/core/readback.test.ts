@@ -197,6 +197,18 @@ describe("terminalFromJob", () => {
     expect(terminalFromJob(state, p, "claude", 262144)).toMatchObject(want);
   });
 
+  it("writes no sessionId when the log announces none (a live-patched id is kept)", () => {
+    const state = jobState(complete);
+    if (state.state === "running") throw new Error("unreachable");
+    const r = terminalFromJob(
+      state,
+      pod(0, { agentLog: { available: true, text: "plain text" } }),
+      "claude",
+      1000,
+    );
+    expect(r).not.toHaveProperty("sessionId");
+  });
+
   it("the exact GC messages", () => {
     expect(MSG_POD_GC).toBe("run output unavailable: pod garbage-collected");
     expect(MSG_JOB_GC).toBe("run record unavailable: Job garbage-collected before its result was observed");

@@ -86,7 +86,8 @@ export function terminalFromJob(
       ? { output: "" }
       : {
           output: capOutput(log, maxOutputBytes),
-          sessionId: lastSessionId(vendor, log),
+          // Only a found id is written: an id the prompt API recorded is never cleared by an empty one.
+          sessionId: lastSessionId(vendor, log) || undefined,
           ...(courier !== undefined ? { prUrl: lastPullRequestUrl(courier) } : {}),
         };
   const agentEnd = pod?.found ? terminated(pod.containerStatuses, "agent") : undefined;

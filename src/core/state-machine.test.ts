@@ -437,6 +437,38 @@ const rows: Row[] = [
     ],
   },
   {
+    name: "BATCH_POLL_SECONDS=0 polls on every reconcile, but not twice within a second (the same pass)",
+    in: {
+      agent: inFlight().build(),
+      definition: batchDef().build(),
+      settings: { ...input().settings, batchPollSeconds: 0 },
+      batch: { lastPollAt: NOW - 999, pollResult: { state: "in_progress" } },
+    },
+    rules: ["batch-pending", "finalizer-wait"],
+    actions: [],
+  },
+  {
+    name: "BATCH_POLL_SECONDS=0, last poll a second ago: poll",
+    in: {
+      agent: inFlight().build(),
+      definition: batchDef().build(),
+      settings: { ...input().settings, batchPollSeconds: 0 },
+      batch: { lastPollAt: NOW - 1000, pollResult: { state: "in_progress" } },
+    },
+    rules: ["batch-poll", "finalizer-wait"],
+    actions: [
+      {
+        id: "poll-batch",
+        type: "pollBatch",
+        agent: REF,
+        provider: "anthropic",
+        batchId: "msgbatch_1",
+        apiKey: KEY,
+        ctx: { agentUid: "uid-run-1", model: "claude-sonnet-4-6" },
+      },
+    ],
+  },
+  {
     name: "batch in flight, polled recently: nothing",
     in: {
       agent: inFlight().build(),

@@ -22,9 +22,10 @@
  *   `batch.pollResult` completes the run. When the timeout has passed, one final poll is asked
  *   for first, so a result arriving in the same pass wins over the timeout.
  * - cleanup: `batch.cleanupResult` is one-shot; each outcome is counted exactly once.
- * The executor records provider results with the pass's `now` and passes that same `now` to the
- * follow-up reconcile; the core never asks for the same provider call twice at one `now`, so the
- * follow-up loop ends (at most submit → patch, poll → patch, cleanup → finalizer).
+ * The executor records each provider result with the time it got it and reconciles again at once;
+ * the core never asks for the same provider call again within MIN_POLL_GAP_MS (poll) or
+ * CLEANUP_RETRY_MS (cleanup), and never re-submits a remembered submit, so that follow-up loop
+ * ends (submit → patch, poll → patch, cleanup → finalizer).
  *
  * Clock: `input.now` only. Randomness: none.
  */
@@ -76,6 +77,8 @@ export const DEFAULT_BATCH_MAX_TOKENS = 16000;
 export const MAX_CLEANUP_ATTEMPTS = 5;
 /** An unsettled batch this long after startedAt is stuck: its cleanups count as failures. */
 export const CLEANUP_STUCK_MS = 48 * 3600 * 1000;
+/** Polls are at least this far apart, whatever BATCH_POLL_SECONDS says (0 means "every reconcile"). */
+export const MIN_POLL_GAP_MS = 1000;
 /** Cleanup attempts are spaced like the safety-net poll, so watch events cannot burn the 5 tries. */
 export const CLEANUP_RETRY_MS = 15_000;
 
@@ -179,8 +182,9 @@ const finalPollDone = (c: Ctx) => {
 };
 const pollDue = (c: Ctx) => {
   const last = c.input.batch.lastPollAt;
-  // `now > last`: the follow-up reconcile of the same pass (same `now`) never polls twice, even at 0 s.
-  return last === undefined || (c.now > last && c.now - last >= c.input.settings.batchPollSeconds * 1000);
+  // The floor keeps the follow-up reconcile of the same pass from polling again at BATCH_POLL_SECONDS=0.
+  const gap = Math.max(c.input.settings.batchPollSeconds * 1000, MIN_POLL_GAP_MS);
+  return last === undefined || c.now - last >= gap;
 };
 const onTimeout = (c: Ctx) => c.definition?.spec.batch?.onTimeout ?? "fail";
 const batchModel = (c: Ctx) => c.model || DEFAULT_BATCH_MODEL;
