@@ -6,7 +6,7 @@ import path from "node:path";
 import { baseName, readCrds } from "./crd-source.js";
 import { emitDeployCrd } from "./emit-deploy.js";
 import { emitProviderTypes, listProviderSchemas } from "./emit-providers.js";
-import { emitCrdTypes } from "./emit-types.js";
+import { emitCrdIndex, emitCrdTypes, emitMetaTypes } from "./emit-types.js";
 import { emitCelRules, emitValidators } from "./emit-validators.js";
 
 /** Directories (relative to the output root) codegen owns entirely: anything else in them is extra. */
@@ -35,6 +35,15 @@ export async function generate(options: GenerateOptions): Promise<GeneratedFiles
     files.set(`generated/crds/${base}.ts`, await emitCrdTypes(crd, source));
     files.set(`deploy/crds/${crd.fileName}`, emitDeployCrd(crd, source));
   }
+
+  files.set("generated/crds/meta.ts", await emitMetaTypes("codegen/object-meta.ts"));
+  files.set(
+    "generated/crds/index.ts",
+    emitCrdIndex(
+      crds.map((c) => baseName(c.fileName)),
+      sources,
+    ),
+  );
 
   const validators = emitValidators(crds, sources);
   files.set("generated/crds/validators.js", validators.js);

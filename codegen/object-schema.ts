@@ -111,10 +111,12 @@ export function objectSchema(crd: CrdSource, mode: SchemaMode): ObjectSchema {
     ...properties,
     apiVersion: { ...(properties.apiVersion as JsonSchema), const: apiVersion },
     kind: { ...(properties.kind as JsonSchema), const: crd.kind },
+    // Types: one shared ObjectMeta in meta.ts, referenced by name, so the kinds can be
+    // re-exported together without clashing declarations.
     metadata:
       mode === "validation"
         ? { type: "object", additionalProperties: true }
-        : structuredClone(objectMetaSchema),
+        : { tsType: "ObjectMeta", description: objectMetaSchema.description },
   };
   const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
   schema.required = [...new Set(["apiVersion", "kind", "metadata", ...required])];
