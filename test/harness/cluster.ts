@@ -62,6 +62,8 @@ export interface ControlPlaneOptions {
    * which ignores etcd compaction (k8s.io/apiserver v0.33 pkg/storage/cacher).
    */
   watchCache?: boolean;
+  /** Extra flags per component, appended after the harness's own (later flags win in these binaries). */
+  extraArgs?: Partial<Record<ComponentName, string[]>>;
   /** Progress messages (default: silent). */
   log?: (message: string) => void;
 }
@@ -511,6 +513,9 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     pids: { etcd: 0, "kube-apiserver": 0, "kube-controller-manager": 0, "kube-scheduler": 0, kwok: 0 },
     nodes: [],
   };
+  for (const [name, extra] of Object.entries(options.extraArgs ?? {})) {
+    state.specs[name as ComponentName].args.push(...(extra ?? []));
+  }
   writePlaneState(stateFile, state);
   const watchdog = spawn(
     "bash",

@@ -1,9 +1,11 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import {
   COMPONENTS,
   compactEtcd,
+  type PlaneState,
   planePortsFree,
   restartApiServer,
   startControlPlane,
@@ -43,5 +45,30 @@ describe("a private control plane", () => {
     expect(await planePortsFree(last)).toBe(true);
     expect(existsSync(state.dir)).toBe(false);
     expect(existsSync(state.etcdDataDir)).toBe(false);
+  });
+});
+
+describe("a plane whose component cannot start", () => {
+  it("fails with an error naming the component and its log file, and leaves no process or port behind", async () => {
+    const error = await startControlPlane({
+      extraArgs: { "kube-scheduler": ["--no-such-flag"] },
+      startTimeoutMs: 60_000,
+    }).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(error?.message).toMatch(
+      /^control plane: kube-scheduler exited while starting; log: \/.*kube-scheduler\.log/,
+    );
+    expect(error?.message).toContain("unknown flag: --no-such-flag");
+    const logPath = /log: (\S+kube-scheduler\.log)/.exec(error?.message ?? "")?.[1] ?? "";
+    // The directory is kept so the log the error points at can be read; everything else is stopped.
+    expect(existsSync(logPath)).toBe(true);
+    const state = JSON.parse(readFileSync(join(dirname(logPath), "state.json"), "utf8")) as PlaneState;
+    for (const name of COMPONENTS) {
+      if (state.pids[name] > 0) expect(processAlive(state.pids[name]), `${name} pid`).toBe(false);
+    }
+    expect(await planePortsFree(state)).toBe(true);
+    rmSync(state.dir, { recursive: true, force: true });
   });
 });
