@@ -171,11 +171,12 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
     env.add({ name: "AGENT_CONVERSATION_SOURCE", value: conv.source ?? "" });
     env.add({ name: "AGENT_CONVERSATION_ID", value: conv.id ?? "" });
     env.add({ name: "AGENT_CONVERSATION_PIN", value: conv.pin ?? "" });
-    env.add({
-      name: "AGENT_DEADLINE_MS",
-      value: String(agentDeadlineMs(deadlineMinutesOf(station), !!delivery)),
-    });
   }
+  // The courier needs it too: it waits for the agent's result at most until this deadline (OQ-48).
+  env.add({
+    name: "AGENT_DEADLINE_MS",
+    value: String(agentDeadlineMs(deadlineMinutesOf(station), !!delivery)),
+  });
   if (repoTokens) {
     for (const r of res.repos ?? []) {
       if (r.token_secret && VALID_ENV_NAME.test(r.token_secret)) secret(r.token_secret, r.token_secret);
