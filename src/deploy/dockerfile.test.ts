@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { execForm, parseInstructions, parseStages, type Stage } from "./dockerfile.js";
+import { isBuiltin, valueImportGraph } from "./imports.js";
 import { REPO_ROOT } from "./render.js";
 
 const dockerfile = readFileSync(join(REPO_ROOT, "Dockerfile"), "utf8");
@@ -24,6 +25,8 @@ const buildConfig = JSON.parse(readFileSync(join(REPO_ROOT, "tsconfig.build.json
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
   type: string;
   scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
 };
 
 function keywords(stage: Stage, keyword: string) {
@@ -125,6 +128,24 @@ describe("Dockerfile", () => {
     expect(buildConfig.compilerOptions.rootDir).toBe(".");
     expect(existsSync(join(REPO_ROOT, sourceRel)), `${sourceRel} exists`).toBe(true);
     expect(buildConfig.include).toContain("src");
+  });
+
+  it("needs only production dependencies at run time (the image has no dev dependencies)", () => {
+    const graph = valueImportGraph(join(REPO_ROOT, "src", "controller", "main.ts"));
+    expect(graph.files.length).toBeGreaterThan(1);
+    for (const specifier of graph.packages) {
+      if (isBuiltin(specifier)) continue;
+      expect(Object.keys(pkg.dependencies), `${specifier} is imported at run time`).toContain(specifier);
+    }
+    // Everything reached is compiled into the image: inside the build's include, not a test.
+    for (const file of graph.files) {
+      const rel = relative(REPO_ROOT, file);
+      expect(rel).not.toMatch(/\.test\.ts$/);
+      expect(
+        buildConfig.include.some((dir) => rel.startsWith(`${dir}/`)),
+        rel,
+      ).toBe(true);
+    }
   });
 
   it('copies package.json into the runtime image (ESM needs its "type": "module")', () => {
