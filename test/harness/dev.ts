@@ -62,9 +62,10 @@ async function main(): Promise<void> {
       stdio: "inherit",
       env: { ...process.env, KUBECONFIG: kubeconfig, NAMESPACE },
     });
-    controller.on("exit", (code) => {
-      log(`controller exited (${code})`);
-      void shutdown(code ?? 1);
+    controller.on("exit", (code, signal) => {
+      log(`controller exited (${signal ?? code})`);
+      // Killed by the Ctrl-C we also received: a normal end.
+      void shutdown(signal ? 0 : (code ?? 1));
     });
   } else {
     log("src/controller/main.ts does not exist yet; the plane stays up until Ctrl-C");
