@@ -2,13 +2,14 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    testTimeout: 60_000,
+    hookTimeout: 600_000,
     projects: [
       {
         extends: true,
         test: {
           name: "unit",
           include: ["src/**/*.test.ts", "codegen/**/*.test.ts", "test/harness/**/*.test.ts"],
-          testTimeout: 60_000,
         },
       },
       {
@@ -18,11 +19,9 @@ export default defineConfig({
           include: ["test/integration/**/*.test.ts"],
           // One real control plane per run (etcd, kube-apiserver, KCM, scheduler, kwok); see docs/control-plane.md.
           globalSetup: ["test/harness/global-setup.ts"],
-          // The plane and the tests share 2 cores: few files at a time.
+          // The plane, the controller under test and the test files share 2 cores: few files at a time.
           maxWorkers: 2,
           testTimeout: 120_000,
-          // The first run on a fresh machine compiles the binaries (tens of minutes).
-          hookTimeout: 600_000,
         },
       },
     ],

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { BatchV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import {
   COMPONENTS,
@@ -10,6 +10,7 @@ import {
   restartApiServer,
   startControlPlane,
 } from "../../harness/cluster.js";
+import { eventually, podScriptAnnotations } from "../../harness/context.js";
 import { processAlive } from "../../harness/processes.js";
 
 // A second, private plane next to the run's shared one: proves several planes coexist, that
@@ -35,6 +36,26 @@ describe("a private control plane", () => {
       // Same port, same data: the namespace created before the restart is still there.
       const ns = await core.readNamespace({ name: "before-restart" });
       expect(ns.metadata?.name).toBe("before-restart");
+      // KCM, scheduler, kwok and the pod scripter reconnect: a Job still runs to completion.
+      const batch = kc.makeApiClient(BatchV1Api);
+      await batch.createNamespacedJob({
+        namespace: "before-restart",
+        body: {
+          metadata: { name: "after-restart" },
+          spec: {
+            backoffLimit: 0,
+            template: {
+              metadata: { annotations: podScriptAnnotations({ exitCode: 4 }) },
+              spec: { restartPolicy: "Never", containers: [{ name: "agent", image: "agent.invalid/agent" }] },
+            },
+          },
+        },
+      });
+      const failed = await eventually("Job after-restart Failed", async () => {
+        const job = await batch.readNamespacedJob({ name: "after-restart", namespace: "before-restart" });
+        return job.status?.conditions?.find((c) => c.type === "Failed" && c.status === "True");
+      });
+      expect(failed.type).toBe("Failed");
 
       expect(await compactEtcd(plane.stateFile)).toBeGreaterThan(1);
     } finally {

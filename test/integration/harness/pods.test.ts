@@ -100,14 +100,11 @@ describe("kwok-run Job pods follow the test's script", () => {
         ? pod
         : undefined;
     });
-    // Still Running a moment after it was marked to finish: the stage waits for run-time.
-    await new Promise((r) => setTimeout(r, 1000));
-    const again = await core().readNamespacedPod({ name: running.metadata?.name ?? "", namespace: ns });
-    expect(again.status?.phase).toBe("Running");
     const done = await finishedPod("slow");
     expect(done.status?.phase).toBe("Succeeded");
     const started = Date.parse(String(running.status?.startTime));
     const finished = Date.parse(String(done.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt));
+    // A lower bound only (kwok cannot end it earlier); both stamps have second precision.
     expect(finished - started).toBeGreaterThanOrEqual(3000);
   });
 
