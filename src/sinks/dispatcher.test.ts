@@ -317,6 +317,41 @@ describe("SinkDispatcher", () => {
     expect(d.pending).toBe(0);
   });
 
+  it("a line dropped on overflow leaves no idle queue behind for drain() to wait on", async () => {
+    const a = await listener([500]);
+    const b = await listener();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const d = dispatcher({
+      maxQueued: 1,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        await gate;
+      },
+    });
+    const first = d.deliver({
+      ...definition({ sinks: [{ type: "http", url: a.url }] }),
+      source,
+      vendor: "claude",
+      items: [{ type: "lifecycle", event: batchStarted() }],
+    });
+    await expect.poll(() => sleeps.length, { timeout: 10_000 }).toBe(1);
+    await d.deliver({
+      ...definition({ sinks: [{ type: "http", url: b.url }] }),
+      source: { ...source, agent: "other-agent" },
+      vendor: "claude",
+      items: [{ type: "cliLine", line: '{"type":"result"}' }],
+    });
+    expect(b.received).toHaveLength(0);
+    expect(log.lines.filter((l) => l.msg === "sink queue full; event dropped")).toHaveLength(1);
+    release();
+    await first;
+    expect(await d.drain(5_000)).toBe(true);
+    expect(d.pending).toBe(0);
+  });
+
   it("drain(timeoutMs) gives up on a queue stuck in backoff and reports it", async () => {
     const sink = await listener([500]);
     const d = dispatcher({ sleep: () => new Promise<void>(() => {}) });

@@ -144,11 +144,6 @@ export class SinkDispatcher {
     const headerBlocks = new Map<string, Promise<Record<string, string>>>();
     for (const sink of sinks) {
       const key = `${source.namespace ?? ""}/${source.agent ?? ""} ${sinkKey(sink)}`;
-      let queue = this.queues.get(key);
-      if (queue === undefined) {
-        queue = { sink, items: [] };
-        this.queues.set(key, queue);
-      }
       // The header block is read once per request and per secret key.
       let headers: Promise<Record<string, string>> = NO_HEADERS;
       if (sink.type === "http" && sink.headersSecret !== undefined) {
@@ -158,7 +153,7 @@ export class SinkDispatcher {
         headerBlocks.set(secretKey, headers);
       }
       for (const { envelope, droppable } of envelopes) {
-        waits.push(this.enqueue(key, queue, envelope, droppable, headers));
+        waits.push(this.enqueue(key, sink, envelope, droppable, headers));
       }
     }
     return Promise.all(waits).then(() => undefined);
@@ -170,8 +165,10 @@ export class SinkDispatcher {
    */
   async drain(timeoutMs?: number): Promise<boolean> {
     const drained = (async () => {
-      while (this.queues.size > 0) {
-        await Promise.all([...this.queues.values()].map((q) => q.worker));
+      for (;;) {
+        const workers = [...this.queues.values()].flatMap((q) => (q.worker ? [q.worker] : []));
+        if (workers.length === 0) break;
+        await Promise.all(workers);
       }
       return true;
     })();
@@ -243,19 +240,21 @@ export class SinkDispatcher {
 
   private enqueue(
     key: string,
-    queue: Queue,
+    sink: ResolvedSink,
     envelope: Envelope,
     droppable: boolean,
     headers: Promise<Record<string, string>>,
   ): Promise<void> {
     return new Promise<void>((done) => {
-      if (this.queued >= this.maxQueued && !this.dropOldestLine(queue)) {
-        if (droppable) {
-          this.log.warn("sink queue full; event dropped", { sink: sinkKey(queue.sink), ...envelope.source });
-          done();
-          return;
-        }
+      const existing = this.queues.get(key);
+      if (this.queued >= this.maxQueued && !(existing && this.dropOldestLine(existing)) && droppable) {
+        this.log.warn("sink queue full; event dropped", { sink: sinkKey(sink), ...envelope.source });
+        done();
+        return;
       }
+      // A queue exists only while it has items and a worker, so drain() never waits on an idle one.
+      const queue: Queue = existing ?? { sink, items: [] };
+      if (existing === undefined) this.queues.set(key, queue);
       this.queued++;
       queue.items.push({
         envelope,
