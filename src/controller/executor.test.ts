@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import type { Action } from "../core/actions.js";
+import type { Agent } from "../core/types.js";
+import { Executor } from "./executor.js";
+import { RunMemory } from "./memory.js";
+import { ControllerMetrics } from "./metrics.js";
+
+const agent: Agent = {
+  metadata: { name: "a", namespace: "ns", uid: "u-a", resourceVersion: "7" },
+  spec: { stationRef: "s" },
+};
+const ref = { namespace: "ns", name: "a", uid: "u-a" };
+
+function setup(over: Record<string, unknown> = {}) {
+  const calls: string[] = [];
+  const client = {
+    async create(_r: unknown, _ns: string, obj: { metadata: { name: string } }) {
+      calls.push(`create ${obj.metadata.name}`);
+      return { created: true, object: obj };
+    },
+    async patchStatus(_r: unknown, _ns: string, name: string, rv: string) {
+      calls.push(`patch ${name}@${rv}`);
+      return "ok";
+    },
+    async delete(_r: unknown, _ns: string, name: string) {
+      calls.push(`delete ${name}`);
+      return true;
+    },
+    async jsonPatch() {
+      return "ok";
+    },
+    async addFinalizer() {
+      return "ok";
+    },
+    async get() {
+      return undefined;
+    },
+    ...over,
+  };
+  const memory = new RunMemory();
+  const metrics = new ControllerMetrics();
+  const ex = new Executor({
+    client: client as never,
+    namespace: "ns",
+    memory,
+    metrics,
+    provider: () => {
+      throw new Error("no provider");
+    },
+    now: () => 1000,
+    log: () => {},
+  });
+  return { ex, calls, memory, metrics };
+}
+
+const job = { metadata: { name: "agent-job-a" } };
+
+describe("Executor", () => {
+  it("runs actions in order and records an issued creation", async () => {
+    const { ex, calls, memory } = setup();
+    const actions: Action[] = [
+      { id: "create-job", type: "createJob", agent: ref, job },
+      {
+        id: "patch-status",
+        type: "patchStatus",
+        agent: ref,
+        resourceVersion: "7",
+        status: { phase: "Running" },
+        dependsOn: ["create-job"],
+      },
+    ];
+    const r = await ex.execute(agent, actions);
+    expect(calls).toEqual(["create agent-job-a", "patch a@7"]);
+    expect(r.succeeded).toEqual(["create-job", "patch-status"]);
+    expect(memory.issuedFor("s")).toEqual(["a"]);
+  });
+
+  it("skips dependants of a conflicted patch, so no metric is recorded for an unwritten transition", async () => {
+    const { ex, metrics } = setup({ patchStatus: async () => "conflict" });
+    const r = await ex.execute(agent, [
+      {
+        id: "patch-status",
+        type: "patchStatus",
+        agent: ref,
+        resourceVersion: "7",
+        status: { phase: "Succeeded" },
+      },
+      {
+        id: "m",
+        type: "recordMetric",
+        dependsOn: ["patch-status"],
+        metric: { name: "controller_runs_completed_total", labels: { phase: "Succeeded", exit_code: "0" } },
+      },
+    ]);
+    expect(r.failed).toEqual(["patch-status"]);
+    expect(r.skipped).toEqual(["m"]);
+    expect(await metrics.registry.getSingleMetricAsString("controller_runs_completed_total")).not.toContain(
+      "phase=",
+    );
+  });
+
+  it.each([
+    ["owned by this Agent: adopted", "u-a", true],
+    ["owned by another Agent: not adopted", "u-other", false],
+  ])("an existing Job %s", async (_n, ownerUid, ok) => {
+    const { ex, memory } = setup({
+      create: async () => ({
+        created: false,
+        object: { metadata: { name: "agent-job-a", ownerReferences: [{ controller: true, uid: ownerUid }] } },
+      }),
+    });
+    const r = await ex.execute(agent, [{ id: "create-job", type: "createJob", agent: ref, job }]);
+    expect(r.succeeded.includes("create-job")).toBe(ok);
+    expect(memory.issuedFor("s").length).toBe(ok ? 1 : 0);
+  });
+
+  it("treats a conflicted prune delete as done but a conflicted preempt as failed", async () => {
+    const { ex } = setup({ delete: async () => false });
+    const r = await ex.execute(agent, [
+      { id: "prune", type: "deleteAgent", agent: ref, resourceVersion: "1", reason: "prune" },
+      { id: "preempt", type: "deleteAgent", agent: ref, resourceVersion: "1", reason: "preempt" },
+    ]);
+    expect(r.succeeded).toEqual(["prune"]);
+    expect(r.failed).toEqual(["preempt"]);
+  });
+});

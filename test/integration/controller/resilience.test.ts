@@ -1,0 +1,118 @@
+/**
+ * Watch recovery after etcd compaction (410 Gone) and an API-server restart mid-run, on a
+ * private control plane so neither disturbs other test files.
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { KubeClient } from "../../../src/controller/kube/client.js";
+import { AGENTS } from "../../../src/controller/kube/resources.js";
+import type { ControllerReplica } from "../../../src/controller/process.js";
+import type { Agent } from "../../../src/core/types.js";
+import {
+  type ControlPlane,
+  compactEtcd,
+  installCrds,
+  restartApiServer,
+  startControlPlane,
+} from "../../harness/cluster.js";
+import { podScriptAnnotations } from "../../harness/context.js";
+import { projectCrdFiles } from "../../harness/global-setup.js";
+import {
+  clientFor,
+  createAgent,
+  createDefinition,
+  createStation,
+  startReplica,
+  waitFor,
+  waitForPhase,
+} from "./helpers.js";
+
+let plane: ControlPlane;
+let client: KubeClient;
+const ns = "ctrl-resilience";
+
+beforeAll(async () => {
+  plane = await startControlPlane();
+  await installCrds(plane.api(), projectCrdFiles());
+  const kc = new KubeConfig();
+  kc.loadFromFile(plane.kubeconfig);
+  client = await clientFor(kc);
+  await client.request("POST", "/api/v1/namespaces", { body: { metadata: { name: ns } } });
+  await createDefinition(client, ns, "def");
+});
+
+afterAll(async () => {
+  await client?.close();
+  await plane?.stop();
+});
+
+async function allSucceeded(names: string[]) {
+  for (const n of names) {
+    const a = await waitForPhase(client, ns, n, ["Succeeded", "Failed"], 120_000);
+    expect(a.status?.phase, n).toBe("Succeeded");
+  }
+}
+
+describe("watch + poll resilience", () => {
+  it("a watch forced into 410 by compaction re-lists, recovers and loses no Agent", async () => {
+    await createStation(client, ns, "quick", "def", { annotations: podScriptAnnotations({ exitCode: 0 }) });
+    const logs: string[] = [];
+    // Poll effectively off: recovery must come from the watch's own re-list.
+    const replica: ControllerReplica = await startReplica(
+      client,
+      ns,
+      "r-410",
+      { log: (m) => logs.push(m) },
+      { watchTimeoutSeconds: 2, pollIntervalMs: 600_000 },
+    );
+    try {
+      await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+      await createAgent(client, ns, "g-0", "quick");
+      await waitForPhase(client, ns, "g-0", ["Succeeded"]);
+      // Move etcd's revision well past the Agent watch's cursor, then compact it away.
+      for (let i = 0; i < 5; i++) {
+        await client.request("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+          body: { metadata: { generateName: "bump-" } },
+        });
+      }
+      await compactEtcd(plane.stateFile);
+      await waitFor(
+        "the Agent watch to hit 410 and re-list",
+        async () => logs.some((l) => l.startsWith("agents: watch cursor") && l.includes("(410)")),
+        30_000,
+      ).catch((e) => {
+        throw new Error(`${e.message}; controller log:\n${logs.slice(-30).join("\n")}`);
+      });
+      const names = ["g-1", "g-2", "g-3", "g-4"];
+      for (const n of names) await createAgent(client, ns, n, "quick");
+      await allSucceeded(["g-0", ...names]);
+      const metrics = await replica.metrics.registry.getSingleMetricAsString(
+        "controller_watch_reconnects_total",
+      );
+      expect(Number(metrics.trim().split(" ").pop())).toBeGreaterThan(0);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("the API server restarted mid-run: every Agent still finishes", async () => {
+    await createStation(client, ns, "slow", "def", {
+      annotations: podScriptAnnotations({ exitCode: 0, runTime: "6s", logs: { agent: "survived" } }),
+    });
+    const replica = await startReplica(client, ns, "r-restart");
+    try {
+      await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+      const names = ["m-1", "m-2", "m-3", "m-4", "m-5"];
+      for (const n of names) await createAgent(client, ns, n, "slow");
+      for (const n of names) await waitForPhase(client, ns, n, ["Running", "Succeeded"]);
+      await restartApiServer(plane.stateFile);
+      await allSucceeded(names);
+      const list = await client.list<Agent>(AGENTS, ns);
+      for (const a of list.items.filter((x) => names.includes(x.metadata.name ?? ""))) {
+        expect(a.status?.output).toContain("survived");
+      }
+    } finally {
+      await replica.stop();
+    }
+  });
+});
