@@ -411,7 +411,13 @@ export class ControlPlane {
   /** Last-resort SIGKILL of every group if the owning process exits without calling stop(). */
   private killNow(): void {
     if (this.stopped) return;
-    for (const pid of Object.values(this.state.pids)) {
+    let pids: number[];
+    try {
+      pids = Object.values(this.state.pids);
+    } catch {
+      return; // state file already gone: stop() got that far
+    }
+    for (const pid of pids) {
       try {
         if (pid > 0) process.kill(-pid, "SIGKILL");
       } catch {}
