@@ -6,6 +6,8 @@ import { RunMemory } from "./memory.js";
 import { ControllerMetrics } from "./metrics.js";
 
 const agent: Agent = {
+  apiVersion: "agents.re-cinq.com/v1beta1",
+  kind: "Agent",
   metadata: { name: "a", namespace: "ns", uid: "u-a", resourceVersion: "7" },
   spec: { stationRef: "s" },
 };

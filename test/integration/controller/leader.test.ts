@@ -25,6 +25,8 @@ beforeAll(async () => {
   await createDefinition(client, ns, "def");
   await createStation(client, ns, "st", "def", {
     maxConcurrentRuns: 20,
+    // Keep every finished run (and its Job) so the Jobs can be counted per Agent.
+    successfulRunsHistoryLimit: 20,
     annotations: podScriptAnnotations({ exitCode: 0, runTime: "3s" }),
   });
 });
