@@ -530,7 +530,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   );
   watchdog.unref();
 
-  const scripter = new PodScripter(apiOf(state), join(dir, "pod-logs"));
+  const scripter = new PodScripter(apiOf(state), join(dir, "pod-logs"), join(dir, "pod-scripter.log"));
   const plane = new ControlPlane(stateFile, scripter, keepDir);
   try {
     log(`starting etcd on 127.0.0.1:${ports.etcdClient} (dir ${dir})`);

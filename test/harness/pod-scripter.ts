@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { HarnessApi } from "./api.js";
@@ -63,7 +63,14 @@ export class PodScripter {
   constructor(
     private readonly api: HarnessApi,
     private readonly logsDir: string,
+    /** Where problems are written (one line each), e.g. an invalid test.example/exit-code value. */
+    private readonly errorLog: string,
   ) {}
+
+  private async fail(message: string): Promise<void> {
+    this.lastError = message;
+    await appendFile(this.errorLog, `${new Date().toISOString()} ${message}\n`).catch(() => {});
+  }
 
   start(): void {
     this.loop = this.watchForever();
@@ -87,7 +94,7 @@ export class PodScripter {
           this.abort.signal,
         );
       } catch (err) {
-        this.lastError = `pod watch: ${(err as Error).message}`;
+        if (!this.abort.signal.aborted) await this.fail(`pod watch: ${(err as Error).message}`);
       }
       if (!this.abort.signal.aborted) await sleep(200).catch(() => {});
     }
@@ -110,8 +117,8 @@ export class PodScripter {
           await this.scriptPod(pod);
           done.add(key);
         } catch (err) {
-          this.lastError = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}: ${(err as Error).message}`;
-          // A later MODIFIED event (or the next watch replay) retries it.
+          // The pod does not end; a later MODIFIED event (or the next watch replay) retries it.
+          await this.fail(`pod ${pod.metadata?.namespace}/${pod.metadata?.name}: ${(err as Error).message}`);
         }
       }
     } finally {
