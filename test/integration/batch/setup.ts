@@ -177,6 +177,8 @@ export interface DefinitionOpts {
   batch?: { timeoutMinutes?: number; onTimeout?: "fail" | "fallback"; maxTokens?: number };
   extra?: Record<string, unknown>;
   sinks?: boolean;
+  /** output.schema (structured output). */
+  schema?: Record<string, unknown>;
 }
 
 export async function createBatchDefinition(env: BatchEnv, name: string, o: DefinitionOpts) {
@@ -191,14 +193,15 @@ export async function createBatchDefinition(env: BatchEnv, name: string, o: Defi
       prompt: "Summarise this ticket: {ticket}",
       ...(o.batch ? { batch: o.batch } : {}),
       resources: { secrets: [{ name: o.keyName, ref: o.keyRef }] },
-      ...(o.sinks === false
-        ? {}
-        : {
-            output: {
+      output: {
+        ...(o.schema ? { schema: o.schema } : {}),
+        ...(o.sinks === false
+          ? {}
+          : {
               select: [{ event: "message" }, { event: "result" }],
               sinks: [{ type: "http", url: env.listener.url, headers_secret: SINK_HEADERS_KEY }],
-            },
-          }),
+            }),
+      },
       ...o.extra,
     },
   });
