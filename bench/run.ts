@@ -205,6 +205,16 @@ async function main() {
     await waitUntil("every Agent terminal", () => obs.terminal.size >= n, timeout);
     const toTerminalSecs = (Math.max(...obs.terminal.values()) - start) / 1000;
     abort.abort();
+    // Job completion (status.completionTime, 1 s resolution) → Agent terminal: the controller's
+    // own share of the terminal latency, separated from how fast the plane runs the pods.
+    const jobs = await client.list<V1Job>(JOBS, ns);
+    const readBack: number[] = [];
+    for (const j of jobs.items) {
+      const owner = j.metadata?.ownerReferences?.[0]?.name ?? "";
+      const done = j.status?.completionTime;
+      const seen = obs.terminal.get(owner);
+      if (done && seen) readBack.push(seen - new Date(done as unknown as string).getTime());
+    }
     const latencies = names.map((x) => (obs.running.get(x) as number) - (createdAt.get(x) as number));
     child.kill("SIGTERM");
     await waitUntil("controller report", () => lines.some((l) => l.includes('"requests"')), 60_000);
@@ -222,6 +232,7 @@ async function main() {
         agentsPerSecondToRunning: n / toRunningSecs,
         agentsPerSecondToTerminal: n / toTerminalSecs,
         creationToRunningMs: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
+        jobCompleteToTerminalMs: { p50: pct(readBack, 50), p99: pct(readBack, 99) },
         apiRequestsPerAgent: report.requests / n,
         cpuSeconds: report.cpuSeconds,
         peakRssMiB: report.peakRssBytes / 1024 / 1024,
@@ -257,6 +268,11 @@ async function main() {
         String(result.raw.creationToRunningMs.p99),
       ],
       [
+        "Job complete → terminal p50/p99 (ms, ±1000)",
+        `${result.controller.jobCompleteToTerminalMs.p50}/${result.controller.jobCompleteToTerminalMs.p99}`,
+        "-",
+      ],
+      [
         "API requests per Agent",
         result.controller.apiRequestsPerAgent.toFixed(2),
         result.raw.apiRequestsPerAgent.toFixed(2),
@@ -264,8 +280,8 @@ async function main() {
       ["controller CPU seconds", result.controller.cpuSeconds.toFixed(2), "-"],
       ["controller peak RSS (MiB)", result.controller.peakRssMiB.toFixed(1), "-"],
     ];
-    console.log(`\nN = ${n}\n${"metric".padEnd(30)}${"controller".padStart(12)}${"raw".padStart(12)}`);
-    for (const [k, c, r] of rows) console.log(`${k.padEnd(30)}${c.padStart(12)}${r.padStart(12)}`);
+    console.log(`\nN = ${n}\n${"metric".padEnd(44)}${"controller".padStart(12)}${"raw".padStart(12)}`);
+    for (const [k, c, r] of rows) console.log(`${k.padEnd(44)}${c.padStart(12)}${r.padStart(12)}`);
     const dir = join(ROOT, "bench/results");
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${result.at.replace(/[:.]/g, "-")}-n${n}.json`);

@@ -111,11 +111,9 @@ export class ControllerReplica {
         onReconciled: this.o.onReconciled,
       });
       this.controller = c;
-      try {
-        await c.start();
-      } catch (err) {
-        this.log(`controller start failed: ${String(err)}`);
-      }
+      // Not awaited: a start stalled on an unreachable API server must not block a step-down
+      // (stop() aborts the informers, which ends the start as well).
+      c.start().catch((err) => this.log(`controller start failed: ${String(err)}`));
     });
   }
 
