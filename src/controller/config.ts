@@ -42,6 +42,8 @@ export interface ControllerConfig {
   /** Lease holder identity. */
   podName: string;
   healthPort: number;
+  /** Bind address of the health server (HEALTH_HOST, default all interfaces for kubelet probes). */
+  healthHost: string;
   maxOutputBytes: number;
   agentImage: string;
   batchEnabled: boolean;
@@ -145,6 +147,7 @@ export function parseConfig(
     namespace: ns,
     podName,
     healthPort: port("HEALTH_PORT", env.HEALTH_PORT, 8081),
+    healthHost: nonEmpty("HEALTH_HOST", env.HEALTH_HOST, "0.0.0.0"),
     maxOutputBytes: positiveInt("MAX_OUTPUT_BYTES", env.MAX_OUTPUT_BYTES, 262144),
     agentImage: nonEmpty("AGENT_IMAGE", env.AGENT_IMAGE, DEFAULT_AGENT_IMAGE),
     batchEnabled,

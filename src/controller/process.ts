@@ -80,7 +80,7 @@ export class ControllerReplica {
       this.health = await startHealthServer(
         this.o.config.healthPort,
         { registry: this.metrics.registry, healthy: () => this.healthy(), ready: () => this.ready() },
-        this.o.healthHost,
+        this.o.healthHost ?? this.o.config.healthHost,
       );
     }
     this.electorLoop = this.elector.run(this.abort.signal);
