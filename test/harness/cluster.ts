@@ -444,7 +444,8 @@ export class ControlPlane {
 /** Restarts kube-apiserver only (same flags and port) and waits until it is ready again. Works from any process. */
 export async function restartApiServer(stateFile: string, timeoutMs = 120_000): Promise<void> {
   const state = readPlaneState(stateFile);
-  await stopGroup(state.pids["kube-apiserver"]);
+  // kube-apiserver sometimes lingers for seconds after it stopped listening; a restart need not wait.
+  await stopGroup(state.pids["kube-apiserver"], 2_000);
   startComponent(state, stateFile, "kube-apiserver");
   await waitFor(state, "kube-apiserver", "/readyz after restart", timeoutMs, () => apiServerReady(state));
 }

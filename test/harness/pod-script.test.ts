@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   FINISH_ANNOTATION,
+  FINISH_AT_ANNOTATION,
+  goDurationMs,
   podScriptAnnotations,
   podScriptFromAnnotations,
   renderCriLog,
@@ -74,18 +76,45 @@ describe("resolvePodScript", () => {
   });
 });
 
+const NOW = new Date("2026-01-01T00:00:00.000Z");
+
 describe("scripterPatch", () => {
   it.each([
-    ["Job pod without outcome", {}, true, { [SCRIPTED_ANNOTATION]: "true", [FINISH_ANNOTATION]: "true" }],
+    [
+      "Job pod without outcome ends at once",
+      {},
+      true,
+      {
+        [SCRIPTED_ANNOTATION]: "true",
+        [FINISH_ANNOTATION]: "true",
+        [FINISH_AT_ANNOTATION]: "2026-01-01T00:00:00.000Z",
+      },
+    ],
+    [
+      "Job pod with a run time ends that long after being scripted",
+      { runTime: "1m30.5s" },
+      true,
+      {
+        [SCRIPTED_ANNOTATION]: "true",
+        [FINISH_ANNOTATION]: "true",
+        [FINISH_AT_ANNOTATION]: "2026-01-01T00:01:30.500Z",
+        "test.example/run-time": "1m30.5s",
+      },
+    ],
     ["bare pod without outcome keeps running", {}, false, { [SCRIPTED_ANNOTATION]: "true" }],
     [
       "bare pod with an exit code ends",
       { exitCode: 1 },
       false,
-      { [SCRIPTED_ANNOTATION]: "true", [FINISH_ANNOTATION]: "true", "test.example/exit-code": "1" },
+      {
+        [SCRIPTED_ANNOTATION]: "true",
+        [FINISH_ANNOTATION]: "true",
+        [FINISH_AT_ANNOTATION]: "2026-01-01T00:00:00.000Z",
+        "test.example/exit-code": "1",
+      },
     ],
   ])("%s", (_name, script, ownedByJob, expected) => {
-    expect(scripterPatch(script, {}, ownedByJob)).toEqual(expected);
+    expect(scripterPatch(script, {}, ownedByJob, NOW)).toEqual(expected);
   });
 
   it("does not repeat annotations the pod already has and never copies logs", () => {
@@ -93,8 +122,13 @@ describe("scripterPatch", () => {
       { exitCode: 1, logs: { agent: "x" } },
       { "test.example/exit-code": "1" },
       true,
+      NOW,
     );
-    expect(patch).toEqual({ [SCRIPTED_ANNOTATION]: "true", [FINISH_ANNOTATION]: "true" });
+    expect(patch).toEqual({
+      [SCRIPTED_ANNOTATION]: "true",
+      [FINISH_ANNOTATION]: "true",
+      [FINISH_AT_ANNOTATION]: "2026-01-01T00:00:00.000Z",
+    });
   });
 });
 
@@ -115,5 +149,21 @@ describe("renderCriLog", () => {
     expect(renderCriLog(['{"type":"x"}', "y"], at)).toBe(
       '2026-01-02T03:04:05.678000000Z stdout F {"type":"x"}\n2026-01-02T03:04:05.678000000Z stdout F y\n',
     );
+  });
+});
+
+describe("goDurationMs", () => {
+  it.each([
+    ["0s", 0],
+    ["1500ms", 1500],
+    ["2s", 2000],
+    ["1m30s", 90_000],
+    ["1h", 3_600_000],
+    ["250us", 0.25],
+  ])("%s is %d ms", (text, ms) => {
+    expect(goDurationMs(text)).toBe(ms);
+  });
+  it("rejects text that is not a Go duration", () => {
+    expect(() => goDurationMs("5")).toThrow('not a Go duration: "5"');
   });
 });

@@ -21,6 +21,11 @@ export const RUN_TIME_ANNOTATION = "test.example/run-time";
 export const LOGS_ANNOTATION_PREFIX = "test.example/logs.";
 /** Set by the scripter once the pod's logs are in place; kwok ends a pod only once it is set. */
 export const FINISH_ANNOTATION = "harness.test.example/finish";
+/**
+ * Absolute RFC 3339 time at which kwok ends the pod: scripting time + runTime. Absolute, because
+ * kwok re-arms a relative delay whenever it re-lists pods (e.g. after an API-server restart).
+ */
+export const FINISH_AT_ANNOTATION = "harness.test.example/finish-at";
 /** Set by the scripter on every pod it has handled. */
 export const SCRIPTED_ANNOTATION = "harness.test.example/scripted";
 /** Label of the ConfigMaps that carry scripts keyed by pod labels (see scriptPods in context.ts). */
@@ -148,13 +153,38 @@ export function scripterPatch(
   script: PodScript,
   existing: Record<string, string>,
   ownedByJob: boolean,
+  now: Date,
 ): Record<string, string> {
   const outcome = podScriptAnnotations({ ...script, logs: undefined });
   const patch: Record<string, string> = { [SCRIPTED_ANNOTATION]: "true" };
   for (const [k, v] of Object.entries(outcome)) if (existing[k] !== v) patch[k] = v;
   const ends = ownedByJob || script.exitCode !== undefined || Object.keys(script.exitCodes ?? {}).length > 0;
-  if (ends) patch[FINISH_ANNOTATION] = "true";
+  if (ends) {
+    patch[FINISH_ANNOTATION] = "true";
+    const runMs = script.runTime === undefined ? 0 : goDurationMs(script.runTime);
+    patch[FINISH_AT_ANNOTATION] = new Date(now.getTime() + runMs).toISOString();
+  }
   return patch;
+}
+
+const UNIT_MS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+/** Milliseconds of a Go duration string such as "1m30s" or "1500ms". */
+export function goDurationMs(duration: string): number {
+  if (!GO_DURATION.test(duration)) throw new Error(`not a Go duration: ${JSON.stringify(duration)}`);
+  let total = 0;
+  for (const [, value, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) {
+    total += Number(value) * (UNIT_MS[unit ?? ""] ?? 0);
+  }
+  return total;
 }
 
 /**

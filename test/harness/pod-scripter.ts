@@ -150,7 +150,7 @@ export class PodScripter {
     await this.putLogs(ns, name, uid, logs);
 
     const ownedByJob = (pod.metadata?.ownerReferences ?? []).some((o) => o.kind === "Job");
-    const patch = scripterPatch(script, annotations, ownedByJob);
+    const patch = scripterPatch(script, annotations, ownedByJob, now);
     const res = await this.api.request(
       "PATCH",
       `/api/v1/namespaces/${ns}/pods/${name}`,
