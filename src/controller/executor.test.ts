@@ -126,3 +126,93 @@ describe("Executor", () => {
     expect(r.failed).toEqual(["preempt"]);
   });
 });
+
+describe("Executor batch actions", () => {
+  const apiKey = { secretName: "agent-secrets" as const, secretKey: "anthropic-key" };
+  function withProvider(provider: Record<string, unknown>) {
+    const memory = new RunMemory();
+    const seenKeys: string[] = [];
+    const ex = new Executor({
+      client: {
+        async get() {
+          return { data: { "anthropic-key": Buffer.from("sk-test").toString("base64") } };
+        },
+      } as never,
+      namespace: "ns",
+      memory,
+      metrics: new ControllerMetrics(),
+      provider: () =>
+        ({
+          name: "anthropic",
+          ...Object.fromEntries(
+            Object.entries(provider).map(([k, fn]) => [
+              k,
+              async (...args: unknown[]) => {
+                seenKeys.push(String((args[0] as { apiKey?: string })?.apiKey ?? args.at(-1)));
+                return (fn as (...a: unknown[]) => unknown)(...args);
+              },
+            ]),
+          ),
+        }) as never,
+      now: () => 5000,
+      log: () => {},
+    });
+    return { ex, memory, seenKeys };
+  }
+
+  it("submit stores the batch id, counts the creation and asks for another reconcile", async () => {
+    const { ex, memory, seenKeys } = withProvider({ submit: () => ({ batchId: "msgbatch_1" }) });
+    const r = await ex.execute(agent, [
+      {
+        id: "submit",
+        type: "submitBatch",
+        agent: ref,
+        provider: "anthropic",
+        apiKey,
+        request: { agentUid: "u-a", model: "claude-opus-5-5", prompt: "p", maxTokens: 10 },
+      },
+    ]);
+    expect(r.succeeded).toEqual(["submit"]);
+    expect(r.reconcileAgain).toBe(true);
+    expect(memory.peekBatch("u-a")?.submitted).toEqual({ batchId: "msgbatch_1", at: 5000 });
+    expect(memory.issuedFor("s")).toEqual(["a"]);
+    expect(seenKeys).toEqual(["sk-test"]);
+  });
+
+  it("a failing poll clears the last result and records the attempt time", async () => {
+    const { ex, memory } = withProvider({
+      poll: () => {
+        throw new Error("503");
+      },
+    });
+    memory.batchFor("u-a").pollResult = { state: "in_progress" };
+    const r = await ex.execute(agent, [
+      {
+        id: "poll",
+        type: "pollBatch",
+        agent: ref,
+        provider: "anthropic",
+        batchId: "b",
+        apiKey,
+        ctx: { agentUid: "u-a", model: "m" },
+      },
+    ]);
+    expect(r.failed).toEqual(["poll"]);
+    expect(memory.peekBatch("u-a")).toEqual({ lastPollAt: 5000 });
+  });
+
+  it("a failing cleanup is stored as a one-shot failed outcome", async () => {
+    const { ex, memory } = withProvider({
+      cleanup: () => {
+        throw new Error("boom");
+      },
+    });
+    await ex.execute(agent, [
+      { id: "cleanup", type: "cleanupBatch", agent: ref, provider: "anthropic", batchId: "b", apiKey },
+    ]);
+    expect(memory.peekBatch("u-a")).toEqual({
+      lastCleanupAt: 5000,
+      cleanupResult: { state: "failed", error: "Error: boom" },
+    });
+  });
+});

@@ -66,9 +66,20 @@ describe("watch + poll resilience", () => {
       { watchTimeoutSeconds: 2, pollIntervalMs: 600_000 },
     );
     try {
-      await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+      const step = async <T>(what: string, p: Promise<T>) =>
+        p.catch(async (e: Error) => {
+          const agents = await client.list<Agent>(AGENTS, ns);
+          const phases = agents.items.map((a) => `${a.metadata.name}=${a.status?.phase ?? "Pending"}`);
+          throw new Error(
+            `${what}: ${e.message}\nAgents: ${phases.join(" ")}\nlog:\n${logs.slice(-40).join("\n")}`,
+          );
+        });
+      await step(
+        "leadership",
+        waitFor("leadership", async () => replica.isLeader && replica.controller?.synced, 40_000),
+      );
       await createAgent(client, ns, "g-0", "quick");
-      await waitForPhase(client, ns, "g-0", ["Succeeded"]);
+      await step("g-0", waitForPhase(client, ns, "g-0", ["Succeeded"], 40_000));
       // Move etcd's revision well past the Agent watch's cursor, then compact it away.
       for (let i = 0; i < 5; i++) {
         await client.request("POST", `/api/v1/namespaces/${ns}/configmaps`, {
