@@ -13,6 +13,7 @@ import {
   createAgent,
   createBatchDefinition,
   createStation,
+  expectMetric,
   expectPollFaultsThenSuccess,
   hasFinalizer,
   isLifecycle,
@@ -122,12 +123,15 @@ describe("Anthropic batch outcomes through the controller", () => {
     expect(received[0]?.envelope.source).toEqual({ agent: "ok-1", station: "summary", namespace: env.ns });
     // headers_secret is read from agent-secrets by the controller.
     expect(received.every((r) => r.headers.authorization === SINK_TOKEN)).toBe(true);
-    expect(
-      await metricValue(env.metrics, "controller_runs_completed_total", {
+    await expectMetric(
+      env.metrics,
+      "controller_runs_completed_total",
+      {
         phase: "Succeeded",
         exit_code: "0",
-      }),
-    ).toBe(before + 1);
+      },
+      before + 1,
+    );
   });
 
   it.each<{ name: string; outcome: AnthropicOutcome; reason: string }>([
@@ -158,9 +162,12 @@ describe("Anthropic batch outcomes through the controller", () => {
       lines[1],
       { kind: "lifecycle", phase: "agent", status: "failed", reason: "batch_failed", exitCode: 1 },
     ]);
-    expect(
-      await metricValue(env.metrics, "controller_runs_completed_total", { phase: "Failed", exit_code: "1" }),
-    ).toBe(before + 1);
+    await expectMetric(
+      env.metrics,
+      "controller_runs_completed_total",
+      { phase: "Failed", exit_code: "1" },
+      before + 1,
+    );
   });
 
   it("poll errors (500, 429, malformed body) keep the Agent Running; it completes once they clear", async () => {

@@ -3,12 +3,14 @@
  * Gemini Batch API, the real sink dispatcher and a loopback sink listener; one Agent per row.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AGENTS } from "../../../src/controller/kube/resources.js";
 import { type FakeGemini, type GeminiOutcome, startFakeGemini } from "../../fakes/providers/gemini.js";
 import {
   type BatchEnv,
   createAgent,
   createBatchDefinition,
   createStation,
+  expectMetric,
   expectPollFaultsThenSuccess,
   hasFinalizer,
   isLifecycle,
@@ -18,6 +20,7 @@ import {
   startBatchEnv,
   waitAgent,
   waitEvent,
+  waitGone,
   waitRunningBatch,
   waitTerminal,
 } from "./setup.js";
@@ -129,12 +132,15 @@ describe("Gemini batch outcomes through the controller", () => {
     ]);
     const received = env.listener.received.filter((r) => r.envelope.source.agent === "ok-1");
     expect(received.every((r) => r.headers.authorization === SINK_TOKEN)).toBe(true);
-    expect(
-      await metricValue(env.metrics, "controller_runs_completed_total", {
+    await expectMetric(
+      env.metrics,
+      "controller_runs_completed_total",
+      {
         phase: "Succeeded",
         exit_code: "0",
-      }),
-    ).toBe(before + 1);
+      },
+      before + 1,
+    );
   });
 
   it.each<{ name: string; outcome: GeminiOutcome; reason: string }>([
@@ -193,5 +199,18 @@ describe("Gemini batch outcomes through the controller", () => {
       pollsSeen: () => fake.requests.filter((r) => r.method === "GET" && r.path === path).length,
     });
     expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0, batchId });
+  });
+
+  it("delete in flight: cancel, then DELETE right away (no waiting to settle); the Agent goes", async () => {
+    await createAgent(env, "del-1", "triage");
+    const running = await waitRunningBatch(env, "del-1");
+    const batchId = running.status?.batchId as string;
+    await env.client.delete(AGENTS, env.ns, "del-1", {});
+    await waitGone(env, "del-1");
+    const calls = fake.requests
+      .filter((r) => r.path.startsWith(`/v1beta/batches/${batchId}`) && r.method !== "GET")
+      .map((r) => `${r.method} ${r.path}`);
+    expect(calls).toEqual([`POST /v1beta/batches/${batchId}:cancel`, `DELETE /v1beta/batches/${batchId}`]);
+    expect(fake.batches.get(batchId)?.deleted).toBe(true);
   });
 });

@@ -3,13 +3,17 @@
  * OpenAI Files + Batch API, the real sink dispatcher and a loopback sink listener; one Agent per row.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AGENTS } from "../../../src/controller/kube/resources.js";
 import { type FakeOpenAI, type OpenAIOutcome, startFakeOpenAI } from "../../fakes/providers/openai.js";
+import { eventually } from "../../harness/context.js";
 import {
   type BatchEnv,
   createAgent,
   createBatchDefinition,
   createStation,
+  expectMetric,
   expectPollFaultsThenSuccess,
+  getAgent,
   hasFinalizer,
   isLifecycle,
   metricValue,
@@ -18,6 +22,7 @@ import {
   startBatchEnv,
   waitAgent,
   waitEvent,
+  waitGone,
   waitRunningBatch,
   waitTerminal,
 } from "./setup.js";
@@ -131,12 +136,15 @@ describe("OpenAI batch outcomes through the controller", () => {
     ]);
     const received = env.listener.received.filter((r) => r.envelope.source.agent === "ok-1");
     expect(received.every((r) => r.headers.authorization === SINK_TOKEN)).toBe(true);
-    expect(
-      await metricValue(env.metrics, "controller_runs_completed_total", {
+    await expectMetric(
+      env.metrics,
+      "controller_runs_completed_total",
+      {
         phase: "Succeeded",
         exit_code: "0",
-      }),
-    ).toBe(before + 1);
+      },
+      before + 1,
+    );
   });
 
   it.each<{ name: string; outcome: OpenAIOutcome; reason: string }>([
@@ -193,5 +201,37 @@ describe("OpenAI batch outcomes through the controller", () => {
       pollsSeen: () => fake.requests.filter((r) => r.method === "GET" && r.path === path).length,
     });
     expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0, batchId });
+  });
+
+  it("delete in flight: cancel, cleanup waits while cancelling, then deletes the files; the Agent goes", async () => {
+    await createAgent(env, "del-1", "triage");
+    const running = await waitRunningBatch(env, "del-1");
+    const batchId = running.status?.batchId as string;
+    const uid = running.metadata.uid as string;
+    await env.client.delete(AGENTS, env.ns, "del-1", {});
+    await eventually(
+      "cancel, then a cleanup attempt",
+      () => env.controller.memory.peekBatch(uid)?.lastCleanupAt !== undefined || undefined,
+    );
+    expect(
+      fake.requests.filter((r) => r.method === "POST" && r.path === `/v1/batches/${batchId}/cancel`),
+    ).toHaveLength(1);
+    expect(fake.batches.get(batchId)?.status).toBe("cancelling");
+    const stillThere = await getAgent(env, "del-1");
+    expect(stillThere && hasFinalizer(stillThere)).toBe(true);
+    expect(stillThere?.status?.batchCleanupAttempts ?? 0).toBe(0);
+    const inputFile = fake.batches.get(batchId)?.inputFileId;
+    expect(fake.requests.some((r) => r.method === "DELETE" && r.path === `/v1/files/${inputFile}`)).toBe(
+      false,
+    );
+    // The batch settles (cancelled, its error file written); the next cleanup deletes every file.
+    fake.advance(10 * 60_000);
+    env.skip(16_000);
+    await waitGone(env, "del-1");
+    const b = fake.batches.get(batchId);
+    expect(b?.status).toBe("cancelled");
+    const fileIds = [b?.inputFileId, b?.outputFileId, b?.errorFileId].filter((x): x is string => !!x);
+    expect(fileIds.length).toBeGreaterThanOrEqual(2);
+    for (const id of fileIds) expect(fake.files.get(id)?.deleted, `file ${id} deleted`).toBe(true);
   });
 });

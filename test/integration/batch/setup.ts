@@ -358,3 +358,25 @@ export async function expectPollFaultsThenSuccess(
   expect(fake.pollsSeen() - start).toBeGreaterThanOrEqual(7);
   return done;
 }
+
+/** Waits until a /metrics series reaches `expected` (metrics are recorded after the patch they count). */
+export async function expectMetric(
+  metrics: ControllerMetrics,
+  name: string,
+  labels: Record<string, string>,
+  expected: number,
+): Promise<void> {
+  let last = Number.NaN;
+  try {
+    await eventually(
+      `${name}${JSON.stringify(labels)} = ${expected}`,
+      async () => {
+        last = await metricValue(metrics, name, labels);
+        return last === expected || undefined;
+      },
+      20_000,
+    );
+  } catch {
+    expect(last, `${name}${JSON.stringify(labels)}`).toBe(expected);
+  }
+}
