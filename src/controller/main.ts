@@ -5,8 +5,10 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { KubeConfig } from "@kubernetes/client-node";
+import { agentSecretsReader, retryFromEnv, SinkDispatcher } from "../sinks/index.js";
 import { ConfigError, parseConfig } from "./config.js";
 import { KubeClient } from "./kube/client.js";
+import { SECRETS } from "./kube/resources.js";
 import { ControllerReplica } from "./process.js";
 
 const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
@@ -36,7 +38,12 @@ async function main(): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromDefault();
   const client = await KubeClient.fromKubeConfig(kc);
-  const replica = new ControllerReplica({ config, client });
+  // Batch runs' sink events; http sink header blocks come from agent-secrets (batch component's grant).
+  const sinks = new SinkDispatcher({
+    readSecretKey: agentSecretsReader((ns, name) => client.get(SECRETS, ns, name)),
+    retry: retryFromEnv(process.env),
+  });
+  const replica = new ControllerReplica({ config, client, sinks });
   await replica.start();
   console.log(
     JSON.stringify({
