@@ -193,6 +193,23 @@ describe("batch timeouts", () => {
     expect(done.status?.output).toContain("fallback answer");
   });
 
+  it("a result that is there when the timeout passes wins: no fallback starts", async () => {
+    await createAgent(env, "race-1", "t-fb");
+    const running = await waitRunningBatch(env, "race-1");
+    const batchId = running.status?.batchId as string;
+    fake.setOutcome(batchId, { type: "succeeded", text: "just in time" });
+    // In one tick: the batch ends at the provider and the timeout passes at the controller.
+    fake.finish(batchId);
+    env.skip(6 * 60_000);
+    const done = await waitTerminal(env, "race-1");
+    expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0, batchId });
+    expect(done.status?.batchFallback ?? false).toBe(false);
+    expect(done.status?.jobName ?? "").toBe("");
+    expect(await env.client.get<V1Job>(JOBS, env.ns, jobNameFor("race-1"))).toBeUndefined();
+    expect(requestsTo(batchId, "POST", "/cancel")).toHaveLength(0);
+    await waitAgent(env, "race-1", "finalizer released", (a) => !hasFinalizer(a));
+  });
+
   it("onTimeout fallback at a full Station: Running with batchFallback and no Job until a slot frees", async () => {
     await createBatchDefinition(env, "t-full", {
       ...KEY,
@@ -307,6 +324,49 @@ describe("delete and cleanup", () => {
     // The provider object is left behind.
     expect(fake.batches.get(batchId)?.deleted).toBe(false);
     fake.clearFaults();
+  });
+});
+
+describe("the request and the result", () => {
+  it("spec.model overrides the definition's model; no model at all uses claude-opus-5-5", async () => {
+    await createAgent(env, "model-1", "plain", { model: "claude-haiku-5-5" });
+    await createBatchDefinition(env, "no-model", { ...KEY, model: "" });
+    await createStation(env, "no-model", "no-model", HISTORY);
+    await createAgent(env, "model-2", "no-model");
+    for (const [name, model] of [
+      ["model-1", "claude-haiku-5-5"],
+      ["model-2", "claude-opus-5-5"],
+    ] as const) {
+      const running = await waitRunningBatch(env, name);
+      const batchId = running.status?.batchId as string;
+      expect(fake.batches.get(batchId)?.requests[0]?.params.model).toBe(model);
+      fake.finish(batchId);
+      const done = await waitTerminal(env, name);
+      expect(done.status?.phase).toBe("Succeeded");
+      expect(JSON.parse(done.status?.output?.split("\n")[0] as string)).toMatchObject({ model });
+    }
+  });
+
+  it("status.output is capped at MAX_OUTPUT_BYTES while the sinks get every line whole", async () => {
+    await env.restart({ MAX_OUTPUT_BYTES: "1500" });
+    try {
+      const answer = "x".repeat(4000);
+      await createAgent(env, "big-1", "plain");
+      const running = await waitRunningBatch(env, "big-1");
+      const batchId = running.status?.batchId as string;
+      fake.setOutcome(batchId, { type: "succeeded", text: answer });
+      fake.finish(batchId);
+      const done = await waitTerminal(env, "big-1");
+      expect(done.status?.phase).toBe("Succeeded");
+      const output = done.status?.output ?? "";
+      expect(output.startsWith("...[truncated ")).toBe(true);
+      expect(Buffer.byteLength(output)).toBeLessThan(1600);
+      const events = await waitEvent(env, "big-1", isLifecycle("succeeded"), "agent/succeeded");
+      expect(events.map((e) => e.type ?? e.status)).toEqual(["started", "assistant", "result", "succeeded"]);
+      expect(events[2]).toMatchObject({ type: "result", result: answer });
+    } finally {
+      await env.restart();
+    }
   });
 });
 
