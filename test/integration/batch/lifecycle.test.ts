@@ -290,6 +290,25 @@ describe("delete and cleanup", () => {
     await expectMetric(env.metrics, "controller_batch_cleanup_failures_total", {}, failuresBefore);
   });
 
+  it("Replace: a new batch Agent at a full Station deletes the oldest Running run (its batch cancelled and cleaned up) and submits", async () => {
+    await createStation(env, "repl", "plain", { ...HISTORY, concurrencyPolicy: "Replace" });
+    await createAgent(env, "rep-1", "repl");
+    const first = await waitRunningBatch(env, "rep-1");
+    const oldBatch = first.status?.batchId as string;
+    await createAgent(env, "rep-2", "repl");
+    const second = await waitRunningBatch(env, "rep-2");
+    expect(second.status?.batchId).not.toBe(oldBatch);
+    await eventually(
+      "the old batch cancelled",
+      () => requestsTo(oldBatch, "POST", "/cancel").length > 0 || undefined,
+    );
+    settleAndRetry();
+    await waitGone(env, "rep-1");
+    expect(fake.batches.get(oldBatch)?.deleted).toBe(true);
+    fake.finish(second.status?.batchId as string);
+    expect((await waitTerminal(env, "rep-2")).status?.phase).toBe("Succeeded");
+  });
+
   it("cleanup failures are counted; after 5 the finalizer is removed anyway and the phase never changes", async () => {
     await createAgent(env, "cf-1", "plain");
     const running = await waitRunningBatch(env, "cf-1");
