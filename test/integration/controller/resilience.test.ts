@@ -55,7 +55,11 @@ async function allSucceeded(names: string[]) {
 
 describe("watch + poll resilience", () => {
   it("a watch forced into 410 by compaction re-lists, recovers and loses no Agent", async () => {
-    await createStation(client, ns, "quick", "def", { annotations: podScriptAnnotations({ exitCode: 0 }) });
+    // History kept, so no finished Agent is pruned while the test still looks for it.
+    await createStation(client, ns, "quick", "def", {
+      successfulRunsHistoryLimit: 50,
+      annotations: podScriptAnnotations({ exitCode: 0 }),
+    });
     const logs: string[] = [];
     // Poll effectively off: recovery must come from the watch's own re-list.
     const replica: ControllerReplica = await startReplica(
@@ -96,18 +100,32 @@ describe("watch + poll resilience", () => {
       });
       const names = ["g-1", "g-2", "g-3", "g-4"];
       for (const n of names) await createAgent(client, ns, n, "quick");
-      await allSucceeded(["g-0", ...names]);
+      await step(
+        "g-1..g-4",
+        (async () => {
+          for (const n of ["g-0", ...names]) await waitForPhase(client, ns, n, ["Succeeded"], 40_000);
+        })(),
+      );
       const metrics = await replica.metrics.registry.getSingleMetricAsString(
         "controller_watch_reconnects_total",
       );
       expect(Number(metrics.trim().split(" ").pop())).toBeGreaterThan(0);
     } finally {
-      await replica.stop();
+      await Promise.race([
+        replica.stop(),
+        new Promise((_, reject) =>
+          setTimeout(
+            () => reject(new Error(`replica.stop() hung; log:\n${logs.slice(-40).join("\n")}`)),
+            20_000,
+          ),
+        ),
+      ]);
     }
   });
 
   it("the API server restarted mid-run: every Agent still finishes", async () => {
     await createStation(client, ns, "slow", "def", {
+      successfulRunsHistoryLimit: 50,
       annotations: podScriptAnnotations({ exitCode: 0, runTime: "6s", logs: { agent: "survived" } }),
     });
     const replica = await startReplica(client, ns, "r-restart");
