@@ -28,6 +28,17 @@ import { WorkQueue } from "./workqueue.js";
 /** Jobs the controller creates carry this label (runtime.md §3). */
 export const JOB_SELECTOR = "agents.re-cinq.com/component=job";
 
+/**
+ * OQ-52: Agents are cached without status.output (up to MAX_OUTPUT_BYTES each). Nothing the
+ * controller decides reads it back: a terminal Agent is a no-op, and a terminal patch computes the
+ * output afresh from the pod log or the batch result.
+ */
+export function withoutOutput(agent: Agent): Agent {
+  if (agent.status?.output === undefined) return agent;
+  const { output: _dropped, ...status } = agent.status;
+  return { ...agent, status };
+}
+
 export interface ControllerDeps {
   config: ControllerConfig;
   client: KubeClient;
@@ -90,6 +101,7 @@ export class AgentController {
     this.agents = new Informer<Agent>({
       ...common,
       resource: AGENTS,
+      transform: withoutOutput,
       onChanges: (ch) => this.onAgentChanges(ch),
       onList: () => d.metrics.resyncs.inc(),
       onReconnect: () => d.metrics.watchReconnects.inc(),

@@ -27,6 +27,8 @@ export interface InformerOptions<T extends KubeObject> {
   now: () => number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   onChanges: (changes: Change<T>[]) => void;
+  /** Applied to every object before it is cached (e.g. to drop fields the controller never reads). */
+  transform?: (obj: T) => T;
   onList?: () => void;
   onReconnect?: () => void;
   log?: (msg: string) => void;
@@ -53,7 +55,8 @@ export class Informer<T extends KubeObject> {
       signal,
     });
     this.o.onList?.();
-    const changes = this.cache.replace(res.items, res.resourceVersion);
+    const items = this.o.transform ? res.items.map(this.o.transform) : res.items;
+    const changes = this.cache.replace(items, res.resourceVersion);
     this.synced = true;
     if (changes.length > 0) this.o.onChanges(changes);
     return res.resourceVersion;
@@ -120,7 +123,7 @@ export class Informer<T extends KubeObject> {
       case "ADDED":
       case "MODIFIED":
       case "DELETED": {
-        const change = this.cache.apply(e.type, e.object);
+        const change = this.cache.apply(e.type, this.o.transform ? this.o.transform(e.object) : e.object);
         if (rv) this.resourceVersion = rv;
         if (change) this.o.onChanges([change]);
         return;
