@@ -161,6 +161,7 @@ export class AgentController {
     await Promise.all(aux.map((x) => x.synced));
     const agents = this.startInformer(this.agents, abort.signal);
     await agents.synced;
+    this.d.metrics.setPhaseCounts([...this.agents.cache.values()].map((a) => a.status?.phase ?? "Pending"));
     this.loops = Promise.all([...aux.map((x) => x.done), agents.done, this.pollLoop(abort.signal)]);
   }
 

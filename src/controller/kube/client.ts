@@ -129,9 +129,9 @@ export class KubeClient {
   }
 
   /** GET one object; undefined on 404. */
-  async get<T>(r: Resource, ns: string, name: string): Promise<T | undefined> {
+  async get<T>(r: Resource, ns: string, name: string, signal?: AbortSignal): Promise<T | undefined> {
     try {
-      return await this.request<T>("GET", resourcePath(r, ns, name));
+      return await this.request<T>("GET", resourcePath(r, ns, name), { signal });
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 404) return undefined;
       throw e;
@@ -209,9 +209,13 @@ export class KubeClient {
     r: Resource,
     ns: string,
     obj: T,
+    signal?: AbortSignal,
   ): Promise<{ created: boolean; object: T | undefined }> {
     try {
-      return { created: true, object: await this.request<T>("POST", resourcePath(r, ns), { body: obj }) };
+      return {
+        created: true,
+        object: await this.request<T>("POST", resourcePath(r, ns), { body: obj, signal }),
+      };
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 409 && e.reason === "AlreadyExists") {
         const name = obj.metadata?.name;
@@ -222,8 +226,8 @@ export class KubeClient {
   }
 
   /** PUT of a whole object; its metadata.resourceVersion is the precondition. */
-  async replace<T>(r: Resource, ns: string, name: string, obj: T): Promise<T> {
-    return this.request<T>("PUT", resourcePath(r, ns, name), { body: obj });
+  async replace<T>(r: Resource, ns: string, name: string, obj: T, signal?: AbortSignal): Promise<T> {
+    return this.request<T>("PUT", resourcePath(r, ns, name), { body: obj, signal });
   }
 
   /**

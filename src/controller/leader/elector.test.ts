@@ -136,6 +136,36 @@ describe("LeaderElector", () => {
     expect(events).toEqual(["a:lead", "a:stop"]);
   });
 
+  it("steps down when a renewal hangs, bounded by one tick", async () => {
+    const store = fakeStore();
+    const clock = { t: 0 };
+    const events: string[] = [];
+    let hang = false;
+    const client = {
+      ...store.client,
+      get: (_r: unknown, _ns: string, _n: string, signal?: AbortSignal) =>
+        hang
+          ? new Promise((_, reject) => signal?.addEventListener("abort", () => reject(new Error("aborted"))))
+          : store.client.get(),
+    };
+    const a = new LeaderElector({
+      client: client as never,
+      namespace: "ns",
+      identity: "a",
+      leaseDurationMs: 300,
+      tickMs: 100,
+      now: () => clock.t,
+      sleep: async () => {},
+      onStartedLeading: () => events.push("lead"),
+      onStoppedLeading: () => events.push("stop"),
+    });
+    await a.tick();
+    hang = true;
+    await a.tick(); // would never return without the per-round deadline
+    expect(a.isLeader).toBe(false);
+    expect(events).toEqual(["lead", "stop"]);
+  });
+
   it("releases the Lease so a standby takes it at its next tick", async () => {
     const store = fakeStore();
     const clock = { t: 0 };

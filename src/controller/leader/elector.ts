@@ -3,17 +3,20 @@
  * pure `decide` (decide.ts).
  *
  * Guarantees:
- * - At most one replica *believes* it leads at any instant only under these assumptions:
- *   every write to the Lease is guarded by its resourceVersion, so of two replicas that read the
+ * - Every write to the Lease is guarded by its resourceVersion, so of two replicas that read the
  *   same Lease and both try to create, renew or take it over, exactly one write succeeds and the
  *   other steps down (or stays standby) on its 409; a standby takes over only after the
  *   (holder, renewTime) pair it reads has stayed unchanged for the whole lease duration on its
  *   own clock; and a leader steps down at once when a renewal fails for any reason (conflict,
  *   timeout, API unreachable) or when it reads the Lease held by someone else.
+ * - Each round (read + write) is bounded by one tick, so a leader that cannot renew stops
+ *   leading at most two ticks (10 s) after its last successful renewal, before a standby can
+ *   judge that renewal expired (15 s by the standby's clock, counted from when it saw it) —
+ *   provided both processes run and their clocks advance at the same rate.
  *
  * Not guaranteed:
  * - Mutual exclusion is not absolute. A leader cut off from the API server keeps reconciling
- *   until its next tick discovers the failure (up to one tick plus the request timeout); if its
+ *   until its next round discovers the failure (up to two ticks); if its
  *   process is paused (GC stop, SIGSTOP, a slow node) for longer than the lease duration it can
  *   resume still believing it leads while a standby has taken over. Clock *rate* differences
  *   between replicas shorten or lengthen the effective lease. Reconcile correctness must
@@ -88,11 +91,16 @@ export class LeaderElector {
     }
   }
 
-  /** One read-decide-write round. Never throws. */
+  /**
+   * One read-decide-write round. Never throws. The whole round must finish within one tick: a
+   * leader whose renewal hangs gives up after tickMs and steps down, i.e. at most two ticks after
+   * its last successful renewal, which is before any standby can see that renewal expire.
+   */
   async tick(): Promise<void> {
+    const signal = AbortSignal.timeout(this.o.tickMs);
     let lease: Lease | undefined;
     try {
-      lease = await this.o.client.get<Lease>(LEASES, this.o.namespace, this.name);
+      lease = await this.o.client.get<Lease>(LEASES, this.o.namespace, this.name, signal);
     } catch (err) {
       this.o.log?.(`lease read failed: ${String(err)}`);
       this.stepDown();
@@ -140,11 +148,11 @@ export class LeaderElector {
     try {
       if (d.action === "create") {
         delete next.metadata.resourceVersion;
-        const res = await this.o.client.create(LEASES, this.o.namespace, next);
+        const res = await this.o.client.create(LEASES, this.o.namespace, next, signal);
         // Someone else created it between our read and write: not ours.
         if (!res.created) throw new Error("lease was created by another replica");
       } else {
-        await this.o.client.replace(LEASES, this.o.namespace, this.name, next);
+        await this.o.client.replace(LEASES, this.o.namespace, this.name, next, signal);
       }
     } catch (err) {
       this.o.log?.(`lease ${d.action} failed, standing by: ${String(err)}`);
