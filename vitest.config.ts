@@ -9,6 +9,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
+          // Unit tests first; projects with different maxWorkers need distinct groups.
+          sequence: { groupOrder: 0 },
           include: ["src/**/*.test.ts", "codegen/**/*.test.ts", "test/harness/**/*.test.ts"],
         },
       },
@@ -16,6 +18,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "integration",
+          sequence: { groupOrder: 1 },
           include: ["test/integration/**/*.test.ts"],
           // One real control plane per run (etcd, kube-apiserver, KCM, scheduler, kwok); see docs/control-plane.md.
           globalSetup: ["test/harness/global-setup.ts"],

@@ -51,6 +51,8 @@ export interface ControllerConfig {
   realtimeEnabled: boolean;
   realtimeApiToken: string;
   realtimeSigningKey: string;
+  /** Port of the realtime prompt API (PROMPT_API_PORT, default 8082, the agent-controller-api Service's). */
+  promptApiPort: number;
   timings: ControllerTimings;
 }
 
@@ -148,6 +150,7 @@ export function parseConfig(
     podName,
     healthPort: port("HEALTH_PORT", env.HEALTH_PORT, 8081),
     healthHost: nonEmpty("HEALTH_HOST", env.HEALTH_HOST, "0.0.0.0"),
+    promptApiPort: port("PROMPT_API_PORT", env.PROMPT_API_PORT, 8082),
     maxOutputBytes: positiveInt("MAX_OUTPUT_BYTES", env.MAX_OUTPUT_BYTES, 262144),
     agentImage: nonEmpty("AGENT_IMAGE", env.AGENT_IMAGE, DEFAULT_AGENT_IMAGE),
     batchEnabled,

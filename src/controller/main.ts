@@ -10,6 +10,7 @@ import { ConfigError, parseConfig } from "./config.js";
 import { KubeClient } from "./kube/client.js";
 import { SECRETS } from "./kube/resources.js";
 import { ControllerReplica } from "./process.js";
+import { startControllerPromptApi } from "./prompt-api.js";
 
 const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
@@ -45,6 +46,10 @@ async function main(): Promise<void> {
   });
   const replica = new ControllerReplica({ config, client, sinks });
   await replica.start();
+  // The prompt API serves on every replica (it only forwards), and only with the realtime component.
+  const promptApi = config.realtimeEnabled
+    ? await startControllerPromptApi({ config, client, port: config.promptApiPort, host: config.healthHost })
+    : undefined;
   console.log(
     JSON.stringify({
       level: "info",
@@ -56,6 +61,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(JSON.stringify({ level: "info", msg: `${signal}: shutting down` }));
+    await promptApi?.close();
     await replica.stop({ releaseLease: true });
     await client.close();
     process.exit(0);

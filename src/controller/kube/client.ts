@@ -231,6 +231,25 @@ export class KubeClient {
   }
 
   /**
+   * Merge patch of the object; a `metadata.resourceVersion` inside the patch makes the API server
+   * refuse it with 409 when the object changed since that version. Throws on any error. Needs only
+   * the `patch` verb, which is why leader election renews the Lease with it rather than a PUT.
+   */
+  async mergePatch<T>(
+    r: Resource,
+    ns: string,
+    name: string,
+    patch: unknown,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    return this.request<T>("PATCH", resourcePath(r, ns, name), {
+      body: patch,
+      contentType: "application/merge-patch+json",
+      signal,
+    });
+  }
+
+  /**
    * Merge-patch of the status subresource guarded by `resourceVersion`: a 409 means our read was
    * stale, so the write is dropped ("conflict") for the next reconcile to recompute.
    */

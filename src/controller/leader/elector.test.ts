@@ -20,12 +20,16 @@ function fakeStore() {
       lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++rv) } };
       return { created: true, object: lease };
     },
-    async replace(_r: unknown, _ns: string, _name: string, obj: Lease) {
+    // A merge patch whose metadata.resourceVersion must match, as the API server enforces it.
+    async mergePatch(_r: unknown, _ns: string, _name: string, patch: Lease) {
       if (down) throw new Error("ECONNREFUSED");
-      if (!lease || obj.metadata.resourceVersion !== lease.metadata.resourceVersion) {
+      if (!lease || patch.metadata.resourceVersion !== lease.metadata.resourceVersion) {
         throw new KubeApiError(409, "Conflict", "the object has been modified");
       }
-      lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++rv) } };
+      lease = {
+        metadata: { ...lease.metadata, resourceVersion: String(++rv) },
+        spec: { ...lease.spec, ...structuredClone(patch.spec) },
+      };
       return lease;
     },
   };

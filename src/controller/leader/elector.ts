@@ -47,7 +47,7 @@ interface Lease {
 }
 
 export interface ElectorOptions {
-  client: Pick<KubeClient, "get" | "create" | "replace">;
+  client: Pick<KubeClient, "get" | "create" | "mergePatch">;
   namespace: string;
   identity: string;
   leaseName?: string;
@@ -152,7 +152,14 @@ export class LeaderElector {
         // Someone else created it between our read and write: not ours.
         if (!res.created) throw new Error("lease was created by another replica");
       } else {
-        await this.o.client.replace(LEASES, this.o.namespace, this.name, next, signal);
+        // The resourceVersion in the patch is the precondition: a concurrent writer makes this a 409.
+        await this.o.client.mergePatch(
+          LEASES,
+          this.o.namespace,
+          this.name,
+          { metadata: { resourceVersion: next.metadata.resourceVersion }, spec: next.spec },
+          signal,
+        );
       }
     } catch (err) {
       this.o.log?.(`lease ${d.action} failed, standing by: ${String(err)}`);
@@ -176,9 +183,9 @@ export class LeaderElector {
     try {
       const lease = await this.o.client.get<Lease>(LEASES, this.o.namespace, this.name);
       if (!lease || lease.spec?.holderIdentity !== this.o.identity) return;
-      await this.o.client.replace(LEASES, this.o.namespace, this.name, {
-        ...lease,
-        spec: { ...lease.spec, holderIdentity: "", renewTime: microTime(this.o.now()) },
+      await this.o.client.mergePatch(LEASES, this.o.namespace, this.name, {
+        metadata: { resourceVersion: lease.metadata?.resourceVersion },
+        spec: { holderIdentity: "", renewTime: microTime(this.o.now()) },
       });
     } catch (err) {
       this.o.log?.(`lease release failed (a standby takes over after the lease duration): ${String(err)}`);
