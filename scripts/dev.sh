@@ -3,6 +3,7 @@
 # project's CRDs and examples, and the controller in the foreground. Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# Build (or find) the binaries first so the long first build shows its progress here.
-bash scripts/cluster/build.sh >/dev/null
+# Install npm packages and build (or find) the binaries first, so a fresh machine needs nothing else
+# and the long first build shows its progress here.
+bash scripts/ensure-deps.sh
 exec npx tsx test/harness/dev.ts "$@"
