@@ -1,0 +1,80 @@
+/**
+ * The install as shipped, judged by the real API server: base + components/batch + components/realtime
+ * apply cleanly, and the controller's service account can do exactly what the controller's code does
+ * (RBAC authorization is on in the local control plane).
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type StagedInstall, stageInstall } from "../../../src/deploy/render.js";
+import { kubeconfigPath } from "../../harness/context.js";
+
+const run = promisify(execFile);
+const SA = "system:serviceaccount:ai-agents:agent-controller";
+
+async function canI(verb: string, resource: string, namespace = "ai-agents"): Promise<boolean> {
+  try {
+    const { stdout } = await run("kubectl", [
+      "--kubeconfig",
+      kubeconfigPath(),
+      "auth",
+      "can-i",
+      verb,
+      resource,
+      `--as=${SA}`,
+      "-n",
+      namespace,
+    ]);
+    return stdout.trim() === "yes";
+  } catch (err) {
+    // `kubectl auth can-i` exits 1 with "no".
+    const out = (err as { stdout?: string }).stdout?.trim();
+    if (out === "no") return false;
+    throw err;
+  }
+}
+
+describe("the shipped install on a real API server", () => {
+  let staged: StagedInstall;
+
+  beforeAll(async () => {
+    staged = await stageInstall(["batch", "realtime"]);
+    await run("kubectl", ["--kubeconfig", kubeconfigPath(), "apply", "-k", staged.dir]);
+  });
+  afterAll(async () => {
+    await staged?.cleanup();
+  });
+
+  // Every call the controller process makes (src/controller), and the prompt API's reads.
+  it.each([
+    ["list", "agents.agents.re-cinq.com"],
+    ["watch", "agents.agents.re-cinq.com"],
+    ["get", "agents.agents.re-cinq.com"],
+    ["patch", "agents.agents.re-cinq.com"],
+    ["delete", "agents.agents.re-cinq.com"],
+    ["patch", "agents.agents.re-cinq.com/status"],
+    ["list", "stations.agents.re-cinq.com"],
+    ["watch", "agentdefinitions.agents.re-cinq.com"],
+    ["create", "jobs.batch"],
+    ["watch", "jobs.batch"],
+    ["delete", "jobs.batch"],
+    ["list", "pods"],
+    ["get", "pods/log"],
+    ["get", "leases.coordination.k8s.io/agent-controller"],
+    ["create", "leases.coordination.k8s.io"],
+    ["patch", "leases.coordination.k8s.io/agent-controller"],
+    ["get", "secrets/agent-secrets"],
+  ])("the controller may %s %s", async (verb, resource) => {
+    expect(await canI(verb, resource)).toBe(true);
+  });
+
+  it.each<[string, string, string]>([
+    ["get", "secrets/other-secret", "ai-agents"],
+    ["list", "secrets", "ai-agents"],
+    ["create", "pods", "ai-agents"],
+    ["update", "jobs.batch", "ai-agents"],
+    ["list", "agents.agents.re-cinq.com", "default"],
+  ])("the controller may not %s %s in %s", async (verb, resource, namespace) => {
+    expect(await canI(verb, resource, namespace)).toBe(false);
+  });
+});
