@@ -13,8 +13,8 @@ ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
 BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-CACHE="${CONTROL_PLANE_CACHE:-$ROOT/.cache/control-plane}"
+# One cache per machine (not per checkout), so every clone and CI run on it reuses one build.
+CACHE="${CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ai-agent-subsystem/control-plane}"
 KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}"
 BIN="$CACHE/$KEY/bin"
 
