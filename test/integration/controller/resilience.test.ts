@@ -46,9 +46,16 @@ afterAll(async () => {
   await plane?.stop();
 });
 
-async function allSucceeded(names: string[]) {
+async function allSucceeded(names: string[], timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
   for (const n of names) {
-    const a = await waitForPhase(client, ns, n, ["Succeeded", "Failed"], 120_000);
+    const a = await waitForPhase(
+      client,
+      ns,
+      n,
+      ["Succeeded", "Failed"],
+      Math.max(1_000, deadline - Date.now()),
+    );
     expect(a.status?.phase, n).toBe("Succeeded");
   }
 }
@@ -128,14 +135,21 @@ describe("watch + poll resilience", () => {
       successfulRunsHistoryLimit: 50,
       annotations: podScriptAnnotations({ exitCode: 0, runTime: "6s", logs: { agent: "survived" } }),
     });
-    const replica = await startReplica(client, ns, "r-restart");
+    const logs: string[] = [];
+    const replica = await startReplica(client, ns, "r-restart", { log: (m) => logs.push(m) });
+    const explain = async (e: Error): Promise<never> => {
+      const agents = await client.list<Agent>(AGENTS, ns).catch(() => ({ items: [] as Agent[] }));
+      const phases = agents.items.map((a) => `${a.metadata.name}=${a.status?.phase ?? "Pending"}`);
+      throw new Error(`${e.message}\nAgents: ${phases.join(" ")}\nlog:\n${logs.slice(-60).join("\n")}`);
+    };
     try {
       await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
       const names = ["m-1", "m-2", "m-3", "m-4", "m-5"];
       for (const n of names) await createAgent(client, ns, n, "slow");
       for (const n of names) await waitForPhase(client, ns, n, ["Running", "Succeeded"]);
       await restartApiServer(plane.stateFile);
-      await allSucceeded(names);
+      // Every component reconnects with its own backoff (KCM, scheduler, kwok, the controller): be generous.
+      await allSucceeded(names, 180_000).catch(explain);
       const list = await client.list<Agent>(AGENTS, ns);
       for (const a of list.items.filter((x) => names.includes(x.metadata.name ?? ""))) {
         expect(a.status?.output).toContain("survived");
@@ -143,5 +157,5 @@ describe("watch + poll resilience", () => {
     } finally {
       await replica.stop();
     }
-  });
+  }, 300_000);
 });
