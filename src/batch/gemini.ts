@@ -4,7 +4,7 @@
  */
 import type { components } from "../../generated/providers/gemini.js";
 import { geminiBatchState, isGeminiTerminal, translateGeminiOperation } from "./gemini-lines.js";
-import { describeErrorEnvelope, HttpClient, type ProviderClientOptions } from "./http.js";
+import { type HttpClient, type ProviderClientOptions, vendorHttpClient } from "./http.js";
 import type {
   BatchCleanupResult,
   BatchPollResult,
@@ -60,12 +60,7 @@ export class GeminiBatchProvider implements BatchProvider {
 
   constructor(options: ProviderClientOptions = {}) {
     this.baseUrl = options.baseUrl ?? GEMINI_DEFAULT_BASE_URL;
-    this.http = new HttpClient({
-      vendor: V,
-      baseUrl: this.baseUrl,
-      timeoutMs: options.timeoutMs,
-      describeError: describeErrorEnvelope,
-    });
+    this.http = vendorHttpClient(V, this.baseUrl, options);
   }
 
   private headers(apiKey: string): Record<string, string> {

@@ -24,6 +24,20 @@ export interface HttpClientOptions {
   describeError: (body: unknown) => string | undefined;
 }
 
+/** The HTTP client of one vendor's batch API: all three share the `{error: {type, message}}` envelope reading. */
+export function vendorHttpClient(
+  vendor: string,
+  baseUrl: string,
+  options: ProviderClientOptions,
+): HttpClient {
+  return new HttpClient({
+    vendor,
+    baseUrl,
+    timeoutMs: options.timeoutMs,
+    describeError: describeErrorEnvelope,
+  });
+}
+
 export interface HttpRequest {
   method: "GET" | "POST" | "DELETE";
   /** Relative to baseUrl, or an absolute URL (Anthropic's results_url). */

@@ -5,7 +5,7 @@
  */
 import { FormData } from "undici";
 import type { components } from "../../generated/providers/openai.js";
-import { describeErrorEnvelope, HttpClient, type ProviderClientOptions } from "./http.js";
+import { type HttpClient, type ProviderClientOptions, vendorHttpClient } from "./http.js";
 import {
   batchEndReason,
   codexFailure,
@@ -77,12 +77,7 @@ export class OpenAIBatchProvider implements BatchProvider {
 
   constructor(options: ProviderClientOptions = {}) {
     this.baseUrl = options.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
-    this.http = new HttpClient({
-      vendor: V,
-      baseUrl: this.baseUrl,
-      timeoutMs: options.timeoutMs,
-      describeError: describeErrorEnvelope,
-    });
+    this.http = vendorHttpClient(V, this.baseUrl, options);
   }
 
   private headers(apiKey: string): Record<string, string> {
