@@ -577,6 +577,22 @@ const rows: Row[] = [
     ],
   },
   {
+    name: "timeout reconciled again before its patch is visible: the cancel that succeeded is not sent twice",
+    in: {
+      agent: inFlight({ startedAt: iso(NOW - DAY) }).build(),
+      definition: batchDef().build(),
+      batch: { lastPollAt: NOW, pollResult: { state: "in_progress" }, cancelledAt: NOW },
+    },
+    rules: ["batch-timeout-fail", "finalizer-wait"],
+    actions: [
+      patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: "batch timed out" }),
+      events("event-terminal", [lifecycle("failed", { exitCode: 1, reason: "batch_timeout" })]),
+      completed("Failed", "1"),
+      duration("Failed", 86400),
+      failure("batch_timeout"),
+    ],
+  },
+  {
     name: "timeout with fallback and a free slot: cancel, create the Job, patch batchFallback + jobName, agent/running",
     in: {
       agent: inFlight({ startedAt: iso(NOW - 720 * 60_000) }).build(),

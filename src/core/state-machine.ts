@@ -441,6 +441,14 @@ function cancelAction(c: Ctx, id = "cancel-batch"): Action {
   };
 }
 
+/**
+ * The timeout's cancel, unless one already succeeded: a watch event can reconcile the cached Agent
+ * again before the timeout patch is visible, and the provider needs the request only once.
+ */
+function timeoutCancel(c: Ctx): Action[] {
+  return c.input.batch.cancelledAt === undefined ? [cancelAction(c)] : [];
+}
+
 function cleanupAction(c: Ctx, dependsOn?: string[]): Action {
   return {
     id: "cleanup-batch",
@@ -717,7 +725,7 @@ export const PHASE_RULES: readonly Rule[] = [
     does: "cancelBatch; patch Failed `batch timed out`, exitCode 1; then agent/failed (batch_timeout)",
     guard: (c) => batchInFlight(c) && timedOut(c) && onTimeout(c) === "fail",
     act: (c) => [
-      cancelAction(c),
+      ...timeoutCancel(c),
       ...finish(
         c,
         { phase: "Failed", exitCode: 1, failureReason: MSG_BATCH_TIMED_OUT, failureKind: "batch_timeout" },
@@ -739,7 +747,7 @@ export const PHASE_RULES: readonly Rule[] = [
     does: "cancelBatch; if a Station slot is free create the Job; patch batchFallback true (batchId kept, + jobName); then agent/running (batch_timeout)",
     guard: (c) => batchInFlight(c) && timedOut(c),
     act: (c) => {
-      const actions: Action[] = [cancelAction(c)];
+      const actions: Action[] = timeoutCancel(c);
       const status: PatchStatusAction["status"] = { batchFallback: true };
       let dependsOn: string[] | undefined;
       if (c.station && fallbackHasSlot(c.agent, c.station, c.input.stationAgents, c.input.pendingCreations)) {
@@ -750,7 +758,7 @@ export const PHASE_RULES: readonly Rule[] = [
           c.input.settings,
           "interactive",
         );
-        if (!built.ok) return [cancelAction(c), ...fail(c, built.reason, "invalid_spec")];
+        if (!built.ok) return [...timeoutCancel(c), ...fail(c, built.reason, "invalid_spec")];
         actions.push({ id: "create-job", type: "createJob", agent: c.ref, job: built.job });
         status.jobName = built.job.metadata?.name ?? jobNameFor(c.ref.name);
         dependsOn = ["create-job"];
