@@ -111,6 +111,7 @@ export class ControllerReplica {
         onReconciled: this.o.onReconciled,
       });
       this.controller = c;
+      this.log("controller starting (leader)");
       // Not awaited: a start stalled on an unreachable API server must not block a step-down
       // (stop() aborts the informers, which ends the start as well).
       c.start().catch((err) => this.log(`controller start failed: ${String(err)}`));
@@ -121,7 +122,10 @@ export class ControllerReplica {
     this.transition = this.transition.then(async () => {
       const c = this.controller;
       this.controller = undefined;
-      if (c) await c.stop();
+      if (c) {
+        await c.stop();
+        this.log("controller stopped (standing by)");
+      }
     });
   }
 }

@@ -2,10 +2,10 @@
  * Watch recovery after etcd compaction (410 Gone) and an API-server restart mid-run, on a
  * private control plane so neither disturbs other test files.
  */
-import { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig, type V1Job, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../../src/controller/kube/client.js";
-import { AGENTS } from "../../../src/controller/kube/resources.js";
+import { AGENTS, JOBS, PODS } from "../../../src/controller/kube/resources.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import type { Agent } from "../../../src/core/types.js";
 import {
@@ -140,7 +140,22 @@ describe("watch + poll resilience", () => {
     const explain = async (e: Error): Promise<never> => {
       const agents = await client.list<Agent>(AGENTS, ns).catch(() => ({ items: [] as Agent[] }));
       const phases = agents.items.map((a) => `${a.metadata.name}=${a.status?.phase ?? "Pending"}`);
-      throw new Error(`${e.message}\nAgents: ${phases.join(" ")}\nlog:\n${logs.slice(-60).join("\n")}`);
+      // What the world says about the runs that did not finish: the Job's and its pod's view.
+      const stuck: string[] = [];
+      for (const a of agents.items.filter((x) => x.status?.phase === "Running")) {
+        const job = await client.get<V1Job>(JOBS, ns, a.status?.jobName ?? "").catch(() => undefined);
+        const pods = await client
+          .list<V1Pod>(PODS, ns, { labelSelector: `job-name=${a.status?.jobName}` })
+          .catch(() => ({ items: [] as V1Pod[] }));
+        stuck.push(
+          `${a.metadata.name}: job ${JSON.stringify(job?.status ?? "missing")} pods ${pods.items
+            .map((p) => `${p.metadata?.name}=${p.status?.phase}`)
+            .join(",")} controller=${replica.controller ? "running" : "none"} leader=${replica.isLeader}`,
+        );
+      }
+      throw new Error(
+        `${e.message}\nAgents: ${phases.join(" ")}\n${stuck.join("\n")}\nlog:\n${logs.slice(-60).join("\n")}`,
+      );
     };
     try {
       await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
