@@ -14,6 +14,9 @@ import type { KubeClient } from "./kube/client.js";
 import { LeaderElector } from "./leader/elector.js";
 import { ControllerMetrics } from "./metrics.js";
 
+/** How long a step-down waits for the old controller's in-flight reconciles. */
+const STOP_GRACE_MS = 30_000;
+
 export interface ReplicaOptions {
   config: ControllerConfig;
   client: KubeClient;
@@ -96,8 +99,16 @@ export class ControllerReplica {
     await this.health?.close();
   }
 
+  /**
+   * Queues a leadership transition. A transition that throws is logged and does not poison the
+   * chain: the next step-down or takeover must still run.
+   */
+  private enqueueTransition(what: string, step: () => Promise<void>): void {
+    this.transition = this.transition.then(step).catch((err) => this.log(`${what} failed: ${String(err)}`));
+  }
+
   private lead(): void {
-    this.transition = this.transition.then(async () => {
+    this.enqueueTransition("leading", async () => {
       if (this.controller || !this.elector.isLeader) return;
       const c = new AgentController({
         config: this.o.config,
@@ -119,13 +130,18 @@ export class ControllerReplica {
   }
 
   private standBy(): void {
-    this.transition = this.transition.then(async () => {
+    this.enqueueTransition("standing by", async () => {
       const c = this.controller;
       this.controller = undefined;
-      if (c) {
-        await c.stop();
-        this.log("controller stopped (standing by)");
-      }
+      if (!c) return;
+      // The old controller's loops are aborted at once; waiting for its in-flight reconciles is
+      // bounded so a request stuck on a sick API server cannot hold up the next takeover (their
+      // writes are resourceVersion-guarded either way).
+      const stopped = await Promise.race([
+        c.stop().then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), STOP_GRACE_MS).unref()),
+      ]);
+      this.log(stopped ? "controller stopped (standing by)" : "controller stop still pending; standing by");
     });
   }
 }
