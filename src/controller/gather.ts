@@ -106,7 +106,8 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
 async function readPod(d: GatherDeps, jobName: string, withCourier: boolean): Promise<PodObservation> {
   // A failed LIST says nothing about the pod: it throws, and the reconcile is retried, rather than
   // reading as "pod garbage-collected" and ending the run without its output.
-  const pods = (await d.client.list<V1Pod>(PODS, d.namespace, { labelSelector: `job-name=${jobName}` })).items;
+  const pods = (await d.client.list<V1Pod>(PODS, d.namespace, { labelSelector: `job-name=${jobName}` }))
+    .items;
   // Oldest first, so "the first pod" is stable across reads.
   pods.sort((a, b) =>
     String(a.metadata?.creationTimestamp ?? "").localeCompare(String(b.metadata?.creationTimestamp ?? "")),
