@@ -4,6 +4,7 @@
  */
 import { appendFile } from "node:fs/promises";
 import { request } from "undici";
+import { type JsonLineLogger, jsonLineLogger } from "../log.js";
 
 export interface HttpPostRequest {
   url: string;
@@ -20,11 +21,7 @@ export type AppendFile = (path: string, data: string) => Promise<void>;
 
 export type Sleep = (ms: number) => Promise<void>;
 
-export interface SinkLogger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+export type SinkLogger = JsonLineLogger;
 
 export const undiciPost: HttpPost = async ({ url, headers, body, timeoutMs }) => {
   const res = await request(url, {
@@ -45,12 +42,4 @@ export const fsAppend: AppendFile = (path, data) => appendFile(path, data, { enc
 export const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One JSON object per line on stderr, the controller's log format. */
-export const jsonLogger: SinkLogger = {
-  info: (message, fields) => writeLog("info", message, fields),
-  warn: (message, fields) => writeLog("warn", message, fields),
-  error: (message, fields) => writeLog("error", message, fields),
-};
-
-function writeLog(level: string, msg: string, fields?: Record<string, unknown>): void {
-  process.stderr.write(`${JSON.stringify({ level, msg, component: "sinks", ...fields })}\n`);
-}
+export const jsonLogger: SinkLogger = jsonLineLogger("sinks");
