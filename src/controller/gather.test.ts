@@ -1,6 +1,6 @@
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { agent, definition, NS, station, T0 } from "../core/test-builders.js";
+import { agent, definition, NS, station, T0 } from "../../test/support/core-builders.js";
 import { type GatherDeps, gather } from "./gather.js";
 
 const COMPLETE: V1Job = {

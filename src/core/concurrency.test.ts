@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { agent, station, T0 } from "../../test/support/core-builders.js";
 import { admit, effectiveLimit, fallbackHasSlot } from "./concurrency.js";
-import { agent, station, T0 } from "./test-builders.js";
 import type { StationSpec } from "./types.js";
 
 const running = (name: string, startedMin: number) =>

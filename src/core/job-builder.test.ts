@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import type { V1Container, V1EnvVar, V1Job } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
+import { agent, definition, input, station } from "../../test/support/core-builders.js";
 import { cliArgv } from "./argv.js";
 import type { ControllerSettings } from "./input.js";
 import { buildJob, realtimeRunToken, templateProblem } from "./job-builder.js";
-import { agent, definition, input, station } from "./test-builders.js";
 import type { AgentDefinitionSpec } from "./types.js";
 
 const settings: ControllerSettings = input().settings;

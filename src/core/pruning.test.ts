@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { agent, station, T0 } from "../../test/support/core-builders.js";
 import { agentsToPrune } from "./pruning.js";
-import { agent, station, T0 } from "./test-builders.js";
 
 const done = (name: string, phase: "Succeeded" | "Failed", min: number) =>
   agent(name)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { agent, definition } from "../../test/support/core-builders.js";
 import { effectiveModel, routeModel } from "./routing.js";
-import { agent, definition } from "./test-builders.js";
 
 describe("routeModel (templating-and-routing.md §2.2/§2.3)", () => {
   it.each([

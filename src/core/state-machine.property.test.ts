@@ -9,11 +9,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { agent, definition, input, iso, station, T0 } from "../../test/support/core-builders.js";
 import type { BatchPollResult } from "../batch/provider.js";
 import { type Action, BATCH_CLEANUP_FINALIZER, isWrite } from "./actions.js";
 import type { BatchMemory, JobObservation, PodObservation, ReconcileInput } from "./input.js";
 import { reconcile } from "./state-machine.js";
-import { agent, definition, input, iso, station, T0 } from "./test-builders.js";
 import type { AgentStatus, StationSpec } from "./types.js";
 import { isTerminal, phaseOf } from "./types.js";
 

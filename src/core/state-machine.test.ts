@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { agent, definition, input, iso, NS, station, T0 } from "../../test/support/core-builders.js";
 import type { Action } from "./actions.js";
 import type { ReconcileInput } from "./input.js";
 import { decide, reconcile } from "./state-machine.js";
-import { agent, definition, input, iso, NS, station, T0 } from "./test-builders.js";
 
 const NOW = T0 + 60_000;
 const NOW_ISO = iso(NOW);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agent, definition } from "./test-builders.js";
+import { agent, definition } from "../../test/support/core-builders.js";
 import type { AgentDefinitionSpec, AgentSpec } from "./types.js";
 import { admissionFailure, batchUnsupportedFields } from "./validation.js";
 

@@ -8,10 +8,17 @@ import { Readable } from "node:stream";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeSupervisor, type FakeSupervisorOptions } from "../../test/fakes/supervisor.js";
+import {
+  API_TOKEN,
+  memoryLogger,
+  NS,
+  RUN_TOKEN_SHA256,
+  runningAgent,
+  SIGNING_KEY,
+} from "../../test/support/prompt-api.js";
 import { createPromptApi } from "./app.js";
 import { type PromptApiServer, startPromptApiServer } from "./server.js";
 import type { PromptApiAgent, RunPodState } from "./session.js";
-import { API_TOKEN, memoryLogger, NS, RUN_TOKEN_SHA256, runningAgent, SIGNING_KEY } from "./test-support.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

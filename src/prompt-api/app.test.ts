@@ -3,10 +3,17 @@
  * seeds/prompt-api.txt, each message pinned literally.
  */
 import { describe, expect, it } from "vitest";
+import {
+  API_TOKEN,
+  memoryLogger,
+  NS,
+  RUN_TOKEN,
+  runningAgent,
+  SIGNING_KEY,
+} from "../../test/support/prompt-api.js";
 import { createPromptApi, type PromptApiDeps } from "./app.js";
 import type { ForwardRequest, ForwardResponse } from "./forward.js";
 import type { PromptApiAgent, RunPodState } from "./session.js";
-import { API_TOKEN, memoryLogger, NS, RUN_TOKEN, runningAgent, SIGNING_KEY } from "./test-support.js";
 
 const AUTH = { authorization: `Bearer ${API_TOKEN}` };
 const SERVING: RunPodState = { kind: "serving", baseUrl: "http://10.1.2.3:8090" };

@@ -1,8 +1,8 @@
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
+import { API_TOKEN, NS, SIGNING_KEY } from "../../test/support/prompt-api.js";
 import { createPromptApi } from "./app.js";
 import { DEFAULT_PROMPT_API_PORT, startPromptApiServer } from "./server.js";
-import { API_TOKEN, NS, SIGNING_KEY } from "./test-support.js";
 
 const app = () =>
   createPromptApi({

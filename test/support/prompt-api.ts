@@ -1,6 +1,6 @@
 /** Shared fixtures for the prompt API tests (not part of the controller build's API). */
-import type { PromptApiLogger } from "./logger.js";
-import type { PromptApiAgent } from "./session.js";
+import type { PromptApiLogger } from "../../src/prompt-api/logger.js";
+import type { PromptApiAgent } from "../../src/prompt-api/session.js";
 
 export const NS = "ai-agents";
 export const API_TOKEN = "caller-api-token";

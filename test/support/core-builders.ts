@@ -2,7 +2,7 @@
  * Builders for tests (Kueue style): a sensible default object plus chainable overrides, so each
  * test row states only what it is about.
  */
-import type { ReconcileInput } from "./input.js";
+import type { ReconcileInput } from "../../src/core/input.js";
 import type {
   Agent,
   AgentDefinition,
@@ -11,7 +11,7 @@ import type {
   AgentStatus,
   Station,
   StationSpec,
-} from "./types.js";
+} from "../../src/core/types.js";
 
 export const NS = "ai-agents";
 export const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
