@@ -1,0 +1,104 @@
+/**
+ * The one way a run-pod program (init, supervisor, courier) reports: every event is written bare
+ * to its own stdout (that log is what the controller reads back) and, wrapped in the envelope,
+ * queued for the run's http and file sinks (events.md §1–§3, §8).
+ *
+ * Sink delivery reuses the controller's SinkDispatcher: one ordered queue per sink, retry with
+ * backoff, a per-attempt timeout and a bounded queue (OQ-34), so a slow or dead sink never stalls
+ * the agent. In a pod a sink's `headers_secret` arrives as an env var of the same name, so the
+ * "secret reader" is a lookup in the environment.
+ */
+import { writeSync } from "node:fs";
+import type { Vendor } from "../../core/routing.js";
+import type { SelectorSpec, SinkSpec } from "../../core/types.js";
+import { type JsonLineLogger, jsonLineLogger } from "../../log.js";
+import { SinkDispatcher, type SinkDispatcherOptions } from "../../sinks/dispatcher.js";
+import type { EventSource } from "../../sinks/envelope.js";
+import type { LifecycleEvent } from "../../sinks/lifecycle.js";
+import { retryFromEnv } from "../../sinks/retry.js";
+import { type Env, podSelect, podSinks, podSource } from "./run-env.js";
+
+/** Writes one line to a file descriptor, synchronously, so nothing is lost on an immediate exit. */
+export type LineWriter = (line: string) => void;
+
+export const stdoutWriter: LineWriter = (line) => writeAll(1, `${line}\n`);
+export const stderrWriter: LineWriter = (line) => writeAll(2, `${line}\n`);
+
+function writeAll(fd: number, text: string): void {
+  const buf = Buffer.from(text, "utf8");
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += writeSync(fd, buf, off);
+    } catch (err) {
+      // A non-blocking pipe that is full: try again; anything else (EPIPE) loses the line.
+      if ((err as NodeJS.ErrnoException).code === "EAGAIN") continue;
+      return;
+    }
+  }
+}
+
+export interface RunEmitterOptions {
+  env: Env;
+  /** Classification rules for tool-native lines (routeModel of AGENT_MODEL). */
+  vendor: Vendor;
+  stdout?: LineWriter;
+  log?: JsonLineLogger;
+  /** Test seams for the dispatcher (post, appendFile, sleep, attemptTimeoutMs, maxQueued). */
+  dispatcher?: Partial<SinkDispatcherOptions>;
+}
+
+/** Default bound on the wait for sink queues before a program exits (OQ-34). */
+export const DRAIN_TIMEOUT_MS = 20_000;
+
+export class RunEmitter {
+  readonly source: EventSource;
+  readonly sinks: readonly SinkSpec[];
+  readonly select: readonly SelectorSpec[];
+  private readonly vendor: Vendor;
+  private readonly stdout: LineWriter;
+  private readonly dispatcher: SinkDispatcher;
+
+  constructor(options: RunEmitterOptions) {
+    const { env } = options;
+    this.source = podSource(env);
+    this.sinks = podSinks(env);
+    this.select = podSelect(env);
+    this.vendor = options.vendor;
+    this.stdout = options.stdout ?? stdoutWriter;
+    this.dispatcher = new SinkDispatcher({
+      readSecretKey: async (_namespace, key) => env[key],
+      retry: retryFromEnv(env),
+      // OQ-61: relative file sink paths resolve against HOME, shared by every run container.
+      fileBaseDir: env.HOME || "/agent",
+      log: options.log ?? jsonLineLogger("sinks"),
+      ...options.dispatcher,
+    });
+  }
+
+  /** A platform event (lifecycle, file, turn, delivery): stdout, then every sink, never filtered. */
+  event(event: LifecycleEvent | Record<string, unknown>): void {
+    this.stdout(JSON.stringify(event));
+    void this.dispatcher.deliver(this.request([{ type: "lifecycle", event }]));
+  }
+
+  /** A tool-native line: stdout bare and unfiltered; to the sinks only if it passes output.select. */
+  line(line: string): void {
+    this.stdout(line);
+    void this.dispatcher.deliver(this.request([{ type: "cliLine", line }]));
+  }
+
+  /** Events waiting or in flight across all sinks. */
+  get pending(): number {
+    return this.dispatcher.pending;
+  }
+
+  /** Waits for the sink queues (at most `timeoutMs`); true when everything was delivered or dropped. */
+  drain(timeoutMs = DRAIN_TIMEOUT_MS): Promise<boolean> {
+    return this.dispatcher.drain(timeoutMs);
+  }
+
+  private request(items: Parameters<SinkDispatcher["deliver"]>[0]["items"]) {
+    return { source: this.source, sinks: this.sinks, select: this.select, vendor: this.vendor, items };
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * What every run-pod program reads from its injected environment (runtime.md §6): the run's
+ * identity, its sinks and the sink retry settings. Parsing is forgiving where the spec says so
+ * (a malformed AGENT_SINKS yields no sinks, events.md §2) and never throws.
+ */
+import type { SelectorSpec, SinkSpec } from "../../core/types.js";
+import type { EventSource } from "../../sinks/envelope.js";
+import { normalizeSource } from "../../sinks/envelope.js";
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The envelope source of a pod emitter: agent, station, task, pod, namespace (events.md §3). */
+export function podSource(env: Env): EventSource {
+  return normalizeSource({
+    agent: env.AGENT_NAME,
+    station: env.STATION_NAME,
+    task: env.TASK_ID,
+    pod: env.POD_NAME,
+    namespace: env.POD_NAMESPACE,
+  });
+}
+
+/** JSON of an env var, or undefined when unset, empty or not valid JSON. */
+export function jsonEnv(env: Env, name: string): unknown {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The run's sinks: AGENT_SINKS plus one header-less http sink for AGENT_NOTIFY_URL (events.md §2).
+ * A malformed AGENT_SINKS yields no sinks; entries without a `type` are skipped.
+ */
+export function podSinks(env: Env): SinkSpec[] {
+  const declared = jsonEnv(env, "AGENT_SINKS");
+  const sinks: SinkSpec[] = Array.isArray(declared)
+    ? declared.filter(
+        (s): s is SinkSpec => typeof s === "object" && s !== null && typeof (s as SinkSpec).type === "string",
+      )
+    : [];
+  const notify = env.AGENT_NOTIFY_URL;
+  if (notify !== undefined && notify !== "") sinks.push({ type: "http", url: notify });
+  return sinks;
+}
+
+/** AGENT_SELECT as a selector list; empty when unset or malformed (every line passes). */
+export function podSelect(env: Env): SelectorSpec[] {
+  const select = jsonEnv(env, "AGENT_SELECT");
+  return Array.isArray(select) ? (select as SelectorSpec[]) : [];
+}
+
+/** A positive integer from env, else undefined (missing, invalid or ≤ 0). */
+export function positiveIntEnv(env: Env, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
