@@ -35,6 +35,8 @@ export interface ExecutionReport {
   skipped: string[];
   /** A provider action stored a result: the Agent must be reconciled again with it. */
   reconcileAgain: boolean;
+  /** Epoch ms at which the Agent must be reconciled again (a retry backoff ends). */
+  retryAt?: number;
 }
 
 export class Executor {
@@ -166,6 +168,10 @@ export class Executor {
         return true;
       case "recordMetric":
         this.d.metrics.record(a.metric);
+        return true;
+      case "reportWaiting":
+        // Data for the events layer; the retry itself is scheduled by the controller.
+        if (a.retryAt !== undefined) report.retryAt = Math.min(report.retryAt ?? a.retryAt, a.retryAt);
         return true;
     }
   }

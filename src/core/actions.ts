@@ -182,6 +182,22 @@ export interface EmitSinkEventsAction extends ActionBase {
   items: SinkItem[];
 }
 
+/**
+ * Why a non-terminal Agent is not progressing right now (issue 13 item 1), as data: the events
+ * layer turns it into a condition message and a Kubernetes Event. It changes nothing by itself;
+ * when `retryAt` is set the controller reconciles the Agent again at that time.
+ */
+export interface ReportWaitingAction extends ActionBase {
+  type: "reportWaiting";
+  agent: AgentRef;
+  /** CamelCase, like a condition or Event reason, e.g. "JobCreateRetrying". */
+  reason: string;
+  /** Human-readable, quoting the error that made the Agent wait. */
+  message: string;
+  /** Epoch ms of the next attempt, when the wait is a retry backoff. */
+  retryAt?: number;
+}
+
 /** The failure kinds of controller_run_failures_total (seed + OQ-18). */
 export type FailureKind =
   | "missing_ref"
@@ -190,7 +206,8 @@ export type FailureKind =
   | "preempted"
   | "invalid_spec"
   | "batch_failed"
-  | "batch_timeout";
+  | "batch_timeout"
+  | "job_rejected";
 
 export type MetricObservation =
   | { name: "controller_runs_completed_total"; labels: { phase: "Succeeded" | "Failed"; exit_code: string } }
@@ -216,11 +233,17 @@ export type Action =
   | CancelBatchAction
   | CleanupBatchAction
   | EmitSinkEventsAction
-  | RecordMetricAction;
+  | RecordMetricAction
+  | ReportWaitingAction;
 
 export type ActionType = Action["type"];
 
 /** Actions that change cluster or provider state (everything but metrics and sink events). */
 export function isWrite(action: Action): boolean {
-  return action.type !== "recordMetric" && action.type !== "emitSinkEvents" && action.type !== "pollBatch";
+  return (
+    action.type !== "recordMetric" &&
+    action.type !== "emitSinkEvents" &&
+    action.type !== "pollBatch" &&
+    action.type !== "reportWaiting"
+  );
 }

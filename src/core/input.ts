@@ -77,6 +77,23 @@ export interface BatchMemory {
   cleanupResult?: BatchCleanupResult | { state: "failed"; error: string };
 }
 
+/**
+ * The last failed Job creation of this Agent, remembered by the executor until a creation
+ * succeeds or the Agent leaves Pending (issue 13 item 1).
+ */
+export interface JobCreateFailure {
+  /** A 4xx other than 408/409/429 (invalid field, quota, admission denial, RBAC): retrying cannot help. */
+  permanent: boolean;
+  /** What the API server said, e.g. `403 Forbidden: jobs.batch "…" is forbidden: exceeded quota: …`. */
+  message: string;
+  /** Epoch ms of the failed attempt. */
+  at: number;
+  /** Failed attempts in a row, 1 for the first. */
+  attempts: number;
+  /** The server's Retry-After, ms, when it sent one. */
+  retryAfterMs?: number;
+}
+
 export interface ReconcileInput {
   /** The Agent as cached (its resourceVersion guards every patch). */
   agent: Agent;
@@ -96,6 +113,8 @@ export interface ReconcileInput {
    * over-admit.
    */
   pendingCreations: string[];
+  /** The last failed Job creation of this Agent, if the latest attempt failed. */
+  jobCreateFailure?: JobCreateFailure;
   /** This Agent's batch memory (empty object when none). */
   batch: BatchMemory;
   settings: ControllerSettings;
