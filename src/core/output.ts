@@ -3,6 +3,7 @@
  * pull request URL (runtime.md §12, agent-crd.txt).
  */
 import type { Vendor } from "./routing.js";
+import { announcedSessionId, parseJsonLine } from "./vendors.js";
 
 /** Default MAX_OUTPUT_BYTES (256 KiB). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 262144;
@@ -21,44 +22,13 @@ export function capOutput(text: string, maxBytes: number): string {
   return `...[truncated ${start} bytes]...\n${bytes.subarray(start).toString("utf8")}`;
 }
 
-function parseLine(line: string): Record<string, unknown> | undefined {
-  const trimmed = line.trim();
-  if (!trimmed.startsWith("{")) return undefined;
-  try {
-    const value: unknown = JSON.parse(trimmed);
-    return value && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The session id one line announces for this vendor, if any (OQ-53). */
-function sessionIdOf(vendor: Vendor, event: Record<string, unknown>): string | undefined {
-  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
-  switch (vendor) {
-    case "claude":
-      if ((event.type === "system" && event.subtype === "init") || event.type === "result") {
-        return str(event.session_id);
-      }
-      return undefined;
-    case "codex":
-      return event.type === "thread.started" ? str(event.thread_id) : undefined;
-    case "gemini":
-      return event.type === "init" ? str(event.session_id) : undefined;
-    default:
-      return undefined;
-  }
-}
-
 /** The last session id in an uncapped pod log; "" for vendors that announce none. */
 export function lastSessionId(vendor: Vendor, log: string): string {
   let found = "";
   for (const line of log.split("\n")) {
-    const event = parseLine(line);
+    const event = parseJsonLine(line);
     if (!event) continue;
-    const id = sessionIdOf(vendor, event);
+    const id = announcedSessionId(vendor, event);
     if (id !== undefined) found = id;
   }
   return found;
@@ -68,7 +38,7 @@ export function lastSessionId(vendor: Vendor, log: string): string {
 export function lastPullRequestUrl(courierLog: string): string {
   let found = "";
   for (const line of courierLog.split("\n")) {
-    const event = parseLine(line);
+    const event = parseJsonLine(line);
     if (event?.kind === "delivery" && typeof event.url === "string" && event.url !== "") found = event.url;
   }
   return found;

@@ -1,0 +1,105 @@
+/**
+ * The vendor adapter table: everything that differs per agent CLI and that both the controller
+ * and the run pod need, in one place so they cannot drift (runtime.md §8, §9; events.md §6;
+ * OQ-27, OQ-29, OQ-53).
+ *
+ * - which line ends a run (the terminal line) and whether it reports success;
+ * - which session id a line announces (the controller's read-back and the realtime supervisor);
+ * - where the CLI keeps its conversation state under $HOME (conversation save and restore);
+ * - the per-vendor CLI argv, hosted in ./argv.ts and re-exported here as the entry point.
+ *
+ * Pure: no I/O. Lines are parsed as JSON, never matched as strings (events.md §6).
+ */
+import type { Vendor } from "./routing.js";
+
+export { cliArgv, execCommand, mcpConfigJson, mcpHeaderEnvName, SUPERVISOR_PATH } from "./argv.js";
+export { routeModel, type Vendor } from "./routing.js";
+
+/** A parsed NDJSON line: a JSON object. */
+export type JsonLine = Readonly<Record<string, unknown>>;
+
+/** What a terminal line says about the run it ends. */
+export interface TerminalVerdict {
+  success: boolean;
+}
+
+export interface VendorAdapter {
+  /** The verdict when this line is the vendor's terminal line; undefined for any other line. */
+  terminal(line: JsonLine): TerminalVerdict | undefined;
+  /** The session id this line announces; undefined when it announces none. */
+  sessionId(line: JsonLine): string | undefined;
+  /** The CLI's conversation state directory, relative to $HOME; undefined when it keeps none. */
+  stateDir?: string;
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** Claude stream-json (and exec, which must print Claude-style lines): `result` ends the run. */
+const claudeTerminal = (line: JsonLine): TerminalVerdict | undefined =>
+  line.type === "result" ? { success: line.is_error !== true } : undefined;
+
+const none = (): undefined => undefined;
+
+export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
+  claude: {
+    terminal: claudeTerminal,
+    // OQ-53: the last system/init or result carries the session id.
+    sessionId: (line) =>
+      (line.type === "system" && line.subtype === "init") || line.type === "result"
+        ? nonEmpty(line.session_id)
+        : undefined,
+    stateDir: ".claude",
+  },
+  codex: {
+    // OQ-29: turn.failed ends the run too, unsuccessfully.
+    terminal: (line) => {
+      if (line.type === "turn.completed") return { success: true };
+      if (line.type === "turn.failed") return { success: false };
+      return undefined;
+    },
+    sessionId: (line) => (line.type === "thread.started" ? nonEmpty(line.thread_id) : undefined),
+    stateDir: ".codex",
+  },
+  gemini: {
+    // OQ-27: the result line's status decides.
+    terminal: (line) => (line.type === "result" ? { success: line.status === "success" } : undefined),
+    sessionId: (line) => (line.type === "init" ? nonEmpty(line.session_id) : undefined),
+    stateDir: ".gemini",
+  },
+  // opencode prints no terminal line: only its process exit ends the run (events.md §6).
+  opencode: { terminal: none, sessionId: none },
+  exec: { terminal: claudeTerminal, sessionId: none },
+};
+
+/** A line as a JSON object; undefined for blank, non-JSON or non-object lines. */
+export function parseJsonLine(line: string): JsonLine | undefined {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith("{")) return undefined;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as JsonLine)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The verdict when `line` is the vendor's terminal line (runtime.md §8 table); else undefined. */
+export function terminalVerdict(vendor: Vendor, line: string): TerminalVerdict | undefined {
+  const parsed = parseJsonLine(line);
+  return parsed === undefined ? undefined : VENDOR_ADAPTERS[vendor].terminal(parsed);
+}
+
+/** The session id `line` announces for this vendor (OQ-53); undefined when none. */
+export function announcedSessionId(vendor: Vendor, line: string | JsonLine): string | undefined {
+  const parsed = typeof line === "string" ? parseJsonLine(line) : line;
+  return parsed === undefined ? undefined : VENDOR_ADAPTERS[vendor].sessionId(parsed);
+}
+
+/** The vendor's conversation state directory relative to $HOME, if it keeps one. */
+export function conversationStateDir(vendor: Vendor): string | undefined {
+  return VENDOR_ADAPTERS[vendor].stateDir;
+}
