@@ -134,4 +134,25 @@ export interface AgentStatus {
      * Batch runs only. Failed attempts to delete the batch's provider-side objects; after 5 the finalizer is released anyway.
      */
     batchCleanupAttempts?: number;
+    /**
+     * Batch runs only. What the controller recorded when it submitted the batch, so the run keeps its own key, model, timeout and onTimeout when the AgentDefinition changes or is deleted mid-run: it still times out by its own deadline, and its batch is still cancelled on timeout or delete.
+     */
+    batchSubmission?: {
+        /**
+         * The agent-secrets key the provider API key is read from.
+         */
+        keyRef: string;
+        /**
+         * The model id the request was submitted with.
+         */
+        model: string;
+        /**
+         * batch.timeoutMinutes at submit time.
+         */
+        timeoutMinutes: number;
+        /**
+         * batch.onTimeout at submit time.
+         */
+        onTimeout: ("fail" | "fallback");
+    };
 }
