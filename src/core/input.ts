@@ -26,8 +26,12 @@ export interface ControllerSettings {
   realtimeSigningKey?: string;
 }
 
-/** A log read back from a pod container. Best effort: a failed read is `available: false`. */
-export type LogRead = { available: true; text: string } | { available: false };
+/**
+ * A log read back from a pod container. `available: false` without `error`: the pod or the
+ * container's log is gone (or the container never started). With `error`: the read kept failing
+ * (5xx, timeout) past the retry window, so the log exists but could not be read.
+ */
+export type LogRead = { available: true; text: string } | { available: false; error?: string };
 
 /** The Job as read for this reconcile (GET by status.jobName or the derived name). */
 export type JobObservation =
@@ -52,8 +56,10 @@ export type PodObservation =
       found: true;
       containerStatuses?: V1ContainerStatus[];
       initContainerStatuses?: V1ContainerStatus[];
-      /** `GET …/log?container=agent&tailLines=10000`, uncapped. */
+      /** `GET …/log?container=agent&limitBytes=…`, uncapped (the controller's read bound only). */
       agentLog: LogRead;
+      /** The init container's log; read only when the agent container never ran (OQ-23). */
+      initLog?: LogRead;
       /** The courier container's log; only for definitions with delivery.pullRequest. */
       courierLog?: LogRead;
     };

@@ -6,29 +6,32 @@ describe("capOutput (tail-preserving, never splits UTF-8)", () => {
   it("returns short text unchanged", () => {
     expect(capOutput("hello", 5)).toBe("hello");
   });
-  it("keeps the tail and marks the cut", () => {
-    expect(capOutput("0123456789", 4)).toBe("...[truncated 6 bytes]...\n6789");
+  it("keeps the tail and marks the cut, marker included in the cap", () => {
+    // The marker for a 40-byte text is sized for "truncated 40 bytes" (27 bytes): 3 bytes of tail fit in 30.
+    const text = "0123456789".repeat(4);
+    expect(capOutput(text, 30)).toBe("...[truncated 37 bytes]...\n789");
   });
   it("moves past a split multi-byte character", () => {
-    // "é" is 2 bytes: the last 3 bytes start in the middle of the first é.
-    expect(capOutput("aéé", 3)).toBe("...[truncated 3 bytes]...\né");
+    // 1 + 32 × 2 = 65 bytes; a 27-byte marker leaves 5 bytes, which start mid-character.
+    const text = `a${"é".repeat(32)}`;
+    expect(capOutput(text, 32)).toBe(`...[truncated 61 bytes]...\n${"é".repeat(2)}`);
   });
-  it("keeps at most maxBytes of the original and a valid suffix, for any text", () => {
+  it("a cap smaller than the marker keeps the bare tail", () => {
+    expect(capOutput("0123456789", 4)).toBe("6789");
+  });
+  it("never exceeds maxBytes and keeps a valid suffix, for any text", () => {
     fc.assert(
       fc.property(
         fc.string({ unit: "binary", maxLength: 200 }),
-        fc.integer({ min: 0, max: 64 }),
+        fc.integer({ min: 0, max: 96 }),
         (text, max) => {
           const out = capOutput(text, max);
           if (Buffer.byteLength(text) <= max) return out === text;
+          if (Buffer.byteLength(out) > max || out.includes("\uFFFD")) return false;
           const m = /^\.\.\.\[truncated (\d+) bytes\]\.\.\.\n/s.exec(out);
-          if (!m) return false;
-          const kept = out.slice(m[0].length);
+          const kept = m ? out.slice(m[0].length) : out;
           return (
-            Buffer.byteLength(kept) <= max &&
-            text.endsWith(kept) &&
-            Number(m[1]) + Buffer.byteLength(kept) === Buffer.byteLength(text) &&
-            !kept.includes("\uFFFD")
+            text.endsWith(kept) && (!m || Number(m[1]) + Buffer.byteLength(kept) === Buffer.byteLength(text))
           );
         },
       ),

@@ -9,18 +9,26 @@ import { announcedSessionId, parseJsonLine } from "./vendors.js";
 export const DEFAULT_MAX_OUTPUT_BYTES = 262144;
 
 /**
- * Keeps the last `maxBytes` bytes of `text`. When cut, the kept part starts at the next UTF-8
- * lead byte (so no character is split) and is prefixed `...[truncated <n> bytes]...\n`, where n
- * counts the bytes dropped. The marker is extra to the kept tail, as upstream did.
+ * Caps `text` at `maxBytes` UTF-8 bytes, keeping its end. When cut, the result is the marker
+ * `...[truncated <n> bytes]...\n` followed by the kept tail, which starts at a UTF-8 lead byte
+ * (no character is split); n counts the bytes dropped, and marker plus tail fit in `maxBytes`, so
+ * status.output never exceeds MAX_OUTPUT_BYTES. A cap too small for the marker keeps the bare tail.
  */
 export function capOutput(text: string, maxBytes: number): string {
   const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= maxBytes) return text;
-  let start = bytes.length - Math.max(0, maxBytes);
+  const max = Math.max(0, maxBytes);
+  if (bytes.length <= max) return text;
+  // Sized for the largest n possible (every byte dropped), so the real marker is never longer.
+  const markerRoom = Buffer.byteLength(truncationMarker(bytes.length));
+  const withMarker = markerRoom < max;
+  let start = bytes.length - (withMarker ? max - markerRoom : max);
   // 0b10xxxxxx is a continuation byte; move forward to the next lead byte.
   while (start < bytes.length && ((bytes[start] as number) & 0xc0) === 0x80) start++;
-  return `...[truncated ${start} bytes]...\n${bytes.subarray(start).toString("utf8")}`;
+  const tail = bytes.subarray(start).toString("utf8");
+  return withMarker ? `${truncationMarker(start)}${tail}` : tail;
 }
+
+const truncationMarker = (dropped: number) => `...[truncated ${dropped} bytes]...\n`;
 
 /** The last session id in an uncapped pod log; "" for vendors that announce none. */
 export function lastSessionId(vendor: Vendor, log: string): string {

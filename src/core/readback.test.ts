@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { JobObservation, PodObservation } from "./input.js";
-import { jobState, MSG_JOB_GC, MSG_POD_GC, type TerminalResult, terminalFromJob } from "./readback.js";
+import {
+  initFailedBeforeAgent,
+  jobState,
+  MSG_JOB_GC,
+  MSG_POD_GC,
+  type TerminalResult,
+  terminalFromJob,
+} from "./readback.js";
 
 const complete: JobObservation = {
   found: true,
@@ -73,6 +80,40 @@ describe("jobState (runtime.md §12)", () => {
     ],
     ["succeeded counter", { found: true, status: { succeeded: 1 } }, { state: "succeeded" }],
     ["failed counter", { found: true, status: { failed: 1 } }, { state: "failed", reason: "Job failed" }],
+    [
+      // Kubernetes ≥ 1.31: the interim condition comes first and carries the reason; the counters
+      // move before the final Failed condition and must not turn it into the generic "Job failed".
+      "FailureTarget before Failed, counters already moved",
+      {
+        found: true,
+        status: {
+          conditions: [
+            {
+              type: "FailureTarget",
+              status: "True",
+              reason: "DeadlineExceeded",
+              message: "Job was active longer than specified deadline",
+            },
+          ],
+          failed: 1,
+        },
+      },
+      {
+        state: "failed",
+        reason: "DeadlineExceeded: Job was active longer than specified deadline",
+        conditionReason: "DeadlineExceeded",
+      },
+    ],
+    [
+      "SuccessCriteriaMet before Complete",
+      {
+        found: true,
+        status: {
+          conditions: [{ type: "SuccessCriteriaMet", status: "True", reason: "CompletionsReached" }],
+        },
+      },
+      { state: "succeeded" },
+    ],
     [
       "condition False is ignored",
       { found: true, status: { conditions: [{ type: "Failed", status: "False" }] } },
@@ -168,6 +209,40 @@ describe("terminalFromJob", () => {
       { exitCode: 1, failureReason: "init failed: [init] files: notes/brief.md: HTTP 404" },
     ],
     [
+      "the agent never ran: output is the tail of the init log (OQ-23)",
+      failedBackoff,
+      pod(undefined, {
+        agentLog: { available: false },
+        initContainerStatuses: [
+          {
+            name: "init",
+            image: "i",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 2, message: "[init] clone failed" } },
+          },
+        ],
+        initLog: { available: true, text: "[init] cloning o/r\n[init] clone failed\n" },
+      }),
+      {
+        exitCode: 2,
+        failureReason: "init failed: [init] clone failed",
+        output: "[init] cloning o/r\n[init] clone failed\n",
+      },
+    ],
+    [
+      "success whose log kept failing to read says so, never 'pod garbage-collected'",
+      complete,
+      pod(0, { agentLog: { available: false, error: "503 Service Unavailable" } }),
+      {
+        phase: "Succeeded",
+        output: "",
+        failureReason: "run output unavailable: pod log could not be read: 503 Service Unavailable",
+        failureKind: "output_unavailable",
+      },
+    ],
+    [
       "delivery failure (OQ-49) and prUrl from the courier log",
       failedBackoff,
       pod(0, {
@@ -217,8 +292,45 @@ describe("terminalFromJob", () => {
   it("caps the output but reads the sessionId from the uncapped log", () => {
     const state = jobState(complete);
     if (state.state === "running") throw new Error("unreachable");
-    const r = terminalFromJob(state, pod(0), "claude", 20);
-    expect(r.output).toBe(`...[truncated ${Buffer.byteLength(log) - 20} bytes]...\n${log.slice(-20)}`);
+    const r = terminalFromJob(state, pod(0), "claude", 60);
+    expect(Buffer.byteLength(r.output)).toBeLessThanOrEqual(60);
+    expect(r.output).toMatch(/^\.\.\.\[truncated \d+ bytes\]\.\.\.\n/);
+    expect(log.endsWith(r.output.slice(r.output.indexOf("\n") + 1))).toBe(true);
     expect(r.sessionId).toBe("s-1");
+  });
+});
+
+describe("initFailedBeforeAgent (OQ-23: when to read the init log)", () => {
+  const status = (name: string, state: object) => ({
+    name,
+    image: "i",
+    imageID: "",
+    ready: false,
+    restartCount: 0,
+    state,
+  });
+  it.each([
+    [
+      "init failed, agent waiting",
+      [status("agent", { waiting: {} })],
+      [status("init", { terminated: { exitCode: 1 } })],
+      true,
+    ],
+    ["init failed, no agent status", undefined, [status("init", { terminated: { exitCode: 1 } })], true],
+    [
+      "init succeeded",
+      [status("agent", { terminated: { exitCode: 1 } })],
+      [status("init", { terminated: { exitCode: 0 } })],
+      false,
+    ],
+    [
+      "agent ran",
+      [status("agent", { terminated: { exitCode: 3 } })],
+      [status("init", { terminated: { exitCode: 1 } })],
+      false,
+    ],
+    ["init still running", [], [status("init", { running: {} })], false],
+  ])("%s", (_n, containers, inits, want) => {
+    expect(initFailedBeforeAgent(containers as never, inits as never)).toBe(want);
   });
 });

@@ -11,6 +11,9 @@ import type { Vendor } from "./routing.js";
 
 export const MSG_POD_GC = "run output unavailable: pod garbage-collected";
 export const MSG_JOB_GC = "run record unavailable: Job garbage-collected before its result was observed";
+/** The pod is there but its log kept failing to read past the retry window (not a GC). */
+export const msgLogUnreadable = (error: string) =>
+  `run output unavailable: pod log could not be read: ${error}`;
 
 export type JobState =
   | { state: "running" }
@@ -18,19 +21,33 @@ export type JobState =
   | { state: "failed"; reason: string; conditionReason?: string }
   | { state: "gone" };
 
-/** Job conditions first, then the pod counters (runtime.md §12). */
+type JobCondition = NonNullable<
+  NonNullable<Extract<JobObservation, { found: true }>["status"]>["conditions"]
+>[number];
+
+/**
+ * Job conditions first, then the pod counters (runtime.md §12). Since Kubernetes 1.31 the Job
+ * controller sets the interim `SuccessCriteriaMet` / `FailureTarget` as soon as the outcome is
+ * decided and the final `Complete` / `Failed` only once the pods are gone; the interim ones carry
+ * the same reason (e.g. `DeadlineExceeded`), so they are read before the counters, which move in
+ * between and know no reason.
+ */
 export function jobState(job: JobObservation): JobState {
   if (!job.found) return { state: "gone" };
   const conditions = job.status?.conditions ?? [];
-  if (conditions.some((c) => c.type === "Complete" && c.status === "True")) return { state: "succeeded" };
-  const failed = conditions.find((c) => c.type === "Failed" && c.status === "True");
-  if (failed) {
-    const reason = [failed.reason, failed.message].filter((p) => p).join(": ") || "Job failed";
-    return { state: "failed", reason, ...(failed.reason ? { conditionReason: failed.reason } : {}) };
-  }
+  const holds = (type: string) => conditions.find((c) => c.type === type && c.status === "True");
+  if (holds("Complete")) return { state: "succeeded" };
+  const failed = holds("Failed") ?? holds("FailureTarget");
+  if (failed) return failedBy(failed);
+  if (holds("SuccessCriteriaMet")) return { state: "succeeded" };
   if ((job.status?.succeeded ?? 0) > 0) return { state: "succeeded" };
   if ((job.status?.failed ?? 0) > 0) return { state: "failed", reason: "Job failed" };
   return { state: "running" };
+}
+
+function failedBy(c: JobCondition): JobState {
+  const reason = [c.reason, c.message].filter((p) => p).join(": ") || "Job failed";
+  return { state: "failed", reason, ...(c.reason ? { conditionReason: c.reason } : {}) };
 }
 
 export interface TerminalResult {
@@ -46,6 +63,18 @@ export interface TerminalResult {
 
 const terminated = (statuses: V1ContainerStatus[] | undefined, name: string) =>
   statuses?.find((s) => s.name === name)?.state?.terminated;
+
+/**
+ * True when the `init` container failed and the `agent` container never ran (OQ-23): the
+ * failure and its output are the init's, so the I/O layer reads the init log too.
+ */
+export function initFailedBeforeAgent(
+  containerStatuses: V1ContainerStatus[] | undefined,
+  initContainerStatuses: V1ContainerStatus[] | undefined,
+): boolean {
+  const init = terminated(initContainerStatuses, "init");
+  return terminated(containerStatuses, "agent") === undefined && init !== undefined && init.exitCode !== 0;
+}
 
 function lastDeliveryFailure(courierLog: string): string | undefined {
   let reason: string | undefined;
@@ -80,6 +109,7 @@ export function terminalFromJob(
     };
   }
   const log = pod?.found && pod.agentLog.available ? pod.agentLog.text : undefined;
+  const logError = pod?.found && !pod.agentLog.available ? pod.agentLog.error : undefined;
   const courier = pod?.found && pod.courierLog?.available ? pod.courierLog.text : undefined;
   const readBack: Partial<TerminalResult> =
     log === undefined
@@ -97,7 +127,12 @@ export function terminalFromJob(
       phase: "Succeeded",
       exitCode: 0,
       output: readBack.output ?? "",
-      ...(log === undefined ? { failureReason: MSG_POD_GC, failureKind: "output_unavailable" as const } : {}),
+      ...(log === undefined
+        ? {
+            failureReason: logError !== undefined ? msgLogUnreadable(logError) : MSG_POD_GC,
+            failureKind: "output_unavailable" as const,
+          }
+        : {}),
       ...withoutUndefined({ sessionId: readBack.sessionId, prUrl: readBack.prUrl }),
     };
   }
@@ -105,12 +140,20 @@ export function terminalFromJob(
   // Failed: prefer a clearer reason than the Job's generic one when the pod tells more (OQ-23/24/49).
   let reason = state.reason;
   let code = agentEnd?.exitCode ?? 0;
+  let output = readBack.output ?? "";
   const generic = state.conditionReason === undefined || state.conditionReason === "BackoffLimitExceeded";
   const initEnd = pod?.found ? terminated(pod.initContainerStatuses, "init") : undefined;
-  if (generic && agentEnd === undefined && initEnd && initEnd.exitCode !== 0) {
+  if (
+    generic &&
+    pod?.found &&
+    initEnd &&
+    initFailedBeforeAgent(pod.containerStatuses, pod.initContainerStatuses)
+  ) {
     const lastLine = (initEnd.message ?? "").trim().split("\n").pop() ?? "";
     reason = lastLine ? `init failed: ${lastLine}` : `init failed with exit code ${initEnd.exitCode}`;
     code = initEnd.exitCode;
+    // OQ-23: the agent never ran, so what there is to show is the init's own log.
+    if (pod?.found && pod.initLog?.available) output = capOutput(pod.initLog.text, maxOutputBytes);
   } else if (generic && code === 124) {
     reason = "run deadline exceeded";
   } else if (generic && code !== 0) {
@@ -122,7 +165,7 @@ export function terminalFromJob(
   return {
     phase: "Failed",
     exitCode: code !== 0 ? code : 1,
-    output: readBack.output ?? "",
+    output,
     failureReason: reason,
     failureKind: "job_failed",
     ...withoutUndefined({ sessionId: readBack.sessionId, prUrl: readBack.prUrl }),
