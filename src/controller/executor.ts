@@ -6,7 +6,8 @@
 import type { V1Job } from "@kubernetes/client-node";
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
 import type { Action, ApiKeyRef } from "../core/actions.js";
-import type { Agent } from "../core/types.js";
+import { type Agent, agentRef } from "../core/types.js";
+import type { AgentEventRecorder } from "./events/recorder.js";
 import type { KubeClient } from "./kube/client.js";
 import { AGENTS, JOBS, SECRETS } from "./kube/resources.js";
 import type { RunMemory } from "./memory.js";
@@ -23,6 +24,8 @@ export interface ExecutorDeps {
   metrics: ControllerMetrics;
   provider: (name: BatchProviderName) => BatchProvider;
   sinks?: SinkDelivery;
+  /** Kubernetes Events (recordEvent actions, failureEvent of a failed action); fire-and-forget. */
+  events?: AgentEventRecorder;
   now: () => number;
   log: (msg: string) => void;
 }
@@ -51,9 +54,11 @@ export class Executor {
         continue;
       }
       let success = false;
+      let error: string | undefined;
       try {
         success = await this.run(agent, action, report);
       } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
         this.d.log(`${agent.metadata.name}: ${action.type} (${action.id}) failed: ${String(err)}`);
       }
       if (success) {
@@ -61,6 +66,8 @@ export class Executor {
         report.succeeded.push(action.id);
       } else {
         report.failed.push(action.id);
+        const e = action.failureEvent;
+        if (e) this.d.events?.record(agentRef(agent), error ? { ...e, note: `${e.note}: ${error}` } : e);
       }
     }
     return report;
@@ -168,6 +175,10 @@ export class Executor {
         return true;
       case "recordMetric":
         this.d.metrics.record(a.metric);
+        return true;
+      case "recordEvent":
+        // Never awaited: the recorder queues, aggregates and rate-limits on its own.
+        this.d.events?.record(a.regarding, a.event);
         return true;
       case "reportWaiting":
         // Data for the events layer; the retry itself is scheduled by the controller.

@@ -25,6 +25,11 @@ interface ActionBase {
   id: string;
   /** Ids of earlier actions that must all have succeeded for this one to run. */
   dependsOn?: string[];
+  /**
+   * Recorded (regarding the reconciled Agent) when this action fails, with the error appended to
+   * its note: how a failed submit, cancel or cleanup shows in `kubectl describe agent`.
+   */
+  failureEvent?: KubeEvent;
 }
 
 /**
@@ -198,6 +203,30 @@ export interface ReportWaitingAction extends ActionBase {
   retryAt?: number;
 }
 
+/**
+ * A Kubernetes Event (events.k8s.io/v1) about an Agent, shown by `kubectl describe agent`.
+ * `reason` is UpperCamelCase and stable (what happened); `action` is what the controller did or
+ * tried (UpperCamelCase); `note` is the sentence a user reads (the recorder caps it at 1 kB).
+ */
+export interface KubeEvent {
+  type: "Normal" | "Warning";
+  reason: string;
+  action: string;
+  note: string;
+}
+
+/**
+ * Record a Kubernetes Event. Fire-and-forget: the executor hands it to the recorder (aggregated
+ * and rate-limited like client-go's, sent from a bounded queue) and never waits for it, so it
+ * counts as succeeded at once. Added by `reconcile` (src/core/conditions.ts), not by the rules.
+ */
+export interface RecordEventAction extends ActionBase {
+  type: "recordEvent";
+  /** The Agent the Event is about (a preempted run's Event is about the victim). */
+  regarding: AgentRef;
+  event: KubeEvent;
+}
+
 /** The failure kinds of controller_run_failures_total (seed + OQ-18). */
 export type FailureKind =
   | "missing_ref"
@@ -234,16 +263,18 @@ export type Action =
   | CleanupBatchAction
   | EmitSinkEventsAction
   | RecordMetricAction
-  | ReportWaitingAction;
+  | ReportWaitingAction
+  | RecordEventAction;
 
 export type ActionType = Action["type"];
 
-/** Actions that change cluster or provider state (everything but metrics and sink events). */
+/** Actions that change cluster or provider state (everything but metrics, sink and Kubernetes events). */
 export function isWrite(action: Action): boolean {
   return (
     action.type !== "recordMetric" &&
     action.type !== "emitSinkEvents" &&
     action.type !== "pollBatch" &&
-    action.type !== "reportWaiting"
+    action.type !== "reportWaiting" &&
+    action.type !== "recordEvent"
   );
 }

@@ -92,3 +92,39 @@ export function fallbackHasSlot(
   if (limit === 0) return true;
   return runningOthers(agent.metadata.name ?? "", stationAgents, pendingCreations).count < limit;
 }
+
+/** Where a waiting Agent stands in its Station's queue (OQ-15 order), for its Queued condition. */
+export interface QueuePosition {
+  /** 1-based; the Agent at 1 starts at the next free slot. */
+  position: number;
+  /** Agents of the Station waiting for a slot, this one included. */
+  waiting: number;
+  /** Running runs counted against the limit (issued-but-unseen creations included). */
+  running: number;
+  /** The effective limit (0 = unlimited). */
+  limit: number;
+}
+
+/** The queue as `admit` sees it: Pending, not being deleted, no creation issued for it. */
+export function queuePosition(
+  agent: Agent,
+  station: Station,
+  stationAgents: Agent[],
+  pendingCreations: string[],
+): QueuePosition {
+  const self = agent.metadata.name ?? "";
+  const issued = new Set(pendingCreations);
+  const others = stationAgents.filter(
+    (a) =>
+      a.metadata.name !== self &&
+      phaseOf(a) === "Pending" &&
+      !a.metadata.deletionTimestamp &&
+      !issued.has(a.metadata.name ?? ""),
+  );
+  return {
+    position: 1 + others.filter((a) => queueOrder(a, agent) < 0).length,
+    waiting: 1 + others.length,
+    running: runningOthers(self, stationAgents, pendingCreations).count,
+    limit: effectiveLimit(station),
+  };
+}
