@@ -1,9 +1,15 @@
 # syntax=docker/dockerfile:1
-# The agent-controller image: TypeScript compiled to dist/ in a build stage; the final stage
-# holds only production dependencies and the compiled output, and runs as uid 1000.
+# Two images from one file:
+#   default (last stage, `runtime`): the agent-controller. TypeScript compiled to dist/ in a build
+#     stage; the final stage holds only production dependencies and the compiled output, and runs
+#     as uid 1000.
+#   `docker build --target agent`: AGENT_IMAGE, the run pod's init, supervisor and courier as one
+#     self-contained executable (npm run build:agent, docs/run-pod.md) on a glibc base without Node.
 #
 # NODE_VERSION is pinned to the Node release the test suite runs on (package.json engines).
 ARG NODE_VERSION=20.20.2
+# The agent image's base: glibc + libstdc++ (all the executable links) and the init's tools.
+ARG DEBIAN_VERSION=12.12-slim
 
 # --- build: dev dependencies + tsc -------------------------------------------------------
 FROM node:${NODE_VERSION}-bookworm-slim AS build
@@ -21,7 +27,35 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
-# --- runtime ------------------------------------------------------------------------------
+# --- agent-build: the run-pod executable, a Node single executable application -------------
+FROM node:${NODE_VERSION}-bookworm-slim AS agent-build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY generated ./generated
+COPY src ./src
+COPY scripts/build-agent.ts ./scripts/build-agent.ts
+RUN npm run build:agent
+
+# --- agent: AGENT_IMAGE (docker build --target agent) --------------------------------------
+FROM debian:${DEBIAN_VERSION} AS agent
+# What the init's tool steps run (runtime.md §7.2, §7.4): git for clones, curl and
+# ca-certificates for the CLI installers and downloads; bash, tar and sha256sum come with the base.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends ca-certificates curl git \
+  && rm -rf /var/lib/apt/lists/*
+# Copied and linked in one layer, so the image holds the executable once (a later `ln` would copy
+# it up into a second layer).
+RUN --mount=type=bind,from=agent-build,source=/app/dist/agent,target=/mnt/agent \
+  cp /mnt/agent/ai-agent /usr/local/bin/ai-agent \
+  && ln /usr/local/bin/ai-agent /usr/local/bin/ai-agent-init \
+  && ln /usr/local/bin/ai-agent /usr/local/bin/ai-agent-supervisor \
+  && ln /usr/local/bin/ai-agent /usr/local/bin/ai-agent-courier
+# No USER: the init container runs as root (runtime.md §4.1); the pod spec sets every container's user.
+ENTRYPOINT ["/usr/local/bin/ai-agent-init"]
+
+# --- runtime (the default target: the controller) ------------------------------------------
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { VERSION } from "../version.js";
 import { DEFAULT_AGENT_IMAGE, DEFAULT_TIMINGS, parseConfig } from "./config.js";
 
 const base = { POD_NAME: "agent-controller-0" };
@@ -21,6 +22,10 @@ describe("parseConfig defaults", () => {
       realtimeSigningKey: "",
       timings: DEFAULT_TIMINGS,
     });
+  });
+
+  it("defaults AGENT_IMAGE to this release's agent image (Dockerfile --target agent)", () => {
+    expect(DEFAULT_AGENT_IMAGE).toBe(`ghcr.io/re-cinq/ai-agent-run-pod:v${VERSION}`);
   });
 
   it("keeps the seed's timings as defaults", () => {

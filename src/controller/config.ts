@@ -6,9 +6,10 @@
  * Pure: takes the environment as a plain record, so it is table-tested without touching
  * process.env.
  */
+import { AGENT_IMAGE } from "../version.js";
 
-/** Image of the init container and courier when AGENT_IMAGE is unset (release-pinned). */
-export const DEFAULT_AGENT_IMAGE = "ghcr.io/re-cinq/ai-agent-init:v0.14.0";
+/** Image of the init container and courier when AGENT_IMAGE is unset: this release's agent image. */
+export const DEFAULT_AGENT_IMAGE = AGENT_IMAGE;
 
 /** Timings the seed fixes; overridable only by code (tests), never by the environment. */
 export interface ControllerTimings {

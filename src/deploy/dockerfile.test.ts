@@ -1,12 +1,14 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are Dockerfile ${ARG} syntax
 /**
- * Invariants of the controller image. No docker engine runs here, so the Dockerfile is read,
- * not built; `npm run build` (the image's build step) is what makes dist/.
+ * Invariants of the controller image (the default target) and the agent image (`--target agent`).
+ * No docker engine runs here, so the Dockerfile is read, not built; `npm run build` and
+ * `npm run build:agent` (the images' build steps) are what make dist/.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { execForm, parseInstructions, parseStages, type Stage } from "./dockerfile.js";
+import { LINK_NAMES } from "../../scripts/build-agent.js";
+import { dockerignoreExcludes, execForm, parseInstructions, parseStages, type Stage } from "./dockerfile.js";
 import { isBuiltin, valueImportGraph } from "./imports.js";
 import { REPO_ROOT } from "./render.js";
 
@@ -57,12 +59,27 @@ describe("parser", () => {
     expect(execForm('["node","a.js"]')).toEqual(["node", "a.js"]);
     expect(execForm("node a.js")).toBeUndefined();
   });
+
+  it.each([
+    [["scripts"], "scripts/build-agent.ts", true],
+    [["scripts", "!scripts/build-agent.ts"], "scripts/build-agent.ts", false],
+    [["scripts", "!scripts/build-agent.ts"], "scripts/test.sh", true],
+    [["!scripts/build-agent.ts", "scripts"], "scripts/build-agent.ts", true],
+    [["**/*.test.ts"], "src/a/b.test.ts", true],
+    [["**/*.test.ts"], "b.test.ts", true],
+    [["**/*.test.ts"], "src/a/b.ts", false],
+    [[".env.*"], ".env.local", true],
+    [["dist"], "distance", false],
+  ])("dockerignore %j: %s excluded = %s", (patterns, path, excluded) => {
+    expect(dockerignoreExcludes(patterns, path)).toBe(excluded);
+  });
 });
 
 describe("Dockerfile", () => {
   it("is multi-stage on a pinned Node image (no floating tag)", () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) {
+    // The agent image's final stage is the one without Node (checked below).
+    for (const stage of stages.filter((s) => s.name !== "agent")) {
       expect(stage.image).toMatch(/^node:\d+\.\d+\.\d+-[a-z0-9-]+(@sha256:[0-9a-f]{64})?$/);
     }
     // Node major matches the toolchain's engines (>=20).
@@ -161,14 +178,72 @@ describe("Dockerfile", () => {
       "tsconfig.build.json",
       "src",
       "generated",
+      "scripts/build-agent.ts",
     ];
-    for (const path of copied) expect(dockerignore, path).not.toContain(path);
-    for (const path of ["node_modules", "dist", ".git", "test"]) expect(dockerignore).toContain(path);
+    for (const path of copied) expect(dockerignoreExcludes(dockerignore, path), path).toBe(false);
+    for (const path of ["node_modules", "dist", ".git", "test", "scripts/test.sh", "src/log.test.ts"]) {
+      expect(dockerignoreExcludes(dockerignore, path), path).toBe(true);
+    }
     for (const stage of stages) {
       for (const copy of keywords(stage, "COPY").filter((c) => !c.args.includes("--from="))) {
         const sources = copy.args.split(/\s+/).slice(0, -1);
         for (const s of sources) expect(copied, `COPY ${s}`).toContain(s.replace(/^\.\//, ""));
       }
     }
+  });
+});
+
+describe("Dockerfile --target agent (AGENT_IMAGE)", () => {
+  const agent = stageNamed("agent");
+
+  it("is a named stage before the controller's, so the controller stays the default target", () => {
+    expect(stages.indexOf(agent)).toBeLessThan(stages.length - 1);
+    expect(final.name).toBe("runtime");
+  });
+
+  it("builds the executable with npm run build:agent, which runs scripts/build-agent.ts", () => {
+    const build = stageNamed("agent-build");
+    expect(build.image).toMatch(/^node:\d+\.\d+\.\d+-[a-z0-9-]+$/);
+    expect(keywords(build, "RUN").map((r) => r.args)).toContain("npm run build:agent");
+    expect(pkg.scripts["build:agent"]).toBe("tsx scripts/build-agent.ts");
+    const copies = keywords(build, "COPY").map((c) => c.args);
+    expect(copies).toContain("scripts/build-agent.ts ./scripts/build-agent.ts");
+    expect(copies).toContain("src ./src");
+  });
+
+  it("is a pinned glibc (Debian) base without Node: nothing from a node stage but the executable", () => {
+    expect(agent.image).toMatch(/^debian:\d+\.\d+-slim$/);
+    expect(keywords(agent, "COPY")).toEqual([]);
+    const runs = keywords(agent, "RUN").map((r) => r.args);
+    for (const run of runs) expect(run).not.toMatch(/\b(nodejs|npm|node_modules)\b/);
+    const mounts = runs.flatMap((r) => [...r.matchAll(/--mount=(\S+)/g)].map((m) => m[1] ?? ""));
+    expect(mounts).toEqual(["type=bind,from=agent-build,source=/app/dist/agent,target=/mnt/agent"]);
+  });
+
+  it("installs what the init's tool steps run: git, curl, ca-certificates", () => {
+    const install = keywords(agent, "RUN").find((r) => /apt-get install/.test(r.args))?.args ?? "";
+    for (const pkgName of ["git", "curl", "ca-certificates"])
+      expect(install).toMatch(new RegExp(`\\s${pkgName}\\b`));
+  });
+
+  it("holds one executable in /usr/local/bin with a hard link per program, in one layer", () => {
+    const run = keywords(agent, "RUN").find((r) => r.args.includes("/mnt/agent"))?.args ?? "";
+    expect(run).toContain("cp /mnt/agent/ai-agent /usr/local/bin/ai-agent");
+    const links = [...run.matchAll(/\bln\s+(-\S+\s+)?(\S+)\s+(\S+)/g)].map((m) => ({
+      flags: m[1],
+      target: m[2],
+      name: m[3],
+    }));
+    expect(links.map((l) => l.name)).toEqual(LINK_NAMES.map((n) => `/usr/local/bin/${n}`));
+    for (const l of links) {
+      expect(l.flags, "a hard link, not a symlink").toBeUndefined();
+      expect(l.target).toBe("/usr/local/bin/ai-agent");
+    }
+  });
+
+  it("enters through ai-agent-init (the init container runs the image's entrypoint)", () => {
+    const entry = keywords(agent, "ENTRYPOINT");
+    expect(entry).toHaveLength(1);
+    expect(execForm(entry[0]?.args ?? "")).toEqual(["/usr/local/bin/ai-agent-init"]);
   });
 });

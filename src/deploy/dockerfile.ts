@@ -77,3 +77,29 @@ export function execForm(args: string): string[] | undefined {
     return undefined;
   }
 }
+
+/**
+ * Whether .dockerignore keeps `path` out of the build context: the last matching pattern wins and
+ * `!` re-includes. Handles the forms this repository uses: a path (which covers everything below
+ * it) and `**`/`*` globs; not Docker's full filepath.Match syntax.
+ */
+export function dockerignoreExcludes(patterns: readonly string[], path: string): boolean {
+  let excluded = false;
+  for (const raw of patterns) {
+    const negated = raw.startsWith("!");
+    const pattern = (negated ? raw.slice(1) : raw).replace(/^\/+|\/+$/g, "");
+    if (patternMatches(pattern, path)) excluded = !negated;
+  }
+  return excluded;
+}
+
+function patternMatches(pattern: string, path: string): boolean {
+  const source = pattern
+    .split("/")
+    .map((part) =>
+      part === "**" ? ".*" : part.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*"),
+    )
+    .join("/")
+    .replace(/\.\*\//g, "(?:.*/)?");
+  return new RegExp(`^${source}(?:/.*)?$`).test(path);
+}

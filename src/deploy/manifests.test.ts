@@ -206,7 +206,7 @@ describe("base install", () => {
     });
     expect(env.get("HEALTH_PORT")?.value).toBe("8081");
     expect(env.get("MAX_OUTPUT_BYTES")?.value).toBe("262144");
-    expect(env.get("AGENT_IMAGE")?.value).toMatch(/^ghcr\.io\/re-cinq\/ai-agent-init:/);
+    expect(env.get("AGENT_IMAGE")?.value).toMatch(/^ghcr\.io\/re-cinq\/ai-agent-run-pod:/);
     // Off unless a component turns them on; the controller's default is false.
     expect(env.has("BATCH_ENABLED")).toBe(false);
     expect(env.has("REALTIME_ENABLED")).toBe(false);
