@@ -6,20 +6,22 @@
  *   created Station can lag behind the Agent that names it);
  * - a Job missing from the cache is confirmed with a GET (a 404 there means garbage-collected);
  * - the pod and its logs are read only once the Job has finished (one LIST by job-name, one log
- *   read per container needed).
+ *   read by bytes per container needed; a read that fails is retried, never taken for a GC'd pod).
  */
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type {
   BatchMemory,
   ControllerSettings,
   JobObservation,
+  LogRead,
   PodObservation,
   ReconcileInput,
 } from "../core/input.js";
 import { jobNameFor } from "../core/names.js";
-import { jobState } from "../core/readback.js";
+import { initFailedBeforeAgent, jobState } from "../core/readback.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { KubeClient } from "./kube/client.js";
+import { KubeApiError } from "./kube/errors.js";
 import { AGENT_DEFINITIONS, JOBS, PODS, STATIONS } from "./kube/resources.js";
 
 export interface CacheView {
@@ -40,8 +42,20 @@ export interface GatherDeps {
   now: () => number;
 }
 
-/** Lines of the agent log read back (runtime.md §12). */
-export const LOG_TAIL_LINES = 10000;
+/**
+ * Upper bound of one log read, bytes. The kubelet counts `limitBytes` from the start of the log,
+ * so this is a memory guard, not the output cap: MAX_OUTPUT_BYTES is kept from the end of what
+ * was read, and the sessionId is taken from all of it.
+ */
+export const LOG_READ_LIMIT_BYTES = 8 * 1024 * 1024;
+/** When a log is longer than the read bound, its end is read again by lines (runtime.md §12's tail). */
+export const LOG_OVERFLOW_TAIL_LINES = 2000;
+/**
+ * How long after the Job finished a log read failing with 5xx, throttling or a timeout is
+ * retried (by failing the reconcile) before the run is recorded with the read error. The Job
+ * keeps its pod for an hour (ttlSecondsAfterFinished), so this stays well inside it.
+ */
+export const LOG_READ_RETRY_MS = 10 * 60_000;
 
 export function toJobObservation(job: V1Job | undefined): JobObservation {
   if (!job) return { found: false };
@@ -97,13 +111,30 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
     input.job = toJobObservation(job);
     const state = jobState(input.job).state;
     if (state === "succeeded" || state === "failed") {
-      input.pod = await readPod(d, jobName, !!definition?.spec.delivery?.pullRequest);
+      const retryUntil = (jobFinishedAt(job) ?? input.now) + LOG_READ_RETRY_MS;
+      input.pod = await readPod(d, jobName, !!definition?.spec.delivery?.pullRequest, input.now < retryUntil);
     }
   }
   return input;
 }
 
-async function readPod(d: GatherDeps, jobName: string, withCourier: boolean): Promise<PodObservation> {
+/** When the Job's outcome was decided: completionTime, else the terminal condition's transition. */
+export function jobFinishedAt(job: V1Job | undefined): number | undefined {
+  if (job?.status?.completionTime) return new Date(job.status.completionTime).getTime();
+  const done = (job?.status?.conditions ?? []).find(
+    (c) =>
+      c.status === "True" && ["Complete", "Failed", "FailureTarget", "SuccessCriteriaMet"].includes(c.type),
+  );
+  const t = done?.lastTransitionTime ? new Date(done.lastTransitionTime).getTime() : Number.NaN;
+  return Number.isNaN(t) ? undefined : t;
+}
+
+async function readPod(
+  d: GatherDeps,
+  jobName: string,
+  withCourier: boolean,
+  retryReadErrors: boolean,
+): Promise<PodObservation> {
   // A failed LIST says nothing about the pod: it throws, and the reconcile is retried, rather than
   // reading as "pod garbage-collected" and ending the run without its output.
   const pods = (await d.client.list<V1Pod>(PODS, d.namespace, { labelSelector: `job-name=${jobName}` }))
@@ -115,16 +146,47 @@ async function readPod(d: GatherDeps, jobName: string, withCourier: boolean): Pr
   const pod = pods[0];
   const name = pod?.metadata?.name;
   if (!pod || !name) return { found: false };
-  const agentLog = await d.client.readLog(d.namespace, name, "agent", LOG_TAIL_LINES);
+  const read = (container: string) => readContainerLog(d, name, container, retryReadErrors);
+  const containerStatuses = pod.status?.containerStatuses;
+  const initContainerStatuses = pod.status?.initContainerStatuses;
+  // OQ-23: an agent that never ran has no log; what there is to show is the init's.
+  const initOnly = initFailedBeforeAgent(containerStatuses, initContainerStatuses);
   const obs: PodObservation = {
     found: true,
-    ...(pod.status?.containerStatuses ? { containerStatuses: pod.status.containerStatuses } : {}),
-    ...(pod.status?.initContainerStatuses ? { initContainerStatuses: pod.status.initContainerStatuses } : {}),
-    agentLog: agentLog === undefined ? { available: false } : { available: true, text: agentLog },
+    ...(containerStatuses ? { containerStatuses } : {}),
+    ...(initContainerStatuses ? { initContainerStatuses } : {}),
+    agentLog: initOnly ? { available: false } : await read("agent"),
+    ...(initOnly ? { initLog: await read("init") } : {}),
   };
-  if (withCourier) {
-    const courier = await d.client.readLog(d.namespace, name, "courier");
-    obs.courierLog = courier === undefined ? { available: false } : { available: true, text: courier };
-  }
+  if (withCourier) obs.courierLog = await read("courier");
   return obs;
+}
+
+/**
+ * One container's log by bytes. A log longer than the read bound is read again by its last lines,
+ * so the output still ends where the run ended; the sessionId is looked for in both parts. A read
+ * that fails (5xx, timeout, throttling) throws while `retry` holds, so the reconcile is retried;
+ * afterwards the run is recorded with the error rather than as a garbage-collected pod.
+ */
+async function readContainerLog(
+  d: GatherDeps,
+  pod: string,
+  container: string,
+  retry: boolean,
+): Promise<LogRead> {
+  const limitBytes = Math.max(LOG_READ_LIMIT_BYTES, d.settings.maxOutputBytes);
+  try {
+    const head = await d.client.readLog(d.namespace, pod, container, { limitBytes });
+    if (head === undefined) return { available: false };
+    if (Buffer.byteLength(head) < limitBytes) return { available: true, text: head };
+    const tail = await d.client.readLog(d.namespace, pod, container, {
+      tailLines: LOG_OVERFLOW_TAIL_LINES,
+      limitBytes,
+    });
+    return { available: true, text: tail === undefined ? head : `${head}\n${tail}` };
+  } catch (err) {
+    if (retry) throw err;
+    const error = err instanceof KubeApiError ? `${err.status} ${err.detail}`.trim() : String(err);
+    return { available: false, error };
+  }
 }

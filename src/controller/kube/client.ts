@@ -8,7 +8,7 @@
  */
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Agent, type Dispatcher } from "undici";
-import { KubeApiError } from "./errors.js";
+import { KubeApiError, parseRetryAfter } from "./errors.js";
 import { type Resource, resourcePath } from "./resources.js";
 
 export interface ListResult<T> {
@@ -124,7 +124,9 @@ export class KubeClient {
   async request<T>(method: Dispatcher.HttpMethod, path: string, o: RequestOpts = {}): Promise<T> {
     const res = await this.send(method, path, o);
     const text = await res.body.text();
-    if (res.statusCode >= 300) throw toError(res.statusCode, text, `${method} ${path}`);
+    if (res.statusCode >= 300) {
+      throw toError(res.statusCode, text, `${method} ${path}`, res.headers["retry-after"]);
+    }
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
@@ -350,21 +352,27 @@ export class KubeClient {
     }
   }
 
-  /** A container's log; undefined when the pod or log is gone or unreadable (best effort). */
-  async readLog(ns: string, pod: string, container: string, tailLines?: number): Promise<string | undefined> {
-    try {
-      const res = await this.send(
-        "GET",
-        `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log`,
-        {
-          query: { container, tailLines },
-        },
-      );
-      const text = await res.body.text();
-      return res.statusCode < 300 ? text : undefined;
-    } catch {
-      return undefined;
-    }
+  /**
+   * A container's log, at most `limitBytes` from its start (the kubelet counts limitBytes from the
+   * beginning of the log; `tailLines` first picks the last lines). Undefined when the pod or the
+   * container's log does not exist (404) or the container never started (400); any other failure
+   * (5xx, throttling, RBAC, network, timeout) throws, so the caller can retry instead of mistaking
+   * a sick API server or kubelet for a garbage-collected pod.
+   */
+  async readLog(
+    ns: string,
+    pod: string,
+    container: string,
+    o: { limitBytes?: number; tailLines?: number } = {},
+  ): Promise<string | undefined> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log`;
+    const res = await this.send("GET", path, {
+      query: { container, limitBytes: o.limitBytes, tailLines: o.tailLines },
+    });
+    const text = await res.body.text();
+    if (res.statusCode < 300) return text;
+    if (res.statusCode === 404 || res.statusCode === 400) return undefined;
+    throw toError(res.statusCode, text, `GET ${path}`, res.headers["retry-after"]);
   }
 
   private async guarded(write: () => Promise<unknown>): Promise<WriteOutcome> {
@@ -379,7 +387,7 @@ export class KubeClient {
   }
 }
 
-function toError(status: number, text: string, what: string): KubeApiError {
+function toError(status: number, text: string, what: string, retryAfter?: string | string[]): KubeApiError {
   let reason = "";
   let message = text.slice(0, 500);
   try {
@@ -389,5 +397,11 @@ function toError(status: number, text: string, what: string): KubeApiError {
   } catch {
     // not a Status object
   }
-  return new KubeApiError(status, reason, `${what}: ${status} ${reason} ${message}`.trim());
+  return new KubeApiError(
+    status,
+    reason,
+    `${what}: ${status} ${reason} ${message}`.trim(),
+    message.trim(),
+    parseRetryAfter(retryAfter, Date.now()),
+  );
 }
