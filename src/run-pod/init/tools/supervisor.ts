@@ -1,0 +1,25 @@
+/** Tool `supervisor`: the agent container runs `$HOME/bin/ai-agent-supervisor` (runtime.md §7.2 row 1). */
+import { chmod, copyFile, mkdir, rename, rm } from "node:fs/promises";
+import { dirname } from "node:path";
+import { errnoOf, type InitContext, stepFailure, type ToolResult } from "../context.js";
+import type { ToolPlan } from "../plan.js";
+
+export async function installSupervisor(
+  tool: Extract<ToolPlan, { tool: "supervisor" }>,
+  ctx: InitContext,
+): Promise<ToolResult> {
+  const { source, target } = tool;
+  ctx.log(`supervisor: copying ${source} to ${target}`);
+  // Copied beside the target and renamed over it, so a half-written executable is never in place.
+  const temp = `${target}.partial`;
+  try {
+    await mkdir(dirname(target), { recursive: true });
+    await copyFile(source, temp);
+    await chmod(temp, 0o755);
+    await rename(temp, target);
+    return undefined;
+  } catch (err) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    return stepFailure("supervisor", 1, `supervisor: cannot copy ${source} to ${target}: ${errnoOf(err)}`);
+  }
+}
