@@ -152,6 +152,8 @@ describe("API surface (spec/crds.md §0)", () => {
     ["Agent", "Age", ".metadata.creationTimestamp", "date", 0],
     ["Agent", "Exit", ".status.exitCode", "integer", 1],
     ["Agent", "PR", ".status.prUrl", "string", 1],
+    ["Agent", "Reason", '.status.conditions[?(@.type=="Ready")].reason', "string", 1],
+    ["Agent", "Message", '.status.conditions[?(@.type=="Ready")].message', "string", 1],
     ["Station", "Recipe", ".spec.agentDefRef", "string", 0],
     ["Station", "Deadline", ".spec.deadlineMinutes", "integer", 0],
     ["Station", "Max", ".spec.maxConcurrentRuns", "integer", 1],
@@ -168,7 +170,7 @@ describe("API surface (spec/crds.md §0)", () => {
 
   it.each(kinds)("%s: printer columns are exactly the table's, in its order", (kind) => {
     const expected = {
-      Agent: ["Phase", "Station", "Job", "Age", "Exit", "PR"],
+      Agent: ["Phase", "Station", "Job", "Age", "Exit", "PR", "Reason", "Message"],
       Station: ["Recipe", "Deadline", "Max", "Age"],
       AgentDefinition: ["Model", "Execution", "Age"],
     }[kind];
@@ -203,6 +205,21 @@ const fields: [string, string, string, JsonSchema?][] = [
   ["Agent", "status.batchProvider", "string"],
   ["Agent", "status.batchFallback", "boolean"],
   ["Agent", "status.batchCleanupAttempts", "integer"],
+  [
+    "Agent",
+    "status.conditions",
+    "array",
+    { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] },
+  ],
+  [
+    "Agent",
+    "status.conditions[]",
+    "object",
+    { required: ["type", "status", "lastTransitionTime", "reason", "message"] },
+  ],
+  ["Agent", "status.conditions[].status", "string", { enum: ["True", "False", "Unknown"] }],
+  ["Agent", "status.conditions[].observedGeneration", "integer"],
+  ["Agent", "status.conditions[].lastTransitionTime", "string", { format: "date-time" }],
   ["Station", "spec", "object", { required: ["agentDefRef", "template"] }],
   ["Station", "spec.agentDefRef", "string", { maxLength: 253 }],
   ["Station", "spec.template", "object", { "x-kubernetes-preserve-unknown-fields": true }],

@@ -155,4 +155,37 @@ export interface AgentStatus {
          */
         onTimeout: ("fail" | "fallback");
     };
+    /**
+     * The run's state in the standard metav1.Condition form, one entry per type: Queued (True while the Agent waits for a free slot on its Station, with its queue position in the message), Ready (True while the run executes; False with the reason while it waits or after it ended), Complete (True once it Succeeded) and Failed (True once it Failed, reason and message say why). So `kubectl wait --for=condition=Complete agent/<name>` returns once a run succeeds.
+     */
+    conditions?: AgentCondition[];
+}
+/**
+ * One aspect of the run's state (metav1.Condition).
+ */
+export interface AgentCondition {
+    /**
+     * The condition type, UpperCamelCase (Queued, Ready, Complete, Failed).
+     */
+    type: string;
+    /**
+     * True, False or Unknown.
+     */
+    status: ("True" | "False" | "Unknown");
+    /**
+     * The Agent's metadata.generation the condition was computed from.
+     */
+    observedGeneration?: number;
+    /**
+     * When the condition last changed its status (RFC 3339, UTC); unchanged when only the reason or message change.
+     */
+    lastTransitionTime: string;
+    /**
+     * Why the condition is in its status, a machine-readable UpperCamelCase word (e.g. WaitingForSlot, Running, Succeeded, JobFailed).
+     */
+    reason: string;
+    /**
+     * The human-readable detail (the queue position, the failure reason); the controller caps it at 32768 bytes.
+     */
+    message: string;
 }

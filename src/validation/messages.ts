@@ -10,6 +10,10 @@ export const patternHints: Readonly<Record<string, string>> = {
   "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$": "a repository in owner/name form",
   "^https?://[^/\\s]+": "an http:// or https:// URL; no other scheme is fetched",
   "^[-._a-zA-Z0-9]+$": "a Secret key: letters, digits, '-', '_' and '.'",
+  "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$":
+    "a condition type: an optional DNS-subdomain prefix and '/', then letters, digits, '-', '_' and '.'",
+  "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$":
+    "a condition reason: a letter, then letters, digits, '_', ',' and ':', not ending in ',' or ':'",
 };
 
 const typeNames: Readonly<Record<string, string>> = {

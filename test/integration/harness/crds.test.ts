@@ -14,7 +14,7 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
   });
 
   it.each([
-    ["agents", ["agt"], ["Phase", "Station", "Job", "Age", "Exit", "PR"]],
+    ["agents", ["agt"], ["Phase", "Station", "Job", "Age", "Exit", "PR", "Reason", "Message"]],
     ["stations", ["stn"], ["Recipe", "Deadline", "Max", "Age"]],
     ["agentdefinitions", ["agentdef", "ad"], ["Model", "Execution", "Age"]],
   ])("%s is Established with short names %j and printer columns %j", async (plural, shortNames, columns) => {
