@@ -115,3 +115,35 @@ export async function writeAdminKubeconfig(path: string, server: string, certs: 
   ].join("\n");
   await writeFile(path, text, { mode: 0o600 });
 }
+
+/**
+ * A serving certificate signed by the plane's CA (`ca.crt`/`ca.key` in `dir`) for a local server
+ * on 127.0.0.1, e.g. the pod runner's kubelet endpoint. Returns the cert and key paths.
+ */
+export async function generateServingCert(dir: string, name: string): Promise<{ cert: string; key: string }> {
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  await writeFile(
+    join(dir, `${name}.ext`),
+    `subjectAltName=DNS:localhost,DNS:${name},IP:127.0.0.1\n` +
+      "extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
+  );
+  await openssl(dir, ["req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`]);
+  await openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    `${name}.crt`,
+    "-days",
+    "30",
+    "-extfile",
+    `${name}.ext`,
+  ]);
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+}

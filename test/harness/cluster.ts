@@ -15,6 +15,8 @@ import { promisify } from "node:util";
 import { parseAllDocuments } from "yaml";
 import { HarnessApi } from "./api.js";
 import { generateCerts, writeAdminKubeconfig } from "./certs.js";
+import { PodRunner, RUNNER_SCHEDULING } from "./pod-runner.js";
+import { prepareRunnerImages } from "./pod-runner-images.js";
 import { PodScripter } from "./pod-scripter.js";
 import { freePorts, portIsFree } from "./ports.js";
 import { groupAlive, type ProcessSpec, startProcess, stopGroup } from "./processes.js";
@@ -46,6 +48,8 @@ export interface PlaneState {
   specs: Record<ComponentName, ProcessSpec>;
   pids: Record<ComponentName, number>;
   nodes: string[];
+  /** The pod runner's node (pods opt in with RUNNER_SCHEDULING) and its error log. */
+  runner?: { node: string; logFile: string };
 }
 
 export interface ControlPlaneOptions {
@@ -386,6 +390,37 @@ async function probeWorkloads(state: PlaneState, scripter: PodScripter, timeoutM
   await api.request("DELETE", "/api/v1/namespaces/harness-probe");
 }
 
+/** Runs a pod on the runner node to its end: proves the scheduler binds to it and the runner runs it. */
+async function probeRunner(state: PlaneState, runner: PodRunner, timeoutMs: number): Promise<void> {
+  const api = apiOf(state);
+  await api.ok("POST", "/api/v1/namespaces", { metadata: { name: "harness-runner-probe" } });
+  await api.ok("POST", "/api/v1/namespaces/harness-runner-probe/pods", {
+    metadata: { name: "probe" },
+    spec: {
+      ...RUNNER_SCHEDULING,
+      restartPolicy: "Never",
+      containers: [{ name: "probe", image: "probe.invalid/none", command: ["/bin/true"] }],
+    },
+  });
+  const deadline = Date.now() + timeoutMs;
+  let phase: string | undefined;
+  while (Date.now() < deadline) {
+    const pod = (await api.ok("GET", "/api/v1/namespaces/harness-runner-probe/pods/probe")) as {
+      status?: { phase?: string };
+    };
+    phase = pod.status?.phase;
+    if (phase === "Succeeded") {
+      await api.request("DELETE", "/api/v1/namespaces/harness-runner-probe");
+      return;
+    }
+    await sleep(200);
+  }
+  throw new ControlPlaneStartError(
+    `control plane: the pod runner did not run its probe pod to Succeeded in ${Math.round(timeoutMs / 1000)} s ` +
+      `(phase ${phase}; runner: ${runner.lastError ?? "no error"}); log: ${runner.logFile}`,
+  );
+}
+
 export class ControlPlane {
   private stopped = false;
   private readonly exitHook = () => this.killNow();
@@ -394,6 +429,7 @@ export class ControlPlane {
     readonly stateFile: string,
     private readonly scripter: PodScripter,
     private readonly keepDir: boolean,
+    private readonly runner?: PodRunner,
   ) {
     process.on("exit", this.exitHook);
   }
@@ -428,6 +464,7 @@ export class ControlPlane {
   async stop(keepDir = this.keepDir): Promise<void> {
     if (this.stopped) return;
     await this.scripter.stop();
+    await this.runner?.stop();
     const state = this.state;
     for (const name of [...COMPONENTS].reverse()) {
       const pid = state.pids[name];
@@ -532,7 +569,12 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   watchdog.unref();
 
   const scripter = new PodScripter(apiOf(state), join(dir, "pod-logs"), join(dir, "pod-scripter.log"));
-  const plane = new ControlPlane(stateFile, scripter, keepDir);
+  const runner = new PodRunner({
+    api: apiOf(state),
+    planeDir: dir,
+    ...(await prepareRunnerImages(join(dir, "image-bin"))),
+  });
+  const plane = new ControlPlane(stateFile, scripter, keepDir, runner);
   try {
     log(`starting etcd on 127.0.0.1:${ports.etcdClient} (dir ${dir})`);
     startComponent(state, stateFile, "etcd");
@@ -550,6 +592,8 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     startComponent(state, stateFile, "kube-scheduler");
     startComponent(state, stateFile, "kwok");
     scripter.start();
+    await runner.start();
+    state.runner = { node: runner.nodeName, logFile: runner.logFile };
 
     const nodeCount = options.nodes ?? 1;
     for (let i = 0; i < nodeCount; i++) {
@@ -580,6 +624,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       return true;
     });
     await probeWorkloads(state, scripter, timeoutMs);
+    await probeRunner(state, runner, timeoutMs);
     log(`control plane ready; KUBECONFIG=${kubeconfig}`);
     return plane;
   } catch (err) {

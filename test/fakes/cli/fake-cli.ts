@@ -1,0 +1,351 @@
+/**
+ * Fake `claude`, `codex`, `gemini` and `opencode` executables for run pods on the harness's pod
+ * runner: one program, dispatched on the name it is called by, printing the CLI's own NDJSON for
+ * the argv it gets (/work/shared/providers/cli-output.md; opencode's `run --format json` shape is
+ * not in that sheet and follows opencode's event names). What it answers is scripted per test
+ * through `FAKE_CLI_SCRIPT` (JSON, see FakeCliScript) on the agent container; every invocation is
+ * journalled (argv, full environment, cwd) as one JSON line to the file named by `FAKE_CLI_JOURNAL`.
+ *
+ * Self-contained (node: imports only): install.ts compiles this file alone to CommonJS and places
+ * it in the image bin dir the runner mounts over /usr/local/bin.
+ */
+import { randomUUID } from "node:crypto";
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
+
+export type CliName = "claude" | "codex" | "gemini" | "opencode";
+export const CLI_NAMES: readonly CliName[] = ["claude", "codex", "gemini", "opencode"];
+
+/** What the fake does, from FAKE_CLI_SCRIPT. Every field is optional. */
+export interface FakeCliScript {
+  /** The answer text (default `Done.`). */
+  answer?: string;
+  /** Exit code after the output (default 0). */
+  exitCode?: number;
+  /** Milliseconds to wait before printing the answer and terminal line (default 0). */
+  durationMs?: number;
+  /** Session id when the argv does not name one (default: a random UUID). */
+  sessionId?: string;
+  /** Files written before answering, paths relative to the working directory. */
+  files?: Record<string, string>;
+  /** Lines written to stderr. */
+  stderr?: string[];
+  /** Print the terminal line (`result` / `turn.completed`); default true. */
+  terminal?: boolean;
+  /** The run fails: claude `is_error: true`, codex `turn.failed`, gemini `status: "error"`. */
+  fail?: boolean;
+  /** Keep running on SIGTERM (the supervisor then has to SIGKILL). */
+  ignoreSigterm?: boolean;
+}
+
+export interface Invocation {
+  cli: CliName;
+  prompt: string;
+  model: string;
+  /** The session/thread id the run reports. */
+  sessionId: string;
+  /** A usage error the real CLI would print before doing anything (exit 1). */
+  usageError?: string;
+}
+
+function flagValue(argv: readonly string[], flag: string): string | undefined {
+  const i = argv.indexOf(flag);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+/** Reads what the real CLI would take from this argv (runtime.md §9). */
+export function parseInvocation(cli: CliName, argv: readonly string[], fallbackSession: string): Invocation {
+  const dashdash = argv.indexOf("--");
+  const afterDashDash = dashdash >= 0 ? (argv[dashdash + 1] ?? "") : undefined;
+  const model = flagValue(argv, "--model") ?? "";
+  switch (cli) {
+    case "claude": {
+      const pin = flagValue(argv, "--session-id");
+      const resume = flagValue(argv, "--resume");
+      const fork = argv.includes("--fork-session");
+      const sessionId = pin ?? (resume && !fork ? resume : fallbackSession);
+      const usageError =
+        argv.includes("--print") &&
+        flagValue(argv, "--output-format") === "stream-json" &&
+        !argv.includes("--verbose")
+          ? "Error: When using --print, --output-format=stream-json requires --verbose"
+          : undefined;
+      return {
+        cli,
+        prompt: afterDashDash ?? argv.at(-1) ?? "",
+        model,
+        sessionId,
+        ...(usageError ? { usageError } : {}),
+      };
+    }
+    case "codex": {
+      const resume = argv[0] === "exec" && argv[1] === "resume" ? argv[2] : undefined;
+      return {
+        cli,
+        prompt: afterDashDash ?? argv.at(-1) ?? "",
+        model,
+        sessionId: resume ?? fallbackSession,
+        ...(argv[0] !== "exec" ? { usageError: "error: the fake codex only supports `codex exec`" } : {}),
+      };
+    }
+    case "gemini": {
+      const promptArg = argv.find((a) => a.startsWith("--prompt="));
+      return {
+        cli,
+        prompt: promptArg ? promptArg.slice("--prompt=".length) : (flagValue(argv, "--prompt") ?? ""),
+        model,
+        sessionId: flagValue(argv, "--resume") ?? fallbackSession,
+      };
+    }
+    case "opencode":
+      return {
+        cli,
+        prompt: afterDashDash ?? argv.at(-1) ?? "",
+        model,
+        sessionId: fallbackSession.startsWith("ses_")
+          ? fallbackSession
+          : `ses_${fallbackSession.replace(/-/g, "")}`,
+        ...(argv[0] !== "run" ? { usageError: "error: the fake opencode only supports `opencode run`" } : {}),
+      };
+  }
+}
+
+/** The NDJSON lines the CLI prints for `inv` (without the trailing newlines). */
+export function outputLines(inv: Invocation, script: FakeCliScript, now: Date, durationMs: number): string[] {
+  const answer = script.answer ?? "Done.";
+  const terminal = script.terminal !== false;
+  const fail = script.fail === true;
+  const ts = now.toISOString();
+  const lines: unknown[] = [];
+  switch (inv.cli) {
+    case "claude": {
+      const model = inv.model || "claude-sonnet-4-6";
+      lines.push({
+        type: "system",
+        subtype: "init",
+        cwd: process.cwd(),
+        session_id: inv.sessionId,
+        tools: ["Task", "Bash", "Read", "Edit"],
+        mcp_servers: [],
+        model,
+        permissionMode: "default",
+        slash_commands: [],
+        apiKeySource: "none",
+        claude_code_version: "2.1.292",
+        output_style: "default",
+        uuid: randomUUID(),
+      });
+      lines.push({
+        type: "assistant",
+        message: {
+          id: `msg_${randomUUID().replace(/-/g, "").slice(0, 24)}`,
+          type: "message",
+          role: "assistant",
+          model,
+          content: [{ type: "text", text: answer }],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: {
+            input_tokens: 4,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 7,
+          },
+        },
+        parent_tool_use_id: null,
+        session_id: inv.sessionId,
+        uuid: randomUUID(),
+      });
+      if (terminal) {
+        lines.push({
+          type: "result",
+          subtype: "success",
+          is_error: fail,
+          duration_ms: durationMs,
+          duration_api_ms: durationMs,
+          num_turns: 1,
+          result: answer,
+          stop_reason: "end_turn",
+          session_id: inv.sessionId,
+          total_cost_usd: 0.0106,
+          usage: {
+            input_tokens: 4,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 7,
+          },
+          modelUsage: {
+            [model]: {
+              inputTokens: 4,
+              outputTokens: 7,
+              cacheReadInputTokens: 0,
+              cacheCreationInputTokens: 0,
+              webSearchRequests: 0,
+              costUSD: 0.0106,
+              contextWindow: 200000,
+              maxOutputTokens: 64000,
+            },
+          },
+          permission_denials: [],
+          uuid: randomUUID(),
+          terminal_reason: "completed",
+        });
+      }
+      break;
+    }
+    case "codex": {
+      lines.push({ type: "thread.started", thread_id: inv.sessionId });
+      lines.push({ type: "turn.started" });
+      if (fail) {
+        lines.push({ type: "error", message: answer });
+        if (terminal) lines.push({ type: "turn.failed", error: { message: answer } });
+      } else {
+        lines.push({ type: "item.completed", item: { id: "item_0", type: "agent_message", text: answer } });
+        if (terminal) {
+          lines.push({
+            type: "turn.completed",
+            usage: { input_tokens: 24, cached_input_tokens: 0, output_tokens: 12 },
+          });
+        }
+      }
+      break;
+    }
+    case "gemini": {
+      const model = inv.model || "gemini-2.5-pro";
+      lines.push({ type: "init", timestamp: ts, session_id: inv.sessionId, model });
+      lines.push({ type: "message", timestamp: ts, role: "user", content: inv.prompt });
+      lines.push({ type: "message", timestamp: ts, role: "assistant", content: answer, delta: true });
+      const stats = {
+        total_tokens: 61,
+        input_tokens: 48,
+        output_tokens: 13,
+        cached: 0,
+        input: 48,
+        duration_ms: durationMs,
+        tool_calls: 0,
+        models: { [model]: { total_tokens: 61, input_tokens: 48, output_tokens: 13, cached: 0, input: 48 } },
+      };
+      if (terminal) {
+        lines.push(
+          fail
+            ? {
+                type: "result",
+                timestamp: ts,
+                status: "error",
+                error: { type: "FatalToolExecutionError", message: answer },
+                stats: { ...stats, duration_ms: 0 },
+              }
+            : { type: "result", timestamp: ts, status: "success", stats },
+        );
+      }
+      break;
+    }
+    case "opencode": {
+      const at = now.getTime();
+      const messageID = `msg_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
+      const part = (type: string, extra: Record<string, unknown>) => ({
+        id: `prt_${randomUUID().replace(/-/g, "").slice(0, 24)}`,
+        sessionID: inv.sessionId,
+        messageID,
+        type,
+        ...extra,
+      });
+      lines.push({
+        type: "step_start",
+        timestamp: at,
+        sessionID: inv.sessionId,
+        part: part("step-start", {}),
+      });
+      lines.push({
+        type: "text",
+        timestamp: at,
+        sessionID: inv.sessionId,
+        part: part("text", { text: answer, time: { start: at, end: at } }),
+      });
+      if (terminal) {
+        lines.push({
+          type: "step_finish",
+          timestamp: at,
+          sessionID: inv.sessionId,
+          part: part("step-finish", {
+            reason: fail ? "error" : "stop",
+            cost: 0,
+            tokens: { input: 48, output: 13, reasoning: 0, cache: { read: 0, write: 0 } },
+          }),
+        });
+      }
+      break;
+    }
+  }
+  return lines.map((l) => JSON.stringify(l));
+}
+
+/** FAKE_CLI_SCRIPT, or an error naming what is wrong with it. */
+export function parseScript(raw: string | undefined): FakeCliScript {
+  if (raw === undefined || raw.trim() === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`FAKE_CLI_SCRIPT is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new Error("FAKE_CLI_SCRIPT must be a JSON object");
+  }
+  return value as FakeCliScript;
+}
+
+/** Entry point of the installed executables. */
+export function main(): void {
+  const name = basename(process.argv[1] ?? "");
+  const cli = CLI_NAMES.find((c) => c === name);
+  if (!cli) {
+    process.stderr.write(
+      `fake CLI: called as ${JSON.stringify(name)}; expected one of ${CLI_NAMES.join(", ")}\n`,
+    );
+    process.exit(2);
+  }
+  const argv = process.argv.slice(2);
+  const journal = process.env.FAKE_CLI_JOURNAL;
+  if (journal) {
+    const entry = {
+      cli,
+      argv,
+      env: { ...process.env },
+      cwd: process.cwd(),
+      uid: process.getuid?.(),
+      time: new Date(),
+    };
+    appendFileSync(journal, `${JSON.stringify(entry)}\n`);
+  }
+  let script: FakeCliScript;
+  try {
+    script = parseScript(process.env.FAKE_CLI_SCRIPT);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const inv = parseInvocation(cli, argv, script.sessionId ?? randomUUID());
+  if (inv.usageError) {
+    process.stderr.write(`${inv.usageError}\n`);
+    process.exit(1);
+  }
+  if (script.ignoreSigterm) process.on("SIGTERM", () => process.stderr.write("fake CLI: ignoring SIGTERM\n"));
+  for (const line of script.stderr ?? []) process.stderr.write(`${line}\n`);
+  for (const [path, content] of Object.entries(script.files ?? {})) {
+    const target = resolve(process.cwd(), path);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, content);
+  }
+  const started = Date.now();
+  const lines = outputLines(inv, script, new Date(), script.durationMs ?? 0);
+  // The session line comes at once, as from the real CLIs; the answer after the scripted duration.
+  process.stdout.write(`${lines[0]}\n`);
+  const finish = () => {
+    const rest = outputLines(inv, script, new Date(), Date.now() - started).slice(1);
+    process.stdout.write(rest.map((l) => `${l}\n`).join(""), () => process.exit(script.exitCode ?? 0));
+  };
+  const duration = script.durationMs ?? 0;
+  if (duration > 0) setTimeout(finish, duration);
+  else finish();
+}
