@@ -11,7 +11,12 @@ export default defineConfig({
           name: "unit",
           // Unit tests first; projects with different maxWorkers need distinct groups.
           sequence: { groupOrder: 0 },
-          include: ["src/**/*.test.ts", "codegen/**/*.test.ts", "test/harness/**/*.test.ts"],
+          include: [
+            "src/**/*.test.ts",
+            "codegen/**/*.test.ts",
+            "test/harness/**/*.test.ts",
+            "test/fakes/**/*.test.ts",
+          ],
         },
       },
       {
