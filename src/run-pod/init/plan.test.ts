@@ -1,0 +1,262 @@
+import { describe, expect, it } from "vitest";
+import {
+  buildInitPlan,
+  CLI_INSTALLERS,
+  conversationUrl,
+  expandRepoUrl,
+  type InitPlan,
+  type RepoPlan,
+  requiredExecutables,
+  type ToolPlan,
+} from "./plan.js";
+
+const base = { HOME: "/agent", WORKSPACE_DIR: "/workspace", AGENT_MODEL: "exec" };
+const plan = (env: Record<string, string>): InitPlan =>
+  buildInitPlan({ ...base, ...env }, { execDir: "/opt/bin" });
+const names = (p: InitPlan) => p.tools.map((t) => t.tool);
+const toolOf = <T extends ToolPlan["tool"]>(p: InitPlan, tool: T) =>
+  p.tools.find((t) => t.tool === tool) as Extract<ToolPlan, { tool: T }>;
+
+describe("buildInitPlan: active tools and their order (runtime.md §7.2)", () => {
+  it.each<[string, Record<string, string>, string[]]>([
+    ["exec runs no installer", {}, ["supervisor", "skills"]],
+    ["the model picks the one CLI", { AGENT_MODEL: "claude-sonnet-4-6" }, ["supervisor", "claude", "skills"]],
+    ["an empty model routes to claude", { AGENT_MODEL: "" }, ["supervisor", "claude", "skills"]],
+    ["gpt routes to codex", { AGENT_MODEL: "gpt-5-mini" }, ["supervisor", "codex", "skills"]],
+    [
+      "opencode beats gemini",
+      { AGENT_MODEL: "opencode/google/gemini-2.5-pro" },
+      ["supervisor", "opencode", "skills"],
+    ],
+    [
+      "every tool, in order",
+      {
+        AGENT_MODEL: "gemini-2.5-pro",
+        AGENT_REPOS: JSON.stringify([{ name: "app", url: "acme/app" }]),
+        AGENT_FILES: JSON.stringify([{ path: "a.md", url: "https://x.test/a" }]),
+        AGENT_CONVERSATION_SOURCE: "https://store.test/c",
+        AGENT_CONVERSATION_ID: "s1",
+      },
+      ["supervisor", "git", "files", "gemini", "skills", "conversation"],
+    ],
+    ["AGENT_REPOS [] has no git", { AGENT_REPOS: "[]" }, ["supervisor", "skills"]],
+    ["AGENT_FILES [] has no files", { AGENT_FILES: "[]" }, ["supervisor", "skills"]],
+    [
+      "a malformed AGENT_FILES still runs files (to fail it)",
+      { AGENT_FILES: "{" },
+      ["supervisor", "files", "skills"],
+    ],
+    [
+      "conversation needs a source",
+      { AGENT_MODEL: "claude-x", AGENT_CONVERSATION_ID: "s1", AGENT_CONVERSATION_SOURCE: "" },
+      ["supervisor", "claude", "skills"],
+    ],
+    [
+      "conversation needs a vendor with a state dir",
+      { AGENT_MODEL: "opencode", AGENT_CONVERSATION_ID: "s1", AGENT_CONVERSATION_SOURCE: "https://s.test" },
+      ["supervisor", "opencode", "skills"],
+    ],
+    [
+      "a resume session alone activates conversation",
+      { AGENT_MODEL: "claude-x", AGENT_RESUME_SESSION: "r1", AGENT_CONVERSATION_SOURCE: "https://s.test" },
+      ["supervisor", "claude", "skills", "conversation"],
+    ],
+  ])("%s", (_name, env, want) => {
+    expect(names(plan(env))).toEqual(want);
+  });
+});
+
+describe("buildInitPlan: paths", () => {
+  it("takes HOME and WORKSPACE_DIR from env, with /agent and /workspace as defaults", () => {
+    const p = buildInitPlan({ AGENT_MODEL: "exec" }, { execDir: "/x" });
+    expect([p.home, p.homeSet, p.workspace]).toEqual(["/agent", false, "/workspace"]);
+    const q = plan({ HOME: "/tmp/h/", WORKSPACE_DIR: "/tmp/w/./" });
+    expect([q.home, q.homeSet, q.workspace]).toEqual(["/tmp/h", true, "/tmp/w"]);
+  });
+
+  it("copies the supervisor from next to the executable into $HOME/bin, unless overridden", () => {
+    expect(toolOf(plan({ HOME: "/h" }), "supervisor")).toEqual({
+      tool: "supervisor",
+      source: "/opt/bin/ai-agent-supervisor",
+      target: "/h/bin/ai-agent-supervisor",
+    });
+    expect(toolOf(plan({ AGENT_SUPERVISOR_SOURCE: "/s/sup" }), "supervisor").source).toBe("/s/sup");
+  });
+});
+
+describe("buildInitPlan: repos (crds.md resources.repos, OQ-31)", () => {
+  const repo = (entry: Record<string, string>): RepoPlan | undefined =>
+    toolOf(plan({ AGENT_REPOS: JSON.stringify([entry]) }), "git").repos[0];
+
+  it.each<[string, Record<string, string>, Partial<RepoPlan>]>([
+    [
+      "default destination <ws>/<name>",
+      { name: "app", url: "https://h.test/a.git" },
+      { dest: "/workspace/app" },
+    ],
+    ["relative path", { name: "app", url: "u", path: "src/app" }, { dest: "/workspace/src/app" }],
+    ["absolute path inside", { name: "app", url: "u", path: "/workspace/x/../y" }, { dest: "/workspace/y" }],
+    [
+      "owner/name expands to GitHub",
+      { name: "app", url: "acme/app" },
+      { cloneUrl: "https://github.com/acme/app.git" },
+    ],
+    [
+      "http(s) userinfo is stripped",
+      { name: "app", url: "https://bob:hunter2@h.test/a.git" },
+      { cloneUrl: "https://h.test/a.git" },
+    ],
+    [
+      "ssh keeps its login",
+      { name: "app", url: "git@github.com:acme/app.git" },
+      { cloneUrl: "git@github.com:acme/app.git" },
+    ],
+    ["a valid token_secret", { name: "app", url: "u", token_secret: "GH_PAT" }, { tokenEnv: "GH_PAT" }],
+    ["a ref", { name: "app", url: "u", ref: "v1.2" }, { ref: "v1.2" }],
+  ])("%s", (_name, entry, want) => {
+    expect(repo(entry)).toMatchObject(want);
+  });
+
+  it("an invalid token_secret is not used (the controller injects no such env)", () => {
+    expect(repo({ name: "app", url: "u", token_secret: "gh-pat" })).not.toHaveProperty("tokenEnv");
+  });
+
+  it.each<[string, string, string]>([
+    ["..", "../etc", "resolves to /etc, outside the workspace /workspace"],
+    ["an absolute path elsewhere", "/etc/app", "resolves to /etc/app, outside the workspace /workspace"],
+    ["the workspace itself", ".", "resolves to the workspace /workspace itself, not a path inside it"],
+  ])("a destination through %s is refused, naming where it leads", (_name, path, cause) => {
+    expect(repo({ name: "evil", url: "u", path })).toMatchObject({ destProblem: cause });
+  });
+
+  it("skips entries without name or url, saying so", () => {
+    const git = toolOf(
+      plan({ AGENT_REPOS: JSON.stringify([{ url: "u" }, { name: "ok", url: "u" }]) }),
+      "git",
+    );
+    expect(git.repos.map((r) => r.name)).toEqual(["ok"]);
+    expect(git.skipped).toEqual(["repo #1 has no name or url; skipped"]);
+  });
+});
+
+describe("buildInitPlan: files (spec.files, OQ-30)", () => {
+  it("resolves each declared path and keeps entries in order", () => {
+    const files = toolOf(
+      plan({
+        AGENT_FILES: JSON.stringify([
+          { path: "notes/brief.md", url: "https://f.test/1", headers_secret: "files-auth" },
+          { path: "/workspace/data.csv", url: "http://f.test/2" },
+          { path: "../escape", url: "http://f.test/3" },
+        ]),
+      }),
+      "files",
+    );
+    expect(files.entries).toEqual([
+      {
+        path: "notes/brief.md",
+        url: "https://f.test/1",
+        headersEnv: "files-auth",
+        dest: "/workspace/notes/brief.md",
+      },
+      { path: "/workspace/data.csv", url: "http://f.test/2", dest: "/workspace/data.csv" },
+      {
+        path: "../escape",
+        url: "http://f.test/3",
+        pathProblem: "resolves to /escape, outside the workspace /workspace",
+      },
+    ]);
+  });
+});
+
+describe("buildInitPlan: skills and conversation", () => {
+  it("keeps valid skill names and sets invalid ones aside", () => {
+    const skills = toolOf(
+      plan({
+        AGENT_MODEL: "claude-x",
+        AGENT_SKILLS: JSON.stringify(["review", ".hidden", "a/b", "x_y-1.2"]),
+      }),
+      "skills",
+    );
+    expect(skills).toMatchObject({
+      stage: true,
+      names: ["review", "x_y-1.2"],
+      invalidNames: [".hidden", "a/b"],
+    });
+  });
+
+  it("OQ-57: skills for a non-Claude vendor are logged as ignored", () => {
+    const p = plan({
+      AGENT_MODEL: "gpt-5",
+      AGENT_SKILLS: '["review"]',
+      AGENT_SKILLS_SOURCE: "https://s.test",
+    });
+    expect(toolOf(p, "skills").stage).toBe(false);
+    expect(p.notices).toEqual([
+      "resources.skills is not supported by codex; ignored",
+      "resources.skills_source is not supported by codex; ignored",
+    ]);
+  });
+
+  it.each<[string, Record<string, string>, Partial<Extract<ToolPlan, { tool: "conversation" }>>]>([
+    [
+      "conversation.id is best-effort",
+      { AGENT_CONVERSATION_ID: "abc", AGENT_CONVERSATION_SOURCE: "https://s.test/c/" },
+      { id: "abc", url: "https://s.test/c/abc", required: false },
+    ],
+    [
+      "a resume session is required and wins over the id",
+      {
+        AGENT_CONVERSATION_ID: "abc",
+        AGENT_RESUME_SESSION: "r/1",
+        AGENT_CONVERSATION_SOURCE: "https://s.test",
+      },
+      { id: "r/1", url: "https://s.test/r%2F1", required: true },
+    ],
+  ])("%s", (_name, env, want) => {
+    expect(toolOf(plan({ AGENT_MODEL: "claude-x", ...env }), "conversation")).toMatchObject(want);
+  });
+
+  it("conversationUrl puts the id in one path segment", () => {
+    expect(conversationUrl("https://s.test/base//", "a b")).toBe("https://s.test/base/a%20b");
+  });
+});
+
+describe("requiredExecutables (runtime.md §7.1 step 3)", () => {
+  const repos = JSON.stringify([{ name: "a", url: "u" }]);
+  it.each<[string, Record<string, string>, boolean, string[]]>([
+    [
+      "exec alone needs nothing (files, skills, sinks work in-process)",
+      { AGENT_FILES: '[{"path":"a","url":"u"}]' },
+      false,
+      [],
+    ],
+    ["git for repos", { AGENT_REPOS: repos }, false, ["git"]],
+    ["claude's installer", { AGENT_MODEL: "claude-x" }, false, ["bash", "curl", "sha256sum"]],
+    ["codex's installer", { AGENT_MODEL: "codex-mini" }, false, ["bash", "curl", "tar"]],
+    ["gemini's installer", { AGENT_MODEL: "gemini-2.5-pro" }, false, ["bash", "npm"]],
+    ["a CLI already on PATH needs nothing", { AGENT_MODEL: "claude-x", AGENT_REPOS: repos }, true, ["git"]],
+    [
+      "union without duplicates",
+      { AGENT_MODEL: "opencode", AGENT_REPOS: repos },
+      false,
+      ["git", "bash", "curl", "tar"],
+    ],
+  ])("%s", (_name, env, cliOnPath, want) => {
+    expect(requiredExecutables(plan(env), () => cliOnPath)).toEqual(want);
+  });
+});
+
+describe("installers (runtime.md §7.4)", () => {
+  it("each installs exactly one CLI with its documented command", () => {
+    expect(CLI_INSTALLERS.claude.script).toBe("curl -fsSL https://claude.ai/install.sh | bash");
+    expect(CLI_INSTALLERS.codex.script).toBe("curl -fsSL https://chatgpt.com/codex/install.sh | sh");
+    expect(CLI_INSTALLERS.opencode.script).toBe("curl -fsSL https://opencode.ai/install | bash");
+    expect(CLI_INSTALLERS.gemini.script).toBe('npm install -g --prefix "$HOME/.local" @google/gemini-cli');
+  });
+
+  it("expandRepoUrl leaves full URLs and local paths alone", () => {
+    expect(expandRepoUrl("acme/app")).toBe("https://github.com/acme/app.git");
+    expect(expandRepoUrl("./rel/path")).toBe("./rel/path");
+    expect(expandRepoUrl("https://h.test/a/b")).toBe("https://h.test/a/b");
+  });
+});
