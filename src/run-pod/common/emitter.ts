@@ -77,7 +77,7 @@ export class RunEmitter {
   }
 
   /** A platform event (lifecycle, file, turn, delivery): stdout, then every sink, never filtered. */
-  event(event: LifecycleEvent | Record<string, unknown>): void {
+  event(event: LifecycleEvent | object): void {
     this.stdout(JSON.stringify(event));
     void this.dispatcher.deliver(this.request([{ type: "lifecycle", event }]));
   }

@@ -1,0 +1,125 @@
+/**
+ * An interactive run (and a batch fallback Job): one agent CLI process from start to exit code
+ * (runtime.md §8). Order of what a listener sees: `agent/started`, the agent's lines, the file
+ * events, then exactly one terminal agent event; the conversation is saved before that event and
+ * `$HOME/run/exit-code` is written last of all.
+ */
+import { terminalVerdict } from "../../core/vendors.js";
+import { DRAIN_TIMEOUT_MS, RunEmitter } from "../common/emitter.js";
+import { runPodLogger } from "../common/log.js";
+import type { Env } from "../common/run-env.js";
+import { agentEnded, agentNotFound, agentSpawnFailed, agentStarted } from "./agent-events.js";
+import { type ChildOutcome, type RunningChild, runChild } from "./child-run.js";
+import { findExecutable } from "./command-path.js";
+import { saveConversation } from "./conversation-save.js";
+import { writeExitCodeFile } from "./exit-code-file.js";
+import { FORWARDED_SIGNALS, type SignalSource, type SupervisorIo } from "./io.js";
+import { supervisorSettings } from "./settings.js";
+import { watchedFileEvents } from "./watch-files.js";
+
+/** `command` is the agent's argv (non-empty); `startedAt` is when the supervisor started (deadline base). */
+export async function runInteractive(
+  command: readonly string[],
+  env: Env,
+  io: SupervisorIo,
+  startedAt: number,
+): Promise<number> {
+  const settings = supervisorSettings(env);
+  const log = runPodLogger("supervisor", io.stderr);
+  const emitter = new RunEmitter({
+    env,
+    vendor: settings.vendor,
+    stdout: io.stdout,
+    log: runPodLogger("sinks", io.stderr),
+  });
+  if (settings.malformedWatch > 0) {
+    log.warn("AGENT_WATCH entries without a string event and path are ignored", {
+      ignored: settings.malformedWatch,
+    });
+  }
+
+  const exitCode = await superviseAgent();
+  if (!(await emitter.drain(DRAIN_TIMEOUT_MS))) {
+    log.warn(`sink queues not drained within ${DRAIN_TIMEOUT_MS} ms; undelivered events are lost`, {
+      pending: emitter.pending,
+    });
+  }
+  try {
+    await writeExitCodeFile(settings.home, exitCode);
+  } catch (err) {
+    log.error(`writing the exit-code file under ${settings.home}/run failed: ${(err as Error).message}`);
+  }
+  return exitCode;
+
+  async function superviseAgent(): Promise<number> {
+    const name = command[0] ?? "";
+    const file = await findExecutable(name, env.PATH);
+    if (file === undefined) {
+      log.error(`agent command not found on PATH: ${name}`, { PATH: env.PATH ?? "" });
+      emitter.event(agentNotFound());
+      return 1;
+    }
+    const forwarder = forwardSignals(io.signals, log);
+    let outcome: ChildOutcome;
+    try {
+      outcome = await runChild({
+        file,
+        argv: command,
+        env,
+        isTerminal: (line) => terminalVerdict(settings.vendor, line),
+        graceMs: settings.graceMs,
+        ...(settings.deadlineMs !== undefined ? { deadlineAt: startedAt + settings.deadlineMs } : {}),
+        onSpawned: (child) => {
+          emitter.event(agentStarted());
+          forwarder.attach(child);
+        },
+        onStdoutLine: (line) => emitter.line(line),
+        onStderrLine: (line) => io.stderr(`[agent] ${line}`),
+        log,
+      });
+    } finally {
+      forwarder.dispose();
+    }
+    if (outcome.kind === "spawn-failed") {
+      log.error(`agent command could not be started: ${file}: ${outcome.error}`);
+      emitter.event(agentSpawnFailed());
+      return 1;
+    }
+    for (const event of await watchedFileEvents(settings.watch, settings.workspaceDir, log)) {
+      emitter.event(event);
+    }
+    await saveConversation({ env, vendor: settings.vendor, home: settings.home, log });
+    emitter.event(agentEnded(outcome));
+    return outcome.exitCode;
+  }
+}
+
+/**
+ * SIGTERM/SIGINT reach the agent process (runtime.md §8 row 3). Installed before the spawn so an
+ * early signal neither kills the supervisor nor is lost: it is passed on once the agent exists.
+ */
+function forwardSignals(
+  source: SignalSource,
+  log: { info(msg: string, fields?: Record<string, unknown>): void },
+): { attach(child: RunningChild): void; dispose(): void } {
+  let child: RunningChild | undefined;
+  const early: NodeJS.Signals[] = [];
+  const listeners = FORWARDED_SIGNALS.map((signal) => {
+    const listener = () => {
+      log.info(`received ${signal}; forwarding it to the agent`);
+      if (child) child.signal(signal);
+      else early.push(signal);
+    };
+    source.on(signal, listener);
+    return [signal, listener] as const;
+  });
+  return {
+    attach(running) {
+      child = running;
+      for (const signal of early.splice(0)) running.signal(signal);
+    },
+    dispose() {
+      for (const [signal, listener] of listeners) source.off(signal, listener);
+    },
+  };
+}

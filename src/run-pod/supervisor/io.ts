@@ -1,0 +1,30 @@
+/**
+ * The supervisor's connections to its own process: where its stdout and stderr lines go, where
+ * signals come from, and the clock. The real process by default; tests pass their own.
+ */
+import { type LineWriter, stderrWriter, stdoutWriter } from "../common/emitter.js";
+
+/** The part of `process` signal forwarding needs. */
+export interface SignalSource {
+  on(signal: NodeJS.Signals, listener: () => void): unknown;
+  off(signal: NodeJS.Signals, listener: () => void): unknown;
+}
+
+export interface SupervisorIo {
+  /** The run's record (pod log ⇒ status.output): bare lines only, written synchronously. */
+  stdout: LineWriter;
+  /** Usage text, `[agent] ` lines and the supervisor's own diagnostics. */
+  stderr: LineWriter;
+  signals: SignalSource;
+  now(): number;
+}
+
+export const processIo: SupervisorIo = {
+  stdout: stdoutWriter,
+  stderr: stderrWriter,
+  signals: process,
+  now: Date.now,
+};
+
+/** Signals an agent process receives when the supervisor does (runtime.md §8 row 3). */
+export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];

@@ -1,0 +1,61 @@
+/**
+ * What the supervisor reads from its environment besides sinks and identity (runtime.md §8 row 2,
+ * §6). Pure and forgiving: a missing or malformed value falls back as the spec says, never throws.
+ */
+import { routeModel, type Vendor } from "../../core/routing.js";
+import type { WatchSpec } from "../../core/types.js";
+import { type Env, jsonEnv, positiveIntEnv } from "../common/run-env.js";
+
+export const DEFAULT_EXIT_GRACE_MS = 5000;
+export const DEFAULT_HOME = "/agent";
+export const DEFAULT_WORKSPACE_DIR = "/workspace";
+
+export type Execution = "interactive" | "realtime";
+
+export interface SupervisorSettings {
+  vendor: Vendor;
+  /** AGENT_EXIT_GRACE_MS; missing, invalid or ≤ 0 ⇒ 5000. */
+  graceMs: number;
+  /** AGENT_DEADLINE_MS from the supervisor's start; missing, invalid or ≤ 0 ⇒ no deadline. */
+  deadlineMs?: number;
+  home: string;
+  workspaceDir: string;
+  /** output.watch entries with a string `event` and `path`, in declaration order. */
+  watch: WatchSpec[];
+  /** Watch entries dropped because they were not `{event, path}` strings (for the log). */
+  malformedWatch: number;
+}
+
+export function supervisorSettings(env: Env): SupervisorSettings {
+  const watch: WatchSpec[] = [];
+  let malformedWatch = 0;
+  const declared = jsonEnv(env, "AGENT_WATCH");
+  if (declared !== undefined) {
+    if (!Array.isArray(declared)) malformedWatch++;
+    else {
+      for (const entry of declared) {
+        const e = entry as Partial<WatchSpec> | null;
+        if (e && typeof e.event === "string" && typeof e.path === "string" && e.path !== "") {
+          watch.push({ event: e.event, path: e.path });
+        } else malformedWatch++;
+      }
+    }
+  }
+  return {
+    vendor: routeModel(env.AGENT_MODEL ?? ""),
+    graceMs: positiveIntEnv(env, "AGENT_EXIT_GRACE_MS") ?? DEFAULT_EXIT_GRACE_MS,
+    deadlineMs: positiveIntEnv(env, "AGENT_DEADLINE_MS"),
+    home: env.HOME || DEFAULT_HOME,
+    workspaceDir: env.WORKSPACE_DIR || DEFAULT_WORKSPACE_DIR,
+    watch,
+    malformedWatch,
+  };
+}
+
+/** AGENT_EXECUTION; unset or empty means interactive (the Job builder always sets it). */
+export function executionMode(env: Env): Execution | { invalid: string } {
+  const raw = env.AGENT_EXECUTION ?? "";
+  if (raw === "" || raw === "interactive") return "interactive";
+  if (raw === "realtime") return "realtime";
+  return { invalid: raw };
+}
