@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import * as plane from "./cluster.js";
+import { RUNNER_SCHEDULING } from "./pod-runner.js";
 import { type PodScript, SCRIPT_RULE_LABEL, validatePodScript } from "./pod-script.js";
 
 export {
@@ -145,4 +146,29 @@ export async function eventually<T>(
   throw new Error(
     `timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `; last error: ${(last as Error).message}` : ""}`,
   );
+}
+
+// Pods that really run: the pod runner (test/harness/README.md, "Pods that really run").
+export {
+  createFakeCliJournal,
+  type FakeCliInvocation,
+  type FakeCliJournal,
+  type FakeCliScript,
+  fakeCliEnv,
+} from "../fakes/cli/script.js";
+export { RUNNER_NODE_NAME, RUNNER_SCHEDULING } from "./pod-runner.js";
+export { RUNNER_AGENT_IMAGE, runPodProgramsBuilt } from "./pod-runner-images.js";
+
+/**
+ * The pod-spec fragment (nodeSelector + toleration) that puts a pod on the runner node; spread it
+ * into a pod template's `spec` (e.g. a Station's `spec.template.spec`). A fresh copy per call.
+ */
+export function runnerPodTemplate(): {
+  nodeSelector: Record<string, string>;
+  tolerations: { key: string; operator: string; value: string; effect: string }[];
+} {
+  return structuredClone({
+    nodeSelector: { ...RUNNER_SCHEDULING.nodeSelector },
+    tolerations: RUNNER_SCHEDULING.tolerations.map((t) => ({ ...t })),
+  });
 }
