@@ -284,6 +284,7 @@ export class AgentController {
       settings: this.settings,
       pendingCreations: (s) => this.memory.issuedFor(s),
       batch: (u) => this.memory.peekBatch(u) ?? {},
+      jobCreateFailure: (u) => this.memory.jobCreateFailure(u),
       now: this.now,
     });
     const actions = reconcile(input);
@@ -294,5 +295,7 @@ export class AgentController {
     const report = await this.executor.execute(agent, actions);
     this.d.onReconciled?.(name, report);
     if (report.reconcileAgain) this.queue.add(name);
+    // A retry backoff (Job creation, batch submit) ends: come back then rather than at the next poll.
+    if (report.retryAt !== undefined) this.queue.addAfter(name, Math.max(0, report.retryAt - this.now()));
   }
 }

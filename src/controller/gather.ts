@@ -12,6 +12,7 @@ import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type {
   BatchMemory,
   ControllerSettings,
+  JobCreateFailure,
   JobObservation,
   LogRead,
   PodObservation,
@@ -39,6 +40,8 @@ export interface GatherDeps {
   settings: ControllerSettings;
   pendingCreations: (station: string) => string[];
   batch: (uid: string) => BatchMemory;
+  /** The Agent's last failed Job creation, if the latest attempt failed. */
+  jobCreateFailure?: (uid: string) => JobCreateFailure | undefined;
   now: () => number;
 }
 
@@ -101,6 +104,7 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
     stationAgents: d.cache.stationAgents(agent.spec.stationRef),
     pendingCreations: d.pendingCreations(agent.spec.stationRef),
     batch: { ...d.batch(agent.metadata.uid ?? "") },
+    ...withJobCreateFailure(d.jobCreateFailure?.(agent.metadata.uid ?? "")),
     settings: d.settings,
     now: d.now(),
   };
@@ -117,6 +121,9 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
   }
   return input;
 }
+
+const withJobCreateFailure = (f: JobCreateFailure | undefined) =>
+  f ? { jobCreateFailure: { ...f } } : {};
 
 /** When the Job's outcome was decided: completionTime, else the terminal condition's transition. */
 export function jobFinishedAt(job: V1Job | undefined): number | undefined {

@@ -3,13 +3,24 @@
  * and the Job creations / batch submits issued but not yet visible as Running in the cache, which
  * the core counts as Running so a lagging cache cannot over-admit a Station.
  */
-import type { BatchMemory } from "../core/input.js";
+import type { BatchMemory, JobCreateFailure } from "../core/input.js";
 import type { Agent } from "../core/types.js";
 
 export class RunMemory {
   private readonly batch = new Map<string, BatchMemory>();
   /** Agent name → Station name of an issued-but-unobserved creation. */
   private readonly issued = new Map<string, string>();
+  /** Agent uid → its last failed Job creation, until one succeeds or the Agent leaves Pending. */
+  private readonly jobCreate = new Map<string, JobCreateFailure>();
+
+  jobCreateFailure(uid: string): JobCreateFailure | undefined {
+    return this.jobCreate.get(uid);
+  }
+
+  setJobCreateFailure(uid: string, failure: JobCreateFailure | undefined): void {
+    if (failure) this.jobCreate.set(uid, failure);
+    else this.jobCreate.delete(uid);
+  }
 
   batchFor(uid: string): BatchMemory {
     let m = this.batch.get(uid);
@@ -44,6 +55,7 @@ export class RunMemory {
     const name = agent.metadata.name ?? "";
     const phase = agent.status?.phase ?? "Pending";
     if (deleted || phase !== "Pending") this.issued.delete(name);
+    if ((deleted || phase !== "Pending") && agent.metadata.uid) this.jobCreate.delete(agent.metadata.uid);
     if (deleted && agent.metadata.uid) this.batch.delete(agent.metadata.uid);
     // Once the Running patch carrying the batchId is visible, the remembered submit is redundant.
     const m = agent.metadata.uid ? this.batch.get(agent.metadata.uid) : undefined;

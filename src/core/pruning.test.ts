@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { agent, station, T0 } from "../../test/support/core-builders.js";
-import { agentsToPrune } from "./pruning.js";
+import { agentsToPrune, beyondHistoryLimit } from "./pruning.js";
 
 const done = (name: string, phase: "Succeeded" | "Failed", min: number) =>
   agent(name)
@@ -37,5 +37,33 @@ describe("agentsToPrune (crds.md §2.3)", () => {
     const other = agent("o").spec({ stationRef: "other" }).completed("Failed", T0).build();
     const gone = agent("g").completed("Failed", T0).deleting().build();
     expect(agentsToPrune(station().spec({ failedRunsHistoryLimit: 0 }).build(), [other, gone])).toEqual([]);
+  });
+});
+
+describe("beyondHistoryLimit: the same verdict as agentsToPrune, for one Agent", () => {
+  const agents = [
+    done("s1", "Succeeded", 1),
+    done("s2", "Succeeded", 2),
+    done("s3", "Succeeded", 3),
+    done("s4", "Succeeded", 4),
+    done("f1", "Failed", 1),
+    done("f2", "Failed", 2),
+    agent("p").build(),
+    agent("r").running(T0).build(),
+  ];
+  it.each([
+    {},
+    { successfulRunsHistoryLimit: 1, failedRunsHistoryLimit: 1 },
+    { successfulRunsHistoryLimit: 0, failedRunsHistoryLimit: 0 },
+    { successfulRunsHistoryLimit: 5, failedRunsHistoryLimit: 2 },
+  ])("limits %o", (spec) => {
+    const st = station().spec(spec).build();
+    const victims = agentsToPrune(st, agents).map((a) => a.metadata.name);
+    const each = agents.filter((a) => beyondHistoryLimit(st, agents, a)).map((a) => a.metadata.name);
+    expect(each.sort()).toEqual(victims.sort());
+  });
+  it("a failed run with failedRunsHistoryLimit 0 is beyond it even alone", () => {
+    const f = done("f", "Failed", 1);
+    expect(beyondHistoryLimit(station().spec({ failedRunsHistoryLimit: 0 }).build(), [f], f)).toBe(true);
   });
 });
