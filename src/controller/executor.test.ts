@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { BatchProviderError } from "../batch/provider.js";
 import type { Action } from "../core/actions.js";
 import type { Agent } from "../core/types.js";
 import { Executor } from "./executor.js";
+import { KubeApiError } from "./kube/errors.js";
 import { RunMemory } from "./memory.js";
 import { ControllerMetrics } from "./metrics.js";
 
@@ -212,7 +214,146 @@ describe("Executor batch actions", () => {
     ]);
     expect(memory.peekBatch("u-a")).toEqual({
       lastCleanupAt: 5000,
-      cleanupResult: { state: "failed", error: "Error: boom" },
+      cleanupResult: { state: "failed", error: "boom" },
     });
+  });
+});
+
+// Issue 13 items 1-3, 10c: what a failed submit or cancel leaves for the core to decide on.
+describe("Executor batch failures", () => {
+  const apiKey = { secretName: "agent-secrets" as const, secretKey: "anthropic-key" };
+  const submit: Action = {
+    id: "submit",
+    type: "submitBatch",
+    agent: ref,
+    provider: "anthropic",
+    apiKey,
+    request: { agentUid: "u-a", model: "claude-opus-5-5", prompt: "p", maxTokens: 10 },
+  };
+  const cancel: Action = {
+    id: "cancel",
+    type: "cancelBatch",
+    agent: ref,
+    provider: "anthropic",
+    batchId: "b",
+    apiKey,
+  };
+  function run(o: { secret?: () => unknown; submit?: () => unknown; cancel?: () => unknown }) {
+    const memory = new RunMemory();
+    const ex = new Executor({
+      client: {
+        get: async () =>
+          o.secret ? o.secret() : { data: { "anthropic-key": Buffer.from("sk-test").toString("base64") } },
+      } as never,
+      namespace: "ns",
+      memory,
+      metrics: new ControllerMetrics(),
+      provider: () => ({ name: "anthropic", submit: o.submit, cancel: o.cancel }) as never,
+      now: () => 5000,
+      log: () => {},
+    });
+    return { ex, memory };
+  }
+  const throws = (err: Error) => () => {
+    throw err;
+  };
+
+  it.each([
+    {
+      name: "a 401 from the provider is permanent and quoted",
+      o: {
+        submit: throws(new BatchProviderError("anthropic POST /v1/messages/batches: HTTP 401: bad key", 401)),
+      },
+      want: { permanent: true, message: "anthropic POST /v1/messages/batches: HTTP 401: bad key" },
+    },
+    {
+      name: "an unknown model (404) is permanent",
+      o: {
+        submit: throws(new BatchProviderError("gemini: HTTP 404: NOT_FOUND: models/x is not found", 404)),
+      },
+      want: { permanent: true, message: "gemini: HTTP 404: NOT_FOUND: models/x is not found" },
+    },
+    {
+      name: "a 429 with Retry-After is transient and keeps the wait",
+      o: { submit: throws(new BatchProviderError("HTTP 429", 429, 30)) },
+      want: { permanent: false, message: "HTTP 429", retryAfterMs: 30_000 },
+    },
+    {
+      name: "a 409 is transient",
+      o: { submit: throws(new BatchProviderError("HTTP 409", 409)) },
+      want: { permanent: false, message: "HTTP 409" },
+    },
+    {
+      name: "a network failure (no status) is transient",
+      o: { submit: throws(new BatchProviderError("request failed: ECONNREFUSED")) },
+      want: { permanent: false, message: "request failed: ECONNREFUSED" },
+    },
+    {
+      name: "the key missing from agent-secrets is permanent and named",
+      o: { secret: () => ({ data: { other: "eA==" } }), submit: () => ({ batchId: "never" }) },
+      want: { permanent: true, message: "key anthropic-key of Secret agent-secrets not found" },
+    },
+    {
+      name: "agent-secrets missing is permanent",
+      o: { secret: () => undefined, submit: () => ({ batchId: "never" }) },
+      want: { permanent: true, message: "Secret agent-secrets not found" },
+    },
+    {
+      name: "the API server failing to read the Secret (503) is transient",
+      o: {
+        secret: throws(new KubeApiError(503, "ServiceUnavailable", "GET secrets: 503")),
+        submit: () => ({}),
+      },
+      want: { permanent: false, message: "reading Secret agent-secrets: GET secrets: 503" },
+    },
+  ])("submit: $name", async ({ o, want }) => {
+    const { ex, memory } = run(o);
+    const r = await ex.execute(agent, [submit]);
+    expect(r.failed).toEqual(["submit"]);
+    expect(r.reconcileAgain).toBe(true);
+    expect(memory.peekBatch("u-a")?.submitFailure).toEqual({ ...want, at: 5000, attempts: 1 });
+    expect(memory.issuedFor("s")).toEqual([]);
+  });
+
+  it("counts failed attempts in a row, keeps the OpenAI upload to reuse, and forgets it all on success", async () => {
+    const err = new BatchProviderError("openai POST /batches: HTTP 503", 503);
+    err.inputFileId = "file-1";
+    let outcome: () => unknown = throws(err);
+    const { ex, memory } = run({ submit: () => outcome() });
+    await ex.execute(agent, [submit]);
+    await ex.execute(agent, [submit]);
+    expect(memory.peekBatch("u-a")?.submitFailure).toMatchObject({ attempts: 2, inputFileId: "file-1" });
+    outcome = () => ({ batchId: "batch_1" });
+    await ex.execute(agent, [submit]);
+    expect(memory.peekBatch("u-a")?.submitFailure).toBeUndefined();
+    expect(memory.peekBatch("u-a")?.submitted).toEqual({ batchId: "batch_1", at: 5000 });
+  });
+
+  it("a failed cancel is a one-shot cancel_failed outcome with its Retry-After, and asks for another reconcile", async () => {
+    const { ex, memory } = run({ cancel: throws(new BatchProviderError("HTTP 529: overloaded", 529, 20)) });
+    const r = await ex.execute(agent, [cancel]);
+    expect(r.failed).toEqual(["cancel"]);
+    expect(r.reconcileAgain).toBe(true);
+    expect(memory.peekBatch("u-a")).toEqual({
+      lastCleanupAt: 5000,
+      cleanupRetryAfterMs: 20_000,
+      cleanupResult: { state: "cancel_failed", error: "HTTP 529: overloaded" },
+    });
+  });
+
+  it("a cancel whose key was removed from agent-secrets fails the same way", async () => {
+    const { ex, memory } = run({ secret: () => ({ data: {} }), cancel: () => undefined });
+    await ex.execute(agent, [cancel]);
+    expect(memory.peekBatch("u-a")?.cleanupResult).toEqual({
+      state: "cancel_failed",
+      error: "key anthropic-key of Secret agent-secrets not found",
+    });
+  });
+
+  it("a confirmed cancel is remembered", async () => {
+    const { ex, memory } = run({ cancel: () => undefined });
+    const r = await ex.execute(agent, [cancel]);
+    expect(r.succeeded).toEqual(["cancel"]);
+    expect(memory.peekBatch("u-a")).toEqual({ cancelledAt: 5000 });
   });
 });

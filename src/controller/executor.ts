@@ -4,11 +4,18 @@
  * a failed or skipped action is skipped), failures dropped for the next reconcile to recompute.
  */
 import type { V1Job } from "@kubernetes/client-node";
-import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
+import {
+  type BatchProvider,
+  BatchProviderError,
+  type BatchProviderName,
+  isPermanentHttpStatus,
+} from "../batch/provider.js";
 import type { Action, ApiKeyRef } from "../core/actions.js";
+import type { BatchMemory, BatchSubmitFailure } from "../core/input.js";
 import { type Agent, agentRef } from "../core/types.js";
 import type { AgentEventRecorder } from "./events/recorder.js";
 import type { KubeClient } from "./kube/client.js";
+import { KubeApiError } from "./kube/errors.js";
 import { AGENTS, JOBS, SECRETS } from "./kube/resources.js";
 import type { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
@@ -129,12 +136,23 @@ export class Executor {
           ])) !== "conflict"
         );
       case "submitBatch": {
-        const apiKey = await this.apiKey(a.apiKey);
-        const res = await this.d.provider(a.provider).submit({ ...a.request, apiKey });
-        this.d.memory.batchFor(a.agent.uid).submitted = { batchId: res.batchId, at: this.d.now() };
-        this.d.memory.markIssued(a.agent.name, agent.spec.stationRef);
+        const m = this.d.memory.batchFor(a.agent.uid);
         report.reconcileAgain = true;
-        return true;
+        try {
+          const apiKey = await this.apiKey(a.apiKey);
+          const res = await this.d.provider(a.provider).submit({ ...a.request, apiKey });
+          m.submitted = { batchId: res.batchId, at: this.d.now() };
+          delete m.submitFailure;
+          this.d.memory.markIssued(a.agent.name, agent.spec.stationRef);
+          return true;
+        } catch (err) {
+          // Item 1: the core fails the Agent (permanent) or waits and retries (transient) from this.
+          m.submitFailure = submitFailureOf(err, m.submitFailure, this.d.now(), a.request.inputFileId);
+          this.d.log(
+            `${a.agent.name}: batch submit failed (${m.submitFailure.permanent ? "permanent" : "transient"}): ${m.submitFailure.message}`,
+          );
+          return false;
+        }
       }
       case "pollBatch": {
         const m = this.d.memory.batchFor(a.agent.uid);
@@ -151,10 +169,22 @@ export class Executor {
         }
       }
       case "cancelBatch": {
-        const apiKey = await this.apiKey(a.apiKey);
-        await this.d.provider(a.provider).cancel(a.batchId, apiKey);
-        this.d.memory.batchFor(a.agent.uid).cancelledAt = this.d.now();
-        return true;
+        const m = this.d.memory.batchFor(a.agent.uid);
+        try {
+          const apiKey = await this.apiKey(a.apiKey);
+          await this.d.provider(a.provider).cancel(a.batchId, apiKey);
+          m.cancelledAt = this.d.now();
+          delete m.cleanupRetryAfterMs;
+          return true;
+        } catch (err) {
+          // Items 2 and 3: retried by the finalizer until confirmed; on delete it counts as a failed cleanup.
+          m.lastCleanupAt = this.d.now();
+          m.cleanupResult = { state: "cancel_failed", error: errorText(err) };
+          setRetryAfter(m, err);
+          report.reconcileAgain = true;
+          this.d.log(`${a.agent.name}: batch cancel failed, retried later: ${errorText(err)}`);
+          return false;
+        }
       }
       case "cleanupBatch": {
         const m = this.d.memory.batchFor(a.agent.uid);
@@ -163,9 +193,11 @@ export class Executor {
         try {
           const apiKey = await this.apiKey(a.apiKey);
           m.cleanupResult = await this.d.provider(a.provider).cleanup(a.batchId, apiKey);
+          delete m.cleanupRetryAfterMs;
           return true;
         } catch (err) {
-          m.cleanupResult = { state: "failed", error: String(err) };
+          m.cleanupResult = { state: "failed", error: errorText(err) };
+          setRetryAfter(m, err);
           return false;
         }
       }
@@ -188,13 +220,66 @@ export class Executor {
   }
 
   private async apiKey(ref: ApiKeyRef): Promise<string> {
-    const secret = await this.d.client.get<{ data?: Record<string, string> }>(
-      SECRETS,
-      this.d.namespace,
-      ref.secretName,
-    );
-    const encoded = secret?.data?.[ref.secretKey];
-    if (encoded === undefined) throw new Error(`key ${ref.secretKey} of Secret ${ref.secretName} not found`);
+    let secret: { data?: Record<string, string> } | undefined;
+    try {
+      secret = await this.d.client.get<{ data?: Record<string, string> }>(
+        SECRETS,
+        this.d.namespace,
+        ref.secretName,
+      );
+    } catch (err) {
+      const permanent = err instanceof KubeApiError && isPermanentHttpStatus(err.status);
+      throw new ApiKeyUnavailable(`reading Secret ${ref.secretName}: ${errorText(err)}`, permanent);
+    }
+    if (secret === undefined) throw new ApiKeyUnavailable(`Secret ${ref.secretName} not found`, true);
+    const encoded = secret.data?.[ref.secretKey];
+    if (encoded === undefined) {
+      throw new ApiKeyUnavailable(`key ${ref.secretKey} of Secret ${ref.secretName} not found`, true);
+    }
     return Buffer.from(encoded, "base64").toString("utf8");
   }
+}
+
+/** The provider API key could not be read; `permanent` when only a change to agent-secrets can help. */
+export class ApiKeyUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+  ) {
+    super(message);
+    this.name = "ApiKeyUnavailable";
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function setRetryAfter(m: BatchMemory, err: unknown): void {
+  const s = err instanceof BatchProviderError ? err.retryAfterSeconds : undefined;
+  if (s !== undefined) m.cleanupRetryAfterMs = s * 1000;
+  else delete m.cleanupRetryAfterMs;
+}
+
+/** How a failed submit is remembered: permanent or not, the message, attempts in a row, Retry-After. */
+export function submitFailureOf(
+  err: unknown,
+  previous: BatchSubmitFailure | undefined,
+  now: number,
+  reusedInputFileId?: string,
+): BatchSubmitFailure {
+  const permanent =
+    err instanceof ApiKeyUnavailable || err instanceof BatchProviderError ? err.permanent : false;
+  const retryAfterSeconds = err instanceof BatchProviderError ? err.retryAfterSeconds : undefined;
+  const inputFileId =
+    (err instanceof BatchProviderError ? err.inputFileId : undefined) ??
+    (permanent ? undefined : reusedInputFileId);
+  return {
+    permanent,
+    message: errorText(err),
+    at: now,
+    attempts: (previous?.attempts ?? 0) + 1,
+    ...(retryAfterSeconds !== undefined ? { retryAfterMs: retryAfterSeconds * 1000 } : {}),
+    ...(inputFileId !== undefined ? { inputFileId } : {}),
+  };
 }

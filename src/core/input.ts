@@ -77,10 +77,39 @@ export interface BatchMemory {
   pollResult?: BatchPollResult;
   /** When a cancel request last succeeded. Epoch ms. */
   cancelledAt?: number;
-  /** When the last cleanup attempt ran. Epoch ms. */
+  /** When the last cleanup attempt (or failed cancel) ran. Epoch ms. */
   lastCleanupAt?: number;
-  /** One-shot: the outcome of the cleanup attempt made just before this reconcile. */
-  cleanupResult?: BatchCleanupResult | { state: "failed"; error: string };
+  /** The provider's Retry-After of the last failed cancel or cleanup, ms: the next try waits that long. */
+  cleanupRetryAfterMs?: number;
+  /**
+   * One-shot: the outcome of the cleanup attempt made just before this reconcile. `cancel_failed`:
+   * the cancel that must precede the cleanup failed (issue 13 items 2 and 3).
+   */
+  cleanupResult?:
+    | BatchCleanupResult
+    | { state: "failed"; error: string }
+    | { state: "cancel_failed"; error: string };
+  /** The last failed submit, until a submit succeeds (issue 13 item 1). */
+  submitFailure?: BatchSubmitFailure;
+}
+
+/** A failed batch submit, as the executor remembers it for the core's retry decision. */
+export interface BatchSubmitFailure {
+  /**
+   * A 4xx other than 408/409/429 (bad key, unknown model, invalid field), or the API key missing
+   * from agent-secrets: retrying cannot help, the Agent fails.
+   */
+  permanent: boolean;
+  /** What went wrong, quoting the provider's (or the API server's) message. */
+  message: string;
+  /** Epoch ms of the failed attempt. */
+  at: number;
+  /** Failed attempts in a row, 1 for the first. */
+  attempts: number;
+  /** The provider's Retry-After, ms, when it sent one. */
+  retryAfterMs?: number;
+  /** OpenAI: the input file this submit already uploaded; the retry reuses it. */
+  inputFileId?: string;
 }
 
 /**

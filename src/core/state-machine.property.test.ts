@@ -256,6 +256,10 @@ function execute(world: World, actions: Action[], effects: string[]): ReconcileI
         break;
       case "recordMetric":
         break;
+      case "recordEvent":
+        // A failed cleanup is reported each time it fails; every other Event once per transition.
+        if (a.event.reason !== "CleanupFailed") effects.push(`kevent:${a.id}`);
+        break;
     }
   }
   return gone ? undefined : next;
@@ -295,7 +299,8 @@ describe("reconcile properties", () => {
             a.type === "cleanupBatch" ||
             a.type === "removeFinalizer" ||
             (a.type === "patchStatus" && Object.keys(a.status).join() === "batchCleanupAttempts") ||
-            (a.type === "recordMetric" && a.metric.name === "controller_batch_cleanup_failures_total");
+            (a.type === "recordMetric" && a.metric.name === "controller_batch_cleanup_failures_total") ||
+            (a.type === "recordEvent" && a.event.reason === "CleanupFailed");
           expect(cleanupWork, JSON.stringify(a)).toBe(true);
         }
       }),
@@ -337,6 +342,7 @@ describe("reconcile properties", () => {
       "cleanup",
       "addFinalizer",
       "removeFinalizer",
+      "kevent",
     ]) {
       expect(seen, kind).toContain(kind);
     }

@@ -95,6 +95,329 @@ interface Row {
   actions: unknown[];
 }
 
+// ---- issue 13: submit failures (item 1, 10c), a run outliving its definition (item 4), cancels
+// retried until confirmed and counted on delete (items 2, 3).
+const RECORDED = {
+  keyRef: "anthropic-key",
+  model: "claude-sonnet-4-6",
+  timeoutMinutes: 1440,
+  onTimeout: "fail",
+};
+const cancelAction = {
+  id: "cancel-batch",
+  type: "cancelBatch",
+  agent: REF,
+  provider: "anthropic",
+  batchId: "msgbatch_1",
+  apiKey: KEY,
+};
+const cleanupAfterCancel = {
+  id: "cleanup-batch",
+  type: "cleanupBatch",
+  agent: REF,
+  provider: "anthropic",
+  batchId: "msgbatch_1",
+  apiKey: KEY,
+  dependsOn: ["cancel-batch"],
+};
+const countedCleanupFailure = (attempts: number) => [
+  patch({ batchCleanupAttempts: attempts }, { id: "patch-cleanup-attempts" }),
+  {
+    id: "metric-cleanup-failure",
+    type: "recordMetric",
+    metric: { name: "controller_batch_cleanup_failures_total" },
+  },
+];
+const SUBMIT_401 = "anthropic POST /v1/messages/batches: HTTP 401: authentication_error: invalid x-api-key";
+const SUBMIT_529 = "anthropic POST /v1/messages/batches: HTTP 529: overloaded_error: Overloaded";
+const waiting = (attempt: number, retryAt: number, message: string) => ({
+  id: "report-waiting",
+  type: "reportWaiting",
+  agent: REF,
+  reason: "BatchSubmitRetrying",
+  message: `batch submit failed (attempt ${attempt}), retrying at ${iso(retryAt).replace(".000Z", "Z")}: ${message}`,
+  retryAt,
+});
+
+const SUBMIT_FAILURE_ROWS: Row[] = [
+  {
+    name: "submit refused with a 4xx (bad key): Failed, the reason quotes the provider",
+    in: {
+      agent: agent().finalizers(FIN).build(),
+      definition: batchDef().build(),
+      batch: { submitFailure: { permanent: true, message: SUBMIT_401, at: NOW - 1000, attempts: 1 } },
+    },
+    rules: ["batch-submit-rejected", "finalizer-wait"],
+    actions: failedAtPending(`batch submit failed: ${SUBMIT_401}`, "batch_failed"),
+  },
+  {
+    name: "key missing from agent-secrets: Failed, the reason names the key",
+    in: {
+      agent: agent().finalizers(FIN).build(),
+      definition: batchDef().build(),
+      batch: {
+        submitFailure: {
+          permanent: true,
+          message: "key anthropic-key of Secret agent-secrets not found",
+          at: NOW - 1000,
+          attempts: 1,
+        },
+      },
+    },
+    rules: ["batch-submit-rejected", "finalizer-wait"],
+    actions: failedAtPending(
+      "batch submit failed: key anthropic-key of Secret agent-secrets not found",
+      "batch_failed",
+    ),
+  },
+  {
+    name: "submit failed transiently (529), second attempt: wait 30 s and say why",
+    in: {
+      agent: agent().finalizers(FIN).build(),
+      definition: batchDef().build(),
+      batch: { submitFailure: { permanent: false, message: SUBMIT_529, at: NOW - 5000, attempts: 2 } },
+    },
+    rules: ["batch-submit-backoff", "finalizer-wait"],
+    actions: [waiting(2, NOW + 25_000, SUBMIT_529)],
+  },
+  {
+    name: "submit throttled (429) with Retry-After 120 s: the wait honours it over the 15 s backoff",
+    in: {
+      agent: agent().finalizers(FIN).build(),
+      definition: batchDef().build(),
+      batch: {
+        submitFailure: {
+          permanent: false,
+          message: "429",
+          at: NOW - 60_000,
+          attempts: 1,
+          retryAfterMs: 120_000,
+        },
+      },
+    },
+    rules: ["batch-submit-backoff", "finalizer-wait"],
+    actions: [waiting(1, NOW + 60_000, "429")],
+  },
+  {
+    name: "OpenAI submit retry due: the file the failed attempt uploaded is reused",
+    in: {
+      agent: agent()
+        .finalizers(FIN)
+        .spec({ model: "gpt-5-mini", parameters: { ticket: "T-1" } })
+        .build(),
+      definition: batchDef()
+        .spec({ resources: { secrets: [{ name: "OPENAI_API_KEY", ref: "openai-key" }] } })
+        .build(),
+      batch: {
+        submitFailure: {
+          permanent: false,
+          message: "503",
+          at: NOW - 15_000,
+          attempts: 1,
+          inputFileId: "file-1",
+        },
+      },
+    },
+    rules: ["batch-submit", "finalizer-wait"],
+    actions: [
+      {
+        id: "submit-batch",
+        type: "submitBatch",
+        agent: REF,
+        provider: "openai",
+        apiKey: { secretName: "agent-secrets", secretKey: "openai-key" },
+        request: {
+          agentUid: "uid-run-1",
+          model: "gpt-5-mini",
+          prompt: "Fix T-1.",
+          maxTokens: 16000,
+          inputFileId: "file-1",
+        },
+      },
+    ],
+  },
+];
+
+/** In flight 10 minutes with a recorded 10-minute timeout. */
+const recordedInFlight = (onTimeout = "fail") =>
+  inFlight({
+    startedAt: iso(NOW - 10 * 60_000),
+    batchSubmission: { ...RECORDED, timeoutMinutes: 10, onTimeout },
+  });
+
+const OUTLIVES_DEFINITION_ROWS: Row[] = [
+  {
+    name: "definition gone mid-run, submission recorded: the run times out by its own deadline and cancels",
+    in: {
+      agent: recordedInFlight().build(),
+      definition: undefined,
+      batch: { lastPollAt: NOW, pollResult: { state: "in_progress" } },
+    },
+    rules: ["batch-timeout-fail", "finalizer-wait"],
+    actions: [
+      cancelAction,
+      patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: "batch timed out" }),
+      completed("Failed", "1"),
+      duration("Failed", 600),
+      failure("batch_timeout"),
+    ],
+  },
+  {
+    name: "definition changed to a 24 h timeout mid-run: the recorded 10 minutes still apply",
+    in: {
+      agent: recordedInFlight().build(),
+      definition: batchDef()
+        .spec({ batch: { timeoutMinutes: 1440, onTimeout: "fallback" } })
+        .build(),
+      batch: { lastPollAt: NOW, pollResult: { state: "in_progress" } },
+    },
+    rules: ["batch-timeout-fail", "finalizer-wait"],
+    actions: [
+      cancelAction,
+      patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: "batch timed out" }),
+      events("event-terminal", [lifecycle("failed", { exitCode: 1, reason: "batch_timeout" })]),
+      completed("Failed", "1"),
+      duration("Failed", 600),
+      failure("batch_timeout"),
+    ],
+  },
+  {
+    name: "definition gone, onTimeout fallback recorded: cancel and fail, no Job can be built",
+    in: {
+      agent: recordedInFlight("fallback").build(),
+      definition: undefined,
+      batch: { lastPollAt: NOW, pollResult: { state: "in_progress" } },
+    },
+    rules: ["batch-timeout-fallback", "finalizer-wait"],
+    actions: [
+      cancelAction,
+      patch({
+        phase: "Failed",
+        exitCode: 1,
+        completedAt: NOW_ISO,
+        failureReason: "batch timed out; the fallback Job cannot start: AgentDefinition def not found",
+      }),
+      completed("Failed", "1"),
+      duration("Failed", 600),
+      failure("batch_timeout"),
+    ],
+  },
+  {
+    name: "definition gone, submission recorded: the batch is still polled with the recorded model",
+    in: { agent: inFlight({ batchSubmission: RECORDED }).build(), definition: undefined },
+    rules: ["batch-poll", "finalizer-wait"],
+    actions: [
+      {
+        id: "poll-batch",
+        type: "pollBatch",
+        agent: REF,
+        provider: "anthropic",
+        batchId: "msgbatch_1",
+        apiKey: KEY,
+        ctx: { agentUid: "uid-run-1", model: "claude-sonnet-4-6" },
+      },
+    ],
+  },
+  {
+    name: "the timeout's cancel failed 1 s ago: the Failed patch goes, the cancel waits for the finalizer's retry",
+    in: {
+      agent: inFlight({ startedAt: iso(NOW - DAY) }).build(),
+      definition: batchDef().build(),
+      batch: { lastPollAt: NOW, pollResult: { state: "in_progress" }, lastCleanupAt: NOW - 1000 },
+    },
+    rules: ["batch-timeout-fail", "finalizer-wait"],
+    actions: [
+      patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: "batch timed out" }),
+      events("event-terminal", [lifecycle("failed", { exitCode: 1, reason: "batch_timeout" })]),
+      completed("Failed", "1"),
+      duration("Failed", 86400),
+      failure("batch_timeout"),
+    ],
+  },
+];
+
+const timedOut = () => inFlight({ phase: "Failed", failureReason: "batch timed out" });
+
+const CANCEL_RETRY_ROWS: Row[] = [
+  {
+    name: "timed out, cancel not confirmed: cancel again, then cleanup",
+    in: { agent: timedOut().build(), definition: batchDef().build() },
+    rules: ["terminal-noop", "cancel-then-cleanup"],
+    actions: [cancelAction, cleanupAfterCancel],
+  },
+  {
+    name: "on a fallback Job, the batch's cancel not confirmed: cancel again, then cleanup",
+    in: {
+      agent: inFlight({ batchFallback: true, jobName: "agent-job-run-1" }).build(),
+      definition: batchDef().build(),
+    },
+    rules: ["job-unobserved", "cancel-then-cleanup"],
+    actions: [cancelAction, cleanupAfterCancel],
+  },
+  {
+    name: "timed out, cancel failed (not deleted): not counted, retried later",
+    in: {
+      agent: timedOut().build(),
+      definition: batchDef().build(),
+      batch: { lastCleanupAt: NOW, cleanupResult: { state: "cancel_failed", error: "HTTP 503" } },
+    },
+    rules: ["terminal-noop", "cleanup-not-settled"],
+    actions: [],
+  },
+  {
+    name: "timed out, cancel failed with Retry-After 60 s: no retry 20 s later",
+    in: {
+      agent: timedOut().build(),
+      definition: batchDef().build(),
+      batch: { lastCleanupAt: NOW - 20_000, cleanupRetryAfterMs: 60_000 },
+    },
+    rules: ["terminal-noop", "finalizer-wait"],
+    actions: [],
+  },
+  {
+    name: "timed out, cancel confirmed: cleanup only",
+    in: { agent: timedOut().build(), definition: batchDef().build(), batch: { cancelledAt: NOW - 60_000 } },
+    rules: ["terminal-noop", "cleanup"],
+    actions: [{ ...cleanupAfterCancel, dependsOn: undefined }].map(({ dependsOn: _d, ...a }) => a),
+  },
+  {
+    name: "deleted, cancel failed (revoked key): counted as a failed cleanup",
+    in: {
+      agent: inFlight({ batchCleanupAttempts: 1 }).deleting().build(),
+      definition: batchDef().build(),
+      batch: { lastCleanupAt: NOW, cleanupResult: { state: "cancel_failed", error: "HTTP 401" } },
+    },
+    rules: ["cleanup-failed"],
+    actions: countedCleanupFailure(2),
+  },
+  {
+    name: "deleted, fifth failed cancel: finalizer released anyway",
+    in: {
+      agent: inFlight({ batchCleanupAttempts: 4 }).deleting().build(),
+      definition: batchDef().build(),
+      batch: { lastCleanupAt: NOW, cleanupResult: { state: "cancel_failed", error: "key removed" } },
+    },
+    rules: ["cleanup-failed"],
+    actions: [
+      ...countedCleanupFailure(5),
+      {
+        id: "remove-finalizer",
+        type: "removeFinalizer",
+        agent: REF,
+        finalizer: FIN,
+        index: 0,
+        dependsOn: ["patch-cleanup-attempts"],
+      },
+    ],
+  },
+  {
+    name: "deleted with the definition gone, submission recorded: still cancels with the recorded key",
+    in: { agent: inFlight({ batchSubmission: RECORDED }).deleting().build(), definition: undefined },
+    rules: ["cancel-then-cleanup"],
+    actions: [cancelAction, cleanupAfterCancel],
+  },
+];
+
 const rows: Row[] = [
   // ---- Pending
   {
@@ -284,10 +607,12 @@ const rows: Row[] = [
         batchId: "msgbatch_1",
         batchProvider: "anthropic",
         startedAt: iso(T0 + 30_000),
+        batchSubmission: RECORDED,
       }),
       events("event-started", [lifecycle("started")]),
     ],
   },
+  ...SUBMIT_FAILURE_ROWS,
   // ---- Running, Job runs
   {
     name: "Job not read yet: nothing",
@@ -705,7 +1030,9 @@ const rows: Row[] = [
     rules: ["batch-wait-definition", "finalizer-wait"],
     actions: [],
   },
+  ...OUTLIVES_DEFINITION_ROWS,
   // ---- finalizer / cleanup
+  ...CANCEL_RETRY_ROWS,
   {
     name: "terminal batch with finalizer: cleanup",
     in: { agent: inFlight({ phase: "Succeeded" }).build(), definition: batchDef().build() },
@@ -813,7 +1140,7 @@ const rows: Row[] = [
   {
     name: "deleted while in flight: cancel, then cleanup",
     in: { agent: inFlight().deleting().build(), definition: batchDef().build() },
-    rules: ["cancel-on-delete"],
+    rules: ["cancel-then-cleanup"],
     actions: [
       {
         id: "cancel-batch",

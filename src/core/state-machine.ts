@@ -41,6 +41,7 @@ import {
   type SinkItem,
 } from "./actions.js";
 import { admit, fallbackHasSlot } from "./concurrency.js";
+import { report } from "./conditions.js";
 import type { ReconcileInput } from "./input.js";
 import { buildJob } from "./job-builder.js";
 import { jobNameFor } from "./names.js";
@@ -1003,5 +1004,6 @@ export function decide(input: ReconcileInput): Decision {
 
 /** The reconcile function: one Agent's input snapshot → the actions for the I/O layer. */
 export function reconcile(input: ReconcileInput): Action[] {
-  return decide(input).actions;
+  // The rules' decision, plus status.conditions and Kubernetes Events (conditions.ts).
+  return report(input, decide(input), rfc3339(input.now));
 }

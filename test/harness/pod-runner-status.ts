@@ -176,7 +176,6 @@ export function podStatus(pod: PodJson, view: PodView, now: string): PodStatusJs
     containerStatuses: pod.spec.containers.map((c, i) =>
       containerStatus(c, view.main[i] ?? { kind: "waiting", reason: "ContainerCreating" }),
     ),
-    qosClass: "Burstable",
   };
   if (inits.length > 0) {
     status.initContainerStatuses = inits.map((c, i) =>
