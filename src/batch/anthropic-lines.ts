@@ -7,6 +7,7 @@ import type { components } from "../../generated/providers/anthropic.js";
 import { batchCostUsd } from "./pricing.js";
 import type { BatchPollResult } from "./provider.js";
 import { count, optStr, record, str, unreadable } from "./read.js";
+import { incompleteReason } from "./truncation.js";
 
 type Message = components["schemas"]["Message"];
 type Usage = components["schemas"]["Usage"];
@@ -22,6 +23,9 @@ export interface ClaudeLineContext {
 export const REQUEST_EXPIRED = "batch request expired";
 export const REQUEST_CANCELED = "batch request canceled";
 export const NO_RESULT = "batch ended without a result";
+
+/** stop_reason values that mean the answer was cut off before the model finished it. */
+const TRUNCATED = new Set(["max_tokens", "model_context_window_exceeded"]);
 
 export function claudeInitLine(ctx: ClaudeLineContext): string {
   return JSON.stringify({
@@ -54,8 +58,13 @@ export function translateAnthropicResult(
   if (line === undefined) return claudeFailure(NO_RESULT, ctx);
   const result = record(V, line.result, "results line result");
   switch (result.type) {
-    case "succeeded":
-      return claudeSuccess(readMessage(result.message), ctx);
+    case "succeeded": {
+      const message = readMessage(result.message);
+      if (typeof message.stop_reason === "string" && TRUNCATED.has(message.stop_reason)) {
+        return claudeFailure(incompleteReason(message.stop_reason), ctx, message);
+      }
+      return claudeSuccess(message, ctx);
+    }
     case "errored": {
       const envelope = record(V, result.error, "errored result error");
       const error = record(V, envelope.error, "errored result error.error");
@@ -91,12 +100,7 @@ function claudeSuccess(
     .map((b) => ({ type: "text", text: b.text }));
   const text = textBlocks.map((b) => b.text).join("");
   const usage = resultUsage(message.usage);
-  const cost = batchCostUsd(ctx.model, {
-    input_tokens: count(message.usage.input_tokens),
-    output_tokens: count(message.usage.output_tokens),
-    cache_creation_input_tokens: message.usage.cache_creation_input_tokens,
-    cache_read_input_tokens: message.usage.cache_read_input_tokens,
-  });
+  const cost = billedCost(message, ctx);
   const responseModel = optStr(message.model) ?? ctx.model;
   const assistant = {
     type: "assistant",
@@ -145,6 +149,15 @@ function claudeSuccess(
   };
 }
 
+function billedCost(message: Message, ctx: ClaudeLineContext): number {
+  return batchCostUsd(ctx.model, {
+    input_tokens: count(message.usage.input_tokens),
+    output_tokens: count(message.usage.output_tokens),
+    cache_creation_input_tokens: message.usage.cache_creation_input_tokens,
+    cache_read_input_tokens: message.usage.cache_read_input_tokens,
+  });
+}
+
 /** The result line's usage in the CLI's key order; cache fields only when the provider reports them. */
 function resultUsage(u: Usage): Record<string, unknown> {
   const out: Record<string, unknown> = { input_tokens: count(u.input_tokens) };
@@ -157,10 +170,14 @@ function resultUsage(u: Usage): Record<string, unknown> {
   return out;
 }
 
-/** As the CLI reports a failed API call: subtype success, is_error true, the error text as result. */
+/**
+ * As the CLI reports a failed API call: subtype success, is_error true, the error text as result.
+ * With `billed` (a truncated answer), usage and cost are the message's: those tokens were paid for.
+ */
 export function claudeFailure(
   reason: string,
   ctx: ClaudeLineContext,
+  billed?: Message,
 ): Extract<BatchPollResult, { state: "ended" }> {
   const result = {
     type: "result",
@@ -170,13 +187,14 @@ export function claudeFailure(
     duration_api_ms: 0,
     num_turns: 1,
     result: reason,
-    stop_reason: null,
+    stop_reason: billed?.stop_reason ?? null,
     session_id: ctx.agentUid,
     total_cost_usd: 0,
-    usage: { input_tokens: 0, output_tokens: 0 },
+    usage: billed ? resultUsage(billed.usage) : { input_tokens: 0, output_tokens: 0 },
     modelUsage: {},
     permission_denials: [],
   };
+  if (billed) result.total_cost_usd = billedCost(billed, ctx);
   return {
     state: "ended",
     outcome: "failed",

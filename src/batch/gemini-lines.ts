@@ -6,6 +6,7 @@
 import type { components } from "../../generated/providers/gemini.js";
 import type { BatchPollResult } from "./provider.js";
 import { count, isRecordLike, optStr, record, unreadable } from "./read.js";
+import { incompleteReason } from "./truncation.js";
 
 type GenerateContentResponse = components["schemas"]["GenerateContentResponse"];
 type Ended = Extract<BatchPollResult, { state: "ended" }>;
@@ -62,6 +63,9 @@ export function translateGeminiOperation(operation: Record<string, unknown>, ctx
     const reason = response.promptFeedback?.blockReason ?? "BLOCKED_REASON_UNSPECIFIED";
     return geminiFailure(`response blocked: ${reason}`, ctx, response);
   }
+  // A cut-off answer fails the run, as it does for the other vendors (issue 13 item 7).
+  if (first.finishReason === "MAX_TOKENS")
+    return geminiFailure(incompleteReason("MAX_TOKENS"), ctx, response);
   const parts = Array.isArray(first.content?.parts) ? first.content.parts : [];
   const text = parts
     .filter((p) => p.thought !== true && typeof p.text === "string")

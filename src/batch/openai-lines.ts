@@ -6,6 +6,7 @@
 import type { components } from "../../generated/providers/openai.js";
 import type { BatchPollResult } from "./provider.js";
 import { count, isRecordLike, optStr, record } from "./read.js";
+import { incompleteReason } from "./truncation.js";
 
 type Batch = components["schemas"]["Batch"];
 type Ended = Extract<BatchPollResult, { state: "ended" }>;
@@ -51,7 +52,7 @@ export function translateOpenAILine(line: Record<string, unknown>, ctx: CodexLin
   }
   if (body.status === "incomplete") {
     const reason = isRecordLike(body.incomplete_details) ? optStr(body.incomplete_details.reason) : undefined;
-    return codexFailure(`Incomplete response returned, reason: ${reason ?? "unknown"}`, ctx);
+    return codexFailure(incompleteReason(reason ?? "unknown"), ctx);
   }
   if (body.status === "failed") {
     const error = isRecordLike(body.error) ? optStr(body.error.message) : undefined;

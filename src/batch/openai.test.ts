@@ -59,6 +59,7 @@ describe("openai submit", () => {
           model: MODEL,
           input: "Classify this support ticket",
           max_output_tokens: 16000,
+          store: false,
           text: { format: { type: "json_schema", name: "agent_output", strict: true, schema: SCHEMA } },
         },
       })}\n`,
@@ -81,17 +82,35 @@ describe("openai submit", () => {
       model: MODEL,
       input: "Classify this support ticket",
       max_output_tokens: 16000,
+      store: false,
     });
   });
 
-  it("deletes the uploaded file when the batch cannot be created", async () => {
-    fake.inject({ kind: "status", status: 500, method: "POST", path: "/v1/batches" });
+  it("deletes the uploaded file when the batch create is refused for good (4xx)", async () => {
+    fake.inject({ kind: "status", status: 400, method: "POST", path: "/v1/batches" });
     await expect(provider.submit(request())).rejects.toMatchObject({
       name: "BatchProviderError",
-      status: 500,
+      status: 400,
+      permanent: true,
     });
     const input = [...fake.files.values()][0];
     expect(input?.deleted).toBe(true);
+  });
+
+  // Issue 13 item 1: a retried submit must not upload a new file each time.
+  it("keeps the upload when the batch create fails transiently, and the retry reuses it", async () => {
+    fake.inject({ kind: "status", status: 500, method: "POST", path: "/v1/batches" });
+    fake.inject({ kind: "status", status: 429, retryAfter: 7, method: "POST", path: "/v1/batches" });
+    const first = await provider.submit(request()).catch((e) => e);
+    expect(first).toMatchObject({ status: 500, permanent: false });
+    const fileId = first.inputFileId as string;
+    expect(fake.files.get(fileId)?.deleted).toBe(false);
+    const second = await provider.submit(request({ inputFileId: fileId })).catch((e) => e);
+    expect(second).toMatchObject({ status: 429, retryAfterSeconds: 7, inputFileId: fileId });
+    const { batchId } = await provider.submit(request({ inputFileId: fileId }));
+    expect(fake.batches.get(batchId)?.inputFileId).toBe(fileId);
+    expect(fake.requests.filter((r) => r.path === "/v1/files" && r.method === "POST")).toHaveLength(1);
+    expect(fake.files.size).toBe(1);
   });
 });
 

@@ -44,6 +44,8 @@ export function openaiInputLine(req: BatchSubmitRequest): BatchRequestInput {
       model: req.model,
       input: req.prompt,
       max_output_tokens: req.maxTokens,
+      // The Responses API stores every response by default; nothing may outlive the cleanup.
+      store: false,
       ...(req.outputSchema !== undefined
         ? {
             text: {
@@ -85,6 +87,28 @@ export class OpenAIBatchProvider implements BatchProvider {
   }
 
   async submit(req: BatchSubmitRequest): Promise<BatchSubmitResult> {
+    const fileId = req.inputFileId ?? (await this.upload(req));
+    try {
+      const created = await this.http.json({
+        method: "POST",
+        path: "/batches",
+        headers: this.headers(req.apiKey),
+        json: openaiCreateBatchBody(fileId, req.agentUid),
+      });
+      return { batchId: str(V, record(V, created.body, "batch").id, "batch.id") };
+    } catch (err) {
+      if (err instanceof BatchProviderError && !err.permanent) {
+        // A retry creates its batch over this same upload: one file per Agent, however many tries.
+        err.inputFileId = fileId;
+        throw err;
+      }
+      // No batch will ever refer to the upload, so nothing would ever clean it up: remove it now.
+      await this.deleteFile(fileId, req.apiKey).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async upload(req: BatchSubmitRequest): Promise<string> {
     const form = new FormData();
     form.append("purpose", "batch");
     const jsonlText = `${JSON.stringify(openaiInputLine(req))}\n`;
@@ -95,20 +119,7 @@ export class OpenAIBatchProvider implements BatchProvider {
       headers: this.headers(req.apiKey),
       form,
     });
-    const fileId = str(V, record(V, uploaded.body, "file").id, "file.id");
-    try {
-      const created = await this.http.json({
-        method: "POST",
-        path: "/batches",
-        headers: this.headers(req.apiKey),
-        json: openaiCreateBatchBody(fileId, req.agentUid),
-      });
-      return { batchId: str(V, record(V, created.body, "batch").id, "batch.id") };
-    } catch (err) {
-      // No batch refers to the upload, so nothing would ever clean it up: remove it now.
-      await this.deleteFile(fileId, req.apiKey).catch(() => undefined);
-      throw err;
-    }
+    return str(V, record(V, uploaded.body, "file").id, "file.id");
   }
 
   private async getBatch(

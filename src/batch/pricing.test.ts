@@ -44,14 +44,27 @@ describe("batchCostUsd", () => {
     expect(cached).toBe(plain);
   });
 
-  it("counts cache tokens toward the haiku long-prompt tier, which then bills input and output", () => {
-    const usage = { input_tokens: 60_000, output_tokens: 1_000, cache_read_input_tokens: 40_001 };
-    expect(batchCostUsd("claude-haiku-5-5", usage)).toBeCloseTo((60_000 * 0.25 + 1_000 * 1.25) / M, 12);
-    expect(batchCostUsd("claude-haiku-5-5", { ...usage, cache_read_input_tokens: 40_000 })).toBeCloseTo(
-      (60_000 * 0.05 + 1_000 * 0.25) / M,
-      12,
-    );
-  });
+  // Issue 13 item 10e: the seed's rule is "more than 100,000 input tokens"; cache tokens do not
+  // move a request into the long-prompt tier.
+  it.each([
+    { input: 100_000, cacheRead: 50_000, cacheWrite: 0, long: false },
+    { input: 100_000, cacheRead: 0, cacheWrite: 30_000, long: false },
+    { input: 60_000, cacheRead: 40_001, cacheWrite: 0, long: false },
+    { input: 100_001, cacheRead: 0, cacheWrite: 0, long: true },
+    { input: 100_001, cacheRead: 5_000, cacheWrite: 5_000, long: true },
+  ])(
+    "haiku 5.5 with $input input + $cacheRead cache-read + $cacheWrite cache-write tokens: long tier $long",
+    ({ input, cacheRead, cacheWrite, long }) => {
+      const usage = {
+        input_tokens: input,
+        output_tokens: 1_000,
+        cache_read_input_tokens: cacheRead,
+        cache_creation_input_tokens: cacheWrite,
+      };
+      const [inRate, outRate] = long ? [0.25, 1.25] : [0.05, 0.25];
+      expect(batchCostUsd("claude-haiku-5-5", usage)).toBeCloseTo((input * inRate + 1_000 * outRate) / M, 12);
+    },
+  );
 
   it("has no prefix or case tolerance in the table", () => {
     expect(Object.keys(ANTHROPIC_PRICES).every((k) => k === k.toLowerCase() && k.startsWith("claude-"))).toBe(

@@ -17,7 +17,7 @@ interface Rate {
 
 interface ModelPrice {
   standard: Rate;
-  /** Higher rate for every token of a request whose prompt exceeds `aboveTokens`. */
+  /** Higher rate for every token of a request with more than `aboveTokens` input tokens. */
   longPrompt?: { aboveTokens: number; rate: Rate };
 }
 
@@ -58,12 +58,10 @@ const TOKENS_PER_UNIT = 1_000_000;
 export function batchCostUsd(model: string, usage: BilledUsage): number {
   const price = ANTHROPIC_PRICES[model];
   if (price === undefined) return 0;
-  // The tier is decided by the whole prompt (cache reads and writes included), as Anthropic
-  // bills it; only input and output tokens are then priced.
-  const promptTokens =
-    usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
+  // The seed's rule is "more than 100,000 input tokens": the tier is decided by input_tokens
+  // alone, cache reads and writes not included (issue 13 item 10e).
   const r =
-    price.longPrompt !== undefined && promptTokens > price.longPrompt.aboveTokens
+    price.longPrompt !== undefined && usage.input_tokens > price.longPrompt.aboveTokens
       ? price.longPrompt.rate
       : price.standard;
   const cents = usage.input_tokens * r.input + usage.output_tokens * r.output;

@@ -24,6 +24,11 @@ export interface BatchSubmitRequest {
   outputSchema?: Record<string, unknown>;
   /** The vendor API key read from agent-secrets. */
   apiKey: string;
+  /**
+   * OpenAI only: the input file an earlier, transiently failed attempt of this submit uploaded.
+   * The retry creates its batch over it instead of uploading the prompt again.
+   */
+  inputFileId?: string;
 }
 
 export interface BatchSubmitResult {
@@ -63,6 +68,9 @@ export interface BatchProvider {
 }
 
 export class BatchProviderError extends Error {
+  /** OpenAI submit: the uploaded input file a retry should reuse (the batch create failed transiently). */
+  inputFileId?: string;
+
   constructor(
     message: string,
     readonly status?: number,
@@ -71,4 +79,17 @@ export class BatchProviderError extends Error {
     super(message);
     this.name = "BatchProviderError";
   }
+
+  /**
+   * A 4xx other than 408, 409 and 429: the request itself is wrong (bad key, unknown model,
+   * invalid field), so repeating it cannot help. Everything else (408, 409, 429, 5xx, a
+   * transport failure, an unreadable body) may pass on a later attempt.
+   */
+  get permanent(): boolean {
+    return isPermanentHttpStatus(this.status);
+  }
+}
+
+export function isPermanentHttpStatus(status: number | undefined): boolean {
+  return status !== undefined && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
 }
