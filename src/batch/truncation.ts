@@ -1,0 +1,11 @@
+/**
+ * One outcome for a truncated answer, whatever the vendor (issue 13 item 7): Anthropic
+ * `stop_reason: max_tokens` (or `model_context_window_exceeded`), Gemini `finishReason:
+ * MAX_TOKENS` and OpenAI `status: incomplete` all fail the run with codex's wording
+ * (providers/cli-output.md), `Incomplete response returned, reason: <the vendor's reason>`.
+ * A cut-off answer (under output.schema, half a JSON document) is not a result anyone can use,
+ * and the seed already fixes that outcome for OpenAI.
+ */
+export function incompleteReason(reason: string): string {
+  return `Incomplete response returned, reason: ${reason}`;
+}
