@@ -5,6 +5,7 @@
  */
 import type {
   Agent as GenAgent,
+  AgentCondition as GenAgentCondition,
   AgentFile as GenAgentFile,
   AgentSpec as GenAgentSpec,
   AgentStatus as GenAgentStatus,
@@ -27,6 +28,7 @@ export type ObjectMeta = GenObjectMeta;
 export type Agent = GenAgent;
 export type AgentSpec = GenAgentSpec;
 export type AgentStatus = GenAgentStatus;
+export type AgentCondition = GenAgentCondition;
 export type AgentFile = GenAgentFile;
 export type AgentPhase = NonNullable<AgentStatus["phase"]>;
 

@@ -1,0 +1,503 @@
+import { describe, expect, it } from "vitest";
+import { agent, definition, input, iso, NS, station, T0 } from "../../test/support/core-builders.js";
+import type { Action, PatchStatusAction, RecordEventAction } from "./actions.js";
+import {
+  conditionReason,
+  type DesiredCondition,
+  mergeConditions,
+  QUEUE_POSITION_DETAIL,
+  reasonFromKind,
+  report,
+} from "./conditions.js";
+import type { ReconcileInput } from "./input.js";
+import { reconcile } from "./state-machine.js";
+import type { AgentCondition } from "./types.js";
+
+const NOW = T0 + 60_000;
+const NOW_ISO = iso(NOW);
+const EARLIER = iso(T0 - 3600_000);
+const REF = { namespace: NS, name: "run-1", uid: "uid-run-1" };
+const FIN = "agents.re-cinq.com/batch-cleanup";
+
+const run = (over: Partial<ReconcileInput>) => reconcile(input({ now: NOW, ...over }));
+const statusPatch = (actions: Action[]) =>
+  actions.find((a): a is PatchStatusAction => a.type === "patchStatus" && a.id === "patch-status");
+const conditionsOf = (actions: Action[]) => statusPatch(actions)?.status.conditions;
+const kubeEvents = (actions: Action[]) =>
+  actions
+    .filter((a): a is RecordEventAction => a.type === "recordEvent")
+    .map((a) => ({
+      regarding: a.regarding.name,
+      type: a.event.type,
+      reason: a.event.reason,
+      note: a.event.note,
+      dependsOn: a.dependsOn,
+    }));
+const cond = (
+  type: string,
+  status: AgentCondition["status"],
+  reason: string,
+  message: string,
+  lastTransitionTime = NOW_ISO,
+): AgentCondition => ({ type, status, lastTransitionTime, reason, message });
+
+/** A Station with room for one run, that run busy, and `older` Agents waiting before run-1. */
+function queued(older: number, extra: Partial<ReconcileInput> = {}): Partial<ReconcileInput> {
+  return {
+    station: station().spec({ maxConcurrentRuns: 1 }).build(),
+    stationAgents: [
+      agent("busy").running(T0).build(),
+      ...Array.from({ length: older }, (_, i) =>
+        agent(`older-${i}`)
+          .created(T0 - 1000 * (i + 1))
+          .build(),
+      ),
+    ],
+    ...extra,
+  };
+}
+
+const QUEUE_MSG_2_OF_2 =
+  "waiting for a free slot on Station st: position 2 of 2 in its queue (at most 1 running)";
+
+describe("the queue: a waiting Agent shows phase Pending and why", () => {
+  it("first seen waiting: patches phase Pending with Queued and Ready conditions, and one Queued Event", () => {
+    const actions = run(queued(1));
+    expect(statusPatch(actions)).toEqual({
+      id: "patch-status",
+      type: "patchStatus",
+      agent: REF,
+      resourceVersion: "100",
+      status: {
+        phase: "Pending",
+        conditions: [
+          cond("Queued", "True", "WaitingForSlot", QUEUE_MSG_2_OF_2),
+          cond("Ready", "False", "Queued", QUEUE_MSG_2_OF_2),
+        ],
+      },
+    });
+    expect(kubeEvents(actions)).toEqual([
+      {
+        regarding: "run-1",
+        type: "Normal",
+        reason: "Queued",
+        note: "queued behind 2 runs on Station st (position 2 of 2, at most 1 running)",
+        dependsOn: ["patch-status"],
+      },
+    ]);
+  });
+
+  it("still at the same place: no write, no Event", () => {
+    const waiting = agent()
+      .status({
+        phase: "Pending",
+        conditions: [
+          cond("Queued", "True", "WaitingForSlot", QUEUE_MSG_2_OF_2, EARLIER),
+          cond("Ready", "False", "Queued", QUEUE_MSG_2_OF_2, EARLIER),
+        ],
+      })
+      .build();
+    expect(run(queued(1, { agent: waiting }))).toEqual([]);
+  });
+
+  it("the queue moved: the message follows, lastTransitionTime and phase stay, no new Event", () => {
+    const waiting = agent()
+      .status({
+        phase: "Pending",
+        conditions: [
+          cond("Queued", "True", "WaitingForSlot", "waiting … position 3 of 3 …", EARLIER),
+          cond("Ready", "False", "Queued", "waiting … position 3 of 3 …", EARLIER),
+        ],
+      })
+      .build();
+    const actions = run(queued(1, { agent: waiting }));
+    expect(statusPatch(actions)?.status).toEqual({
+      conditions: [
+        cond("Queued", "True", "WaitingForSlot", QUEUE_MSG_2_OF_2, EARLIER),
+        cond("Ready", "False", "Queued", QUEUE_MSG_2_OF_2, EARLIER),
+      ],
+    });
+    expect(kubeEvents(actions)).toEqual([]);
+  });
+
+  it(`beyond position ${QUEUE_POSITION_DETAIL} the message stops moving, bounding the writes a freed slot causes`, () => {
+    const [q] = conditionsOf(run(queued(QUEUE_POSITION_DETAIL + 5))) ?? [];
+    expect(q?.message).toBe(
+      `waiting for a free slot on Station st: beyond position ${QUEUE_POSITION_DETAIL} in its queue (at most 1 running)`,
+    );
+  });
+
+  it("observedGeneration is the Agent's metadata.generation", () => {
+    const a = agent().build();
+    a.metadata.generation = 3;
+    for (const c of conditionsOf(run(queued(0, { agent: a }))) ?? []) expect(c.observedGeneration).toBe(3);
+  });
+});
+
+describe("transitions: the conditions ride in the rule's own status patch", () => {
+  it("admitted after waiting: Queued ends, Ready becomes True; JobCreated after the create and the patch, then Started", () => {
+    const was = agent()
+      .status({
+        phase: "Pending",
+        conditions: [
+          cond("Queued", "True", "WaitingForSlot", QUEUE_MSG_2_OF_2, EARLIER),
+          cond("Ready", "False", "Queued", QUEUE_MSG_2_OF_2, EARLIER),
+        ],
+      })
+      .build();
+    const actions = run({ agent: was });
+    expect(statusPatch(actions)?.status).toEqual({
+      phase: "Running",
+      jobName: "agent-job-run-1",
+      startedAt: NOW_ISO,
+      conditions: [
+        cond("Queued", "False", "Started", "the run left the queue"),
+        cond("Ready", "True", "Running", "running in Job agent-job-run-1"),
+      ],
+    });
+    expect(statusPatch(actions)?.dependsOn).toEqual(["create-job"]);
+    expect(kubeEvents(actions)).toEqual([
+      {
+        regarding: "run-1",
+        type: "Normal",
+        reason: "JobCreated",
+        note: "created Job agent-job-run-1",
+        dependsOn: ["create-job", "patch-status"],
+      },
+      {
+        regarding: "run-1",
+        type: "Normal",
+        reason: "Started",
+        note: "the run started: running in Job agent-job-run-1",
+        dependsOn: ["patch-status"],
+      },
+    ]);
+  });
+
+  it("admitted at once: no Queued condition is ever written", () => {
+    expect(conditionsOf(run({}))?.map((c) => c.type)).toEqual(["Ready"]);
+  });
+
+  it("Job complete: Ready False, Complete True (what kubectl wait --for=condition=Complete reads), Succeeded Event", () => {
+    const running = agent()
+      .running(T0, {
+        conditions: [cond("Ready", "True", "Running", "running in Job agent-job-run-1", EARLIER)],
+      })
+      .build();
+    const actions = run({
+      agent: running,
+      job: { found: true, status: { conditions: [{ type: "Complete", status: "True" }] } },
+      pod: { found: true, containerStatuses: [], agentLog: { available: true, text: "done" } },
+    });
+    expect(conditionsOf(actions)).toEqual([
+      cond("Ready", "False", "Succeeded", "the run has finished"),
+      cond("Complete", "True", "Succeeded", "the run succeeded (exit code 0)"),
+    ]);
+    expect(kubeEvents(actions)).toEqual([
+      {
+        regarding: "run-1",
+        type: "Normal",
+        reason: "Succeeded",
+        note: "the run succeeded (exit code 0)",
+        dependsOn: ["patch-status"],
+      },
+    ]);
+  });
+
+  it("Job failed: Failed True with the failure kind as reason and the failureReason as message, Warning Event", () => {
+    const actions = run({
+      agent: agent().running(T0).build(),
+      job: {
+        found: true,
+        status: {
+          conditions: [{ type: "Failed", status: "True", reason: "DeadlineExceeded", message: "too long" }],
+        },
+      },
+      pod: { found: false },
+    });
+    expect(conditionsOf(actions)).toEqual([
+      cond("Ready", "False", "Failed", "DeadlineExceeded: too long"),
+      cond("Failed", "True", "JobFailed", "DeadlineExceeded: too long"),
+    ]);
+    expect(kubeEvents(actions)).toEqual([
+      {
+        regarding: "run-1",
+        type: "Warning",
+        reason: "Failed",
+        note: "DeadlineExceeded: too long",
+        dependsOn: ["patch-status"],
+      },
+    ]);
+  });
+
+  it("a missing Station fails at Pending: Failed MissingRef, and no Queued condition", () => {
+    const actions = run({ station: undefined, definition: undefined });
+    expect(conditionsOf(actions)).toEqual([
+      cond("Ready", "False", "Failed", "Station st not found"),
+      cond("Failed", "True", "MissingRef", "Station st not found"),
+    ]);
+    expect(kubeEvents(actions).map((e) => [e.type, e.reason, e.note])).toEqual([
+      ["Warning", "Failed", "Station st not found"],
+    ]);
+  });
+
+  it("a terminal Agent is never touched (terminal → terminal is a no-op)", () => {
+    expect(run({ agent: agent().completed("Succeeded", T0).build() })).toEqual([]);
+  });
+
+  it("a Running Agent that lacks its conditions gets them once, without a Started Event", () => {
+    const actions = run({ agent: agent().running(T0).build(), job: { found: true, status: {} } });
+    expect(actions.map((a) => a.type)).toEqual(["patchStatus"]);
+    expect(conditionsOf(actions)).toEqual([
+      cond("Ready", "True", "Running", "running in Job agent-job-run-1"),
+    ]);
+    expect(statusPatch(actions)?.status.phase).toBeUndefined();
+  });
+});
+
+describe("batch runs", () => {
+  const batchDef = () => definition().batch();
+  it("submitted: Ready True with the batch, BatchSubmitted and Started Events", () => {
+    const actions = run({
+      definition: batchDef().build(),
+      agent: agent().finalizers(FIN).build(),
+      batch: { submitted: { batchId: "msgbatch_1", at: NOW } },
+    });
+    expect(conditionsOf(actions)).toEqual([
+      cond("Ready", "True", "Running", "batch msgbatch_1 in flight at anthropic"),
+    ]);
+    expect(kubeEvents(actions).map((e) => [e.reason, e.note])).toEqual([
+      ["BatchSubmitted", "submitted batch msgbatch_1 to anthropic"],
+      ["Started", "the run started: batch msgbatch_1 in flight at anthropic"],
+    ]);
+  });
+
+  const inFlight = () =>
+    agent()
+      .finalizers(FIN)
+      .status({
+        phase: "Running",
+        batchId: "msgbatch_1",
+        batchProvider: "anthropic",
+        startedAt: iso(NOW - 2 * 24 * 3600_000),
+      })
+      .build();
+
+  it("timed out with onTimeout: fail: BatchTimedOut and Failed Events; a failed cancel is an Event too", () => {
+    const actions = run({
+      agent: inFlight(),
+      definition: batchDef().build(),
+      batch: { lastPollAt: NOW, pollResult: { state: "in_progress" } },
+    });
+    expect(conditionsOf(actions)?.find((c) => c.type === "Failed")).toEqual(
+      cond("Failed", "True", "BatchTimeout", "batch timed out"),
+    );
+    expect(kubeEvents(actions).map((e) => [e.type, e.reason, e.note])).toEqual([
+      ["Warning", "BatchTimedOut", "batch msgbatch_1 at anthropic timed out; cancel requested"],
+      ["Warning", "Failed", "batch timed out"],
+    ]);
+    const cancel = actions.find((a) => a.type === "cancelBatch");
+    expect(cancel?.failureEvent).toEqual({
+      type: "Warning",
+      reason: "CancelFailed",
+      action: "CancelBatch",
+      note: "cancel of batch msgbatch_1 at anthropic failed",
+    });
+  });
+
+  it("timed out with fallback at a full Station: Queued for the fallback Job, one Queued and one BatchTimedOut Event", () => {
+    const actions = run({
+      agent: inFlight(),
+      definition: batchDef()
+        .spec({ batch: { onTimeout: "fallback" } })
+        .build(),
+      station: station().spec({ maxConcurrentRuns: 1 }).build(),
+      stationAgents: [agent("other").running(T0).build()],
+      batch: { lastPollAt: NOW },
+    });
+    const all = conditionsOf(actions) ?? [];
+    expect(all.find((c) => c.type === "Ready")).toMatchObject({ status: "True", reason: "Running" });
+    expect(kubeEvents(actions).map((e) => e.reason)).toEqual(["BatchTimedOut"]);
+    // The next pass (fallback-wait) shows why the run waits.
+    const after = agent()
+      .finalizers(FIN)
+      .status({ ...inFlight().status, batchFallback: true, conditions: all })
+      .build();
+    const next = run({
+      agent: after,
+      definition: batchDef()
+        .spec({ batch: { onTimeout: "fallback" } })
+        .build(),
+      station: station().spec({ maxConcurrentRuns: 1 }).build(),
+      stationAgents: [agent("other").running(T0).build()],
+    });
+    const msg =
+      "the batch timed out; its fallback Job waits for a free slot on Station st (at most 1 running)";
+    expect(conditionsOf(next)).toEqual([
+      cond("Ready", "False", "Queued", msg),
+      cond("Queued", "True", "WaitingForSlot", msg),
+    ]);
+    expect(kubeEvents(next).map((e) => [e.reason, e.note])).toEqual([["Queued", msg]]);
+  });
+
+  it("a failed cleanup is a Warning Event with the provider's error and the attempt", () => {
+    const actions = run({
+      agent: agent()
+        .finalizers(FIN)
+        .status({ ...inFlight().status, phase: "Succeeded" })
+        .build(),
+      definition: batchDef().build(),
+      batch: { cleanupResult: { state: "failed", error: "HTTP 500" } },
+    });
+    expect(kubeEvents(actions)).toEqual([
+      {
+        regarding: "run-1",
+        type: "Warning",
+        reason: "CleanupFailed",
+        note: "cleanup of batch msgbatch_1 at anthropic failed (attempt 1 of 5): HTTP 500",
+        dependsOn: undefined,
+      },
+    ]);
+  });
+});
+
+describe("Replace", () => {
+  it("the deleted run gets a Preempted Event, the new one a Preempting Event, each after the delete", () => {
+    const actions = run({
+      station: station().spec({ concurrencyPolicy: "Replace" }).build(),
+      stationAgents: [
+        agent("old")
+          .running(T0 - 5000)
+          .rv("7")
+          .build(),
+      ],
+    });
+    expect(kubeEvents(actions).slice(0, 2)).toEqual([
+      {
+        regarding: "old",
+        type: "Warning",
+        reason: "Preempted",
+        note: "deleted to make room for Agent run-1 (Station st, concurrencyPolicy Replace)",
+        dependsOn: ["preempt-old"],
+      },
+      {
+        regarding: "run-1",
+        type: "Normal",
+        reason: "Preempting",
+        note: "deleted Running Agent old to make room (Station st, concurrencyPolicy Replace)",
+        dependsOn: ["preempt-old"],
+      },
+    ]);
+  });
+});
+
+describe("a rule's reportWaiting (a retried create or submit)", () => {
+  const waitingDecision = (message: string) => ({
+    rules: ["job-create-backoff"],
+    actions: [
+      {
+        id: "report-waiting",
+        type: "reportWaiting" as const,
+        agent: REF,
+        reason: "JobCreateRetrying",
+        message,
+        retryAt: NOW + 8000,
+      },
+    ],
+  });
+
+  it("becomes Ready=False with its reason and message, and a Warning Event once per new message", () => {
+    const actions = report(input({ now: NOW }), waitingDecision("Job create failed: 503; retrying"), NOW_ISO);
+    expect(actions[0]?.type).toBe("reportWaiting");
+    expect(conditionsOf(actions)).toEqual([
+      cond("Ready", "False", "JobCreateRetrying", "Job create failed: 503; retrying"),
+    ]);
+    expect(statusPatch(actions)?.status.phase).toBe("Pending");
+    expect(kubeEvents(actions)).toEqual([
+      {
+        regarding: "run-1",
+        type: "Warning",
+        reason: "JobCreateRetrying",
+        note: "Job create failed: 503; retrying",
+        dependsOn: ["patch-status"],
+      },
+    ]);
+    const shown = agent()
+      .status({ phase: "Pending", conditions: conditionsOf(actions) ?? [] })
+      .build();
+    const again = report(
+      input({ now: NOW + 1000, agent: shown }),
+      waitingDecision("Job create failed: 503; retrying"),
+      iso(NOW + 1000),
+    );
+    expect(again.map((a) => a.type)).toEqual(["reportWaiting"]);
+  });
+});
+
+describe("mergeConditions (meta.SetStatusCondition)", () => {
+  const d = (status: AgentCondition["status"], reason: string, message = "m"): DesiredCondition => ({
+    type: "Ready",
+    status,
+    reason,
+    message,
+  });
+
+  it.each<[string, AgentCondition[] | undefined, DesiredCondition[], AgentCondition[]]>([
+    ["adds a new type", undefined, [d("True", "Running")], [cond("Ready", "True", "Running", "m")]],
+    [
+      "keeps lastTransitionTime when only reason or message change",
+      [cond("Ready", "False", "Queued", "old", EARLIER)],
+      [d("False", "JobCreateRetrying", "new")],
+      [cond("Ready", "False", "JobCreateRetrying", "new", EARLIER)],
+    ],
+    [
+      "moves lastTransitionTime when the status changes",
+      [cond("Ready", "False", "Queued", "m", EARLIER)],
+      [d("True", "Running")],
+      [cond("Ready", "True", "Running", "m")],
+    ],
+    [
+      "keeps other types and their order",
+      [
+        cond("Queued", "True", "WaitingForSlot", "q", EARLIER),
+        cond("Ready", "False", "Queued", "q", EARLIER),
+      ],
+      [d("True", "Running")],
+      [cond("Queued", "True", "WaitingForSlot", "q", EARLIER), cond("Ready", "True", "Running", "m")],
+    ],
+    [
+      "an onlyIfPresent condition is not added",
+      undefined,
+      [{ ...d("False", "Started"), type: "Queued", onlyIfPresent: true }],
+      [],
+    ],
+  ])("%s", (_name, current, desired, expected) => {
+    expect(mergeConditions(current, desired, NOW_ISO, undefined)).toEqual(expected);
+  });
+
+  it("caps the message at 32768 bytes", () => {
+    const [c] = mergeConditions(undefined, [d("False", "Failed", "é".repeat(20_000))], NOW_ISO, 1);
+    expect(Buffer.byteLength(c?.message ?? "")).toBeLessThanOrEqual(32768);
+  });
+});
+
+describe("reasons", () => {
+  it.each([
+    ["job_failed", "JobFailed"],
+    ["missing_ref", "MissingRef"],
+    ["batch_timeout", "BatchTimeout"],
+    [undefined, "Failed"],
+  ] as const)("failure kind %s → %s", (kind, reason) => {
+    expect(reasonFromKind(kind)).toBe(reason);
+  });
+
+  it.each([
+    ["JobCreateRetrying", "JobCreateRetrying"],
+    ["job-create retrying!", "jobcreateretrying"],
+    ["429Throttled", "Waiting429Throttled"],
+    ["Retry:", "Retry"],
+  ])("a condition reason from %j is %j (metav1.Condition's pattern)", (raw, reason) => {
+    expect(conditionReason(raw)).toBe(reason);
+    expect(reason).toMatch(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/);
+  });
+});
