@@ -110,7 +110,6 @@ export function capturedIo(): CapturedIo {
         on: (signal, listener) => signals.on(signal, listener),
         off: (signal, listener) => signals.off(signal, listener),
       },
-      now: Date.now,
     },
   };
   return captured;

@@ -16,6 +16,7 @@ import { SinkDispatcher, type SinkDispatcherOptions } from "../../sinks/dispatch
 import type { EventSource } from "../../sinks/envelope.js";
 import type { LifecycleEvent } from "../../sinks/lifecycle.js";
 import { retryFromEnv } from "../../sinks/retry.js";
+import { resolveSinks } from "../../sinks/sinks.js";
 import { type Env, podSelect, podSinks, podSource } from "./run-env.js";
 
 /** Writes one line to a file descriptor, synchronously, so nothing is lost on an immediate exit. */
@@ -58,20 +59,25 @@ export class RunEmitter {
   private readonly vendor: Vendor;
   private readonly stdout: LineWriter;
   private readonly dispatcher: SinkDispatcher;
+  /** The http and file sinks; undeliverable entries are logged once here, not once per event. */
+  private readonly deliverable: readonly SinkSpec[];
 
   constructor(options: RunEmitterOptions) {
     const { env } = options;
+    const log = options.log ?? jsonLineLogger("sinks");
     this.source = podSource(env);
     this.sinks = podSinks(env);
     this.select = podSelect(env);
     this.vendor = options.vendor;
     this.stdout = options.stdout ?? stdoutWriter;
+    for (const reason of resolveSinks(this.sinks).skipped) log.warn("sink skipped", { reason });
+    this.deliverable = this.sinks.filter((sink) => resolveSinks([sink]).sinks.length > 0);
     this.dispatcher = new SinkDispatcher({
       readSecretKey: async (_namespace, key) => env[key],
       retry: retryFromEnv(env),
       // OQ-61: relative file sink paths resolve against HOME, shared by every run container.
       fileBaseDir: env.HOME || "/agent",
-      log: options.log ?? jsonLineLogger("sinks"),
+      log,
       ...options.dispatcher,
     });
   }
@@ -99,6 +105,6 @@ export class RunEmitter {
   }
 
   private request(items: Parameters<SinkDispatcher["deliver"]>[0]["items"]) {
-    return { source: this.source, sinks: this.sinks, select: this.select, vendor: this.vendor, items };
+    return { source: this.source, sinks: this.deliverable, select: this.select, vendor: this.vendor, items };
   }
 }

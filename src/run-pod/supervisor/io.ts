@@ -1,6 +1,6 @@
 /**
- * The supervisor's connections to its own process: where its stdout and stderr lines go, where
- * signals come from, and the clock. The real process by default; tests pass their own.
+ * The supervisor's connections to its own process: where its stdout and stderr lines go and where
+ * signals come from. The real process by default; tests pass their own.
  */
 import { type LineWriter, stderrWriter, stdoutWriter } from "../common/emitter.js";
 
@@ -16,14 +16,12 @@ export interface SupervisorIo {
   /** Usage text, `[agent] ` lines and the supervisor's own diagnostics. */
   stderr: LineWriter;
   signals: SignalSource;
-  now(): number;
 }
 
 export const processIo: SupervisorIo = {
   stdout: stdoutWriter,
   stderr: stderrWriter,
   signals: process,
-  now: Date.now,
 };
 
 /** Signals an agent process receives when the supervisor does (runtime.md §8 row 3). */

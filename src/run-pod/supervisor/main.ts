@@ -12,7 +12,7 @@ import { type Execution, executionMode } from "./settings.js";
 export const USAGE = "usage: ai-agent-supervisor -- <agent command> [<argument>...]";
 export const USAGE_EXIT_CODE = 2;
 
-/** A supervisor mode: what follows `--`, the environment, the process connections, the start time. */
+/** A supervisor mode: what follows `--`, the environment, the process connections, the start time (epoch ms). */
 export type SupervisorMode = (
   command: readonly string[],
   env: Env,
@@ -51,7 +51,7 @@ export async function runSupervisorWith(
   env: Env,
   io: SupervisorIo,
 ): Promise<number> {
-  const startedAt = io.now();
+  const startedAt = Date.now();
   const args = parseSupervisorArgs(argv);
   const mode = executionMode(env);
   if (typeof mode === "object") {

@@ -286,6 +286,26 @@ describe("sinks (events.md §2, §3, §7, §8)", () => {
     expect(captured.stderr.join("\n")).toContain("already is an envelope");
   });
 
+  it("logs an undeliverable sink once, not once per event, and still serves the others", async () => {
+    await writeScript(dirs.bin, "agent", echo("one", "two", "three", "four"));
+    const code = await run(["agent"], {
+      AGENT_SINKS: j([
+        { type: "http" },
+        { type: "carrier-pigeon" },
+        { type: "http", url: sink.url("/sink") },
+      ]),
+    });
+    expect(code).toBe(0);
+    expect(sink.jsonBodies("/sink")).toHaveLength(6);
+    const skipped = captured.stderr
+      .filter((l) => l.includes("sink skipped"))
+      .map((l) => JSON.parse(l).reason);
+    expect(skipped).toEqual([
+      "output.sinks[0]: http sink has no url",
+      'output.sinks[1]: unknown sink type "carrier-pigeon"',
+    ]);
+  });
+
   it("delivers the deadline's terminal event and the file events, which select never filters", async () => {
     await writeFile(join(dirs.workspace, "report.md"), "# report\n");
     await writeScript(dirs.bin, "agent", `${echo(claudeInit)}\nexec sleep 30\n`);
