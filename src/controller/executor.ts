@@ -11,11 +11,11 @@ import {
   isPermanentHttpStatus,
 } from "../batch/provider.js";
 import type { Action, ApiKeyRef } from "../core/actions.js";
-import type { BatchMemory, BatchSubmitFailure } from "../core/input.js";
+import type { BatchMemory, BatchSubmitFailure, JobCreateFailure } from "../core/input.js";
 import { type Agent, agentRef } from "../core/types.js";
 import type { AgentEventRecorder } from "./events/recorder.js";
 import type { KubeClient } from "./kube/client.js";
-import { KubeApiError } from "./kube/errors.js";
+import { isPermanent, KubeApiError } from "./kube/errors.js";
 import { AGENTS, JOBS, SECRETS } from "./kube/resources.js";
 import type { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
@@ -84,17 +84,31 @@ export class Executor {
     const ns = this.d.namespace;
     switch (a.type) {
       case "createJob": {
-        const res = await this.d.client.create<V1Job>(JOBS, ns, a.job);
+        const previous = this.d.memory.jobCreateFailure(a.agent.uid);
+        const failed = (err: unknown) => {
+          // Item 1: the core fails the Agent (permanent) or reports why it waits and retries (transient).
+          const f = jobCreateFailureOf(err, previous, this.d.now());
+          this.d.memory.setJobCreateFailure(a.agent.uid, f);
+          report.reconcileAgain = true;
+          this.d.log(
+            `${a.agent.name}: Job creation failed (${f.permanent ? "permanent" : "transient"}): ${f.message}`,
+          );
+          return false;
+        };
+        let res: { created: boolean; object: V1Job | undefined };
+        try {
+          res = await this.d.client.create<V1Job>(JOBS, ns, a.job);
+        } catch (err) {
+          return failed(err);
+        }
         if (!res.created) {
-          // OQ-56: adopt an existing Job only when this Agent owns it.
+          // OQ-56: adopt an existing Job only when this Agent owns it; otherwise wait (and say why).
           const owner = res.object?.metadata?.ownerReferences?.find((r) => r.controller);
           if (owner?.uid !== a.agent.uid) {
-            this.d.log(
-              `${a.agent.name}: Job ${a.job.metadata?.name} exists and is not owned by this Agent; waiting`,
-            );
-            return false;
+            return failed(new Error(`Job ${a.job.metadata?.name} exists and is not owned by this Agent`));
           }
         }
+        this.d.memory.setJobCreateFailure(a.agent.uid, undefined);
         this.d.memory.markIssued(a.agent.name, agent.spec.stationRef);
         return true;
       }
@@ -249,6 +263,26 @@ export class ApiKeyUnavailable extends Error {
     super(message);
     this.name = "ApiKeyUnavailable";
   }
+}
+
+/**
+ * How a failed Job creation is remembered: permanent (a 4xx other than 408/409/429) or not, the
+ * API server's own message, attempts in a row, and its Retry-After.
+ */
+export function jobCreateFailureOf(
+  err: unknown,
+  previous: JobCreateFailure | undefined,
+  now: number,
+): JobCreateFailure {
+  const api = err instanceof KubeApiError ? err : undefined;
+  const message = api ? `${api.status}${api.reason ? ` ${api.reason}` : ""}: ${api.detail}` : errorText(err);
+  return {
+    permanent: isPermanent(err),
+    message,
+    at: now,
+    attempts: (previous?.attempts ?? 0) + 1,
+    ...(api?.retryAfterMs !== undefined ? { retryAfterMs: api.retryAfterMs } : {}),
+  };
 }
 
 function errorText(err: unknown): string {

@@ -418,6 +418,147 @@ const CANCEL_RETRY_ROWS: Row[] = [
   },
 ];
 
+// ---- issue 13: Job creation failures (item 1) and pruning that repairs itself (items 5, 10d).
+const QUOTA =
+  '403 Forbidden: jobs.batch "agent-job-run-1" is forbidden: exceeded quota: jobs, requested: count/jobs.batch=1, used: count/jobs.batch=1, limited: count/jobs.batch=1';
+const JOB_CREATE_ROWS: Row[] = [
+  {
+    name: "Job creation refused (quota Forbidden): Failed, the reason quotes the API server, counted job_rejected",
+    in: { jobCreateFailure: { permanent: true, message: QUOTA, at: NOW - 1000, attempts: 1 } },
+    rules: ["job-create-refused"],
+    actions: failedAtPending(`Job creation refused: ${QUOTA}`, "job_rejected"),
+  },
+  {
+    name: "Job creation failed with a 5xx: waits for the backoff and says why",
+    in: {
+      jobCreateFailure: {
+        permanent: false,
+        message: "503: etcd leader changed",
+        at: NOW - 1000,
+        attempts: 2,
+      },
+    },
+    rules: ["job-create-backoff"],
+    actions: [
+      {
+        id: "report-waiting",
+        type: "reportWaiting",
+        agent: REF,
+        reason: "JobCreateRetrying",
+        message: `Job creation failed (attempt 2), retrying at ${iso(NOW + 3000)}: 503: etcd leader changed`,
+        retryAt: NOW + 3000,
+      },
+    ],
+  },
+  {
+    name: "Job creation throttled (429): Retry-After wins over the backoff",
+    in: {
+      jobCreateFailure: {
+        permanent: false,
+        message: "429: slow down",
+        at: NOW - 1000,
+        attempts: 1,
+        retryAfterMs: 30_000,
+      },
+    },
+    rules: ["job-create-backoff"],
+    actions: [
+      {
+        id: "report-waiting",
+        type: "reportWaiting",
+        agent: REF,
+        reason: "JobCreateRetrying",
+        message: `Job creation failed (attempt 1), retrying at ${iso(NOW + 29_000)}: 429: slow down`,
+        retryAt: NOW + 29_000,
+      },
+    ],
+  },
+  {
+    name: "after the backoff the Job creation is tried again",
+    in: { jobCreateFailure: { permanent: false, message: "503", at: NOW - 2000, attempts: 1 } },
+    rules: ["job-create"],
+    actions: [
+      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
+      patch(
+        { phase: "Running", jobName: "agent-job-run-1", startedAt: NOW_ISO },
+        { dependsOn: ["create-job"] },
+      ),
+      {
+        id: "metric-queue",
+        type: "recordMetric",
+        metric: { name: "controller_run_queue_seconds", value: 60 },
+        dependsOn: ["create-job", "patch-status"],
+      },
+    ],
+  },
+];
+const doneRun = (name: string, phase: "Succeeded" | "Failed", ms: number) =>
+  agent(name).completed(phase, ms).build();
+const PRUNE_ROWS: Row[] = [
+  {
+    // A failed prune delete, or a crash after the terminal patch: the next poll's reconcile repairs it.
+    name: "a finished Agent beyond its history limit deletes itself (rv precondition)",
+    in: {
+      agent: agent()
+        .completed("Succeeded", T0 - DAY)
+        .build(),
+      station: station().spec({ successfulRunsHistoryLimit: 1 }).build(),
+      stationAgents: [doneRun("newer", "Succeeded", T0)],
+    },
+    rules: ["terminal-prune"],
+    actions: [
+      { id: "prune-run-1", type: "deleteAgent", agent: REF, resourceVersion: "100", reason: "prune" },
+    ],
+  },
+  {
+    name: "failedRunsHistoryLimit 0: a failed run in the history is deleted",
+    in: {
+      agent: agent().completed("Failed", T0).build(),
+      station: station().spec({ failedRunsHistoryLimit: 0, maxConcurrentRuns: 1 }).build(),
+    },
+    rules: ["terminal-prune"],
+    actions: [
+      { id: "prune-run-1", type: "deleteAgent", agent: REF, resourceVersion: "100", reason: "prune" },
+    ],
+  },
+  {
+    name: "failedRunsHistoryLimit 0: the Job's failure patches Failed and prunes the Agent itself",
+    in: {
+      agent: agent().running(T0).build(),
+      station: station().spec({ failedRunsHistoryLimit: 0, maxConcurrentRuns: 1 }).build(),
+      job: {
+        found: true,
+        status: { conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded" }] },
+      },
+      pod: { found: false },
+    },
+    rules: ["job-finished"],
+    actions: [
+      patch({
+        phase: "Failed",
+        exitCode: 1,
+        completedAt: NOW_ISO,
+        output: "",
+        failureReason: "BackoffLimitExceeded",
+      }),
+      completed("Failed", "1"),
+      duration("Failed", 60),
+      failure("job_failed"),
+      { id: "prune-run-1", type: "deleteAgent", agent: REF, reason: "prune", dependsOn: ["patch-status"] },
+    ],
+  },
+  {
+    name: "a finished Agent within its history limit: no-op",
+    in: {
+      agent: agent().completed("Succeeded", T0).build(),
+      station: station().spec({ successfulRunsHistoryLimit: 1 }).build(),
+      stationAgents: [doneRun("older", "Succeeded", T0 - DAY)],
+    },
+    rules: ["terminal-noop"],
+    actions: [],
+  },
+];
+
 const rows: Row[] = [
   // ---- Pending
   {
@@ -475,6 +616,8 @@ const rows: Row[] = [
       },
     ],
   },
+  ...JOB_CREATE_ROWS,
+  ...PRUNE_ROWS,
   {
     name: "full Station (Allow) waits",
     in: {

@@ -44,9 +44,10 @@ import { admit, fallbackHasSlot } from "./concurrency.js";
 import { report } from "./conditions.js";
 import type { ReconcileInput } from "./input.js";
 import { buildJob } from "./job-builder.js";
+import { jobCreateRefusedReason, jobCreateRetryAt, jobCreateWaiting } from "./job-create.js";
 import { jobNameFor } from "./names.js";
 import { capOutput } from "./output.js";
-import { agentsToPrune } from "./pruning.js";
+import { agentsToPrune, beyondHistoryLimit } from "./pruning.js";
 import { jobState, MSG_JOB_GC, type TerminalResult, terminalFromJob } from "./readback.js";
 import {
   DEFAULT_BATCH_MODEL,
@@ -517,12 +518,34 @@ export interface Rule {
 }
 
 const pending = (c: Ctx) => c.phase === "Pending";
+type JobCreateFailed = NonNullable<ReconcileInput["jobCreateFailure"]>;
+/** A Job run still Pending whose last Job creation failed (issue 13 item 1). */
+const jobCreateFailed = (c: Ctx) =>
+  pending(c) && c.execution !== "batch" ? c.input.jobCreateFailure : undefined;
 const admission = (c: Ctx) =>
   c.station && c.definition
     ? admit(c.agent, c.station, c.input.stationAgents, c.input.pendingCreations)
     : undefined;
 
 export const PHASE_RULES: readonly Rule[] = [
+  {
+    id: "terminal-prune",
+    from: "Succeeded|Failed",
+    to: "deleted",
+    when: "the Agent is terminal and beyond its Station's history limit (a prune delete that failed, a crash between the terminal patch and the prune, a lowered limit)",
+    does: "delete this Agent (resourceVersion precondition), so the next poll repairs the history",
+    guard: (c) =>
+      isTerminal(c.phase) && !!c.station && beyondHistoryLimit(c.station, c.input.stationAgents, c.agent),
+    act: (c) => [
+      {
+        id: `prune-${c.ref.name}`,
+        type: "deleteAgent",
+        agent: c.ref,
+        resourceVersion: c.rv,
+        reason: "prune",
+      },
+    ],
+  },
   {
     id: "terminal-noop",
     from: "Succeeded|Failed",
@@ -628,6 +651,27 @@ export const PHASE_RULES: readonly Rule[] = [
       const a = admission(c);
       return startBatch(c, a?.kind === "start" ? a.preempt : []);
     },
+  },
+  {
+    id: "job-create-refused",
+    from: "Pending",
+    to: "Failed",
+    when: "the last Job creation was refused for good (4xx other than 408/409/429: invalid field, quota, admission webhook, RBAC)",
+    does: "patch Failed, exitCode 1, failureReason `Job creation refused: <the API's message>`; count job_rejected; prune",
+    guard: (c) => jobCreateFailed(c)?.permanent === true,
+    act: (c) => fail(c, jobCreateRefusedReason(jobCreateFailed(c) as JobCreateFailed), "job_rejected"),
+  },
+  {
+    id: "job-create-backoff",
+    from: "Pending",
+    to: "Pending",
+    when: "the last Job creation failed transiently (408, 429, 5xx, network) and its backoff (or Retry-After) has not passed",
+    does: "report why the Agent waits (JobCreateRetrying, with the API's message); reconcile again when the backoff ends",
+    guard: (c) => {
+      const f = jobCreateFailed(c);
+      return f !== undefined && c.now < jobCreateRetryAt(f);
+    },
+    act: (c) => [jobCreateWaiting(c.ref, jobCreateFailed(c) as JobCreateFailed, rfc3339)],
   },
   {
     id: "job-create",
