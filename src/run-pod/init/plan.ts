@@ -166,7 +166,7 @@ function planFiles(env: Env, workspace: string): ToolPlan | undefined {
   if (text === undefined || text.trim() === "") return undefined;
   const raw = jsonEnv(env, "AGENT_FILES");
   if (!Array.isArray(raw))
-    return { tool: "files", entries: [], inputProblem: "AGENT_FILES is not a JSON array" };
+    return { tool: "files", entries: [], inputProblem: "not a JSON array of {path, url, headers_secret?}" };
   if (raw.length === 0) return undefined;
   const entries = raw.map((entry, i): FilePlan => {
     const e = (entry ?? {}) as Record<string, unknown>;
