@@ -50,7 +50,7 @@ export interface ChildRunOptions {
 export type ChildOutcome =
   /** The process could not be started (no agent/started follows). */
   | { kind: "spawn-failed"; error: string }
-  /** The process exited; its own code (128 + n when killed by signal n). */
+  /** The process exited; its own code (128 + n when killed by signal n) and its first terminal line, if any. */
   | { kind: "exited"; exitCode: number; terminal?: TerminalVerdict }
   /** A terminal line came but the process outlived the grace: stopped, code from the verdict. */
   | { kind: "stopped-after-terminal"; exitCode: 0 | 1; terminal: TerminalVerdict }
@@ -132,7 +132,7 @@ export async function runChild(options: ChildRunOptions): Promise<ChildOutcome> 
 
   let outcome: ChildOutcome;
   if (first.kind === "exit") {
-    outcome = { kind: "exited", exitCode: exitStatus(first.exit), ...(terminal ? { terminal } : {}) };
+    outcome = { kind: "exited", exitCode: exitStatus(first.exit) };
   } else if (first.kind === "terminal") {
     const exit = await within(exited, graceMs);
     if (exit !== TIMED_OUT) {
@@ -161,6 +161,8 @@ export async function runChild(options: ChildRunOptions): Promise<ChildOutcome> 
     stdout.end();
     stderr.end();
   }
+  // A terminal line read only after the exit (the usual case for a fast CLI) still counts.
+  if (outcome.kind === "exited" && terminal !== undefined) return { ...outcome, terminal };
   return outcome;
 }
 
