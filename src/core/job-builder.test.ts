@@ -514,6 +514,25 @@ describe("injected environment (runtime.md §6)", () => {
   });
 });
 
+describe("the execution label is the controller's (issue 13 item 7)", () => {
+  const forged = {
+    template: {
+      metadata: { labels: { "agents.re-cinq.com/execution": "realtime", team: "a" } },
+      spec: { containers: [{ name: "agent", image: "node:22-bookworm-slim" }] },
+    },
+  };
+  it("a Station template's execution: realtime is removed from an interactive run's pods", () => {
+    const job = build({ stationSpec: forged });
+    expect(job.spec?.template.metadata?.labels).not.toHaveProperty("agents.re-cinq.com/execution");
+    expect(job.metadata?.labels).not.toHaveProperty("agents.re-cinq.com/execution");
+    expect(job.spec?.template.metadata?.labels?.team).toBe("a");
+  });
+  it("a realtime run still gets it", () => {
+    const job = build({ stationSpec: forged, mode: "realtime", def: { execution: "realtime" } });
+    expect(job.spec?.template.metadata?.labels?.["agents.re-cinq.com/execution"]).toBe("realtime");
+  });
+});
+
 describe("realtime Job (runtime.md §10)", () => {
   const job = build({ mode: "realtime", def: { execution: "realtime" } });
   const c = container(job, "agent");

@@ -313,9 +313,12 @@ export function buildJob(
     [LABEL_STATION]: shortenName(stationName),
     ...(realtime ? { [LABEL_EXECUTION]: "realtime" } : {}),
   };
+  // The execution label is the controller's alone: a Station template cannot make an interactive
+  // run look realtime to the prompt API or the realtime NetworkPolicy (issue 13 item 7).
+  const { [LABEL_EXECUTION]: _forged, ...templateLabels } = template.metadata?.labels ?? {};
   template.metadata = {
     ...template.metadata,
-    labels: { ...template.metadata?.labels, ...runLabels },
+    labels: { ...templateLabels, ...runLabels },
     annotations: {
       ...template.metadata?.annotations,
       "cluster-autoscaler.kubernetes.io/safe-to-evict": "false",

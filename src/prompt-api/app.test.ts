@@ -32,6 +32,8 @@ interface Setup {
   pod?: RunPodState | (() => Promise<RunPodState>);
   supervisor?: Supervisor;
   patchSessionId?: PromptApiDeps["patchSessionId"];
+  /** getAgent rejects with this (the API server failed the read). */
+  agentLookupError?: Error;
 }
 
 function harness(setup: Setup = {}) {
@@ -43,7 +45,10 @@ function harness(setup: Setup = {}) {
     namespace: NS,
     apiToken: API_TOKEN,
     signingKey: SIGNING_KEY,
-    getAgent: (ns, name) => (ns === NS ? agents.get(name) : undefined),
+    getAgent: (ns, name) => {
+      if (setup.agentLookupError) return Promise.reject(setup.agentLookupError);
+      return ns === NS ? agents.get(name) : undefined;
+    },
     resolveRunPod: () => (typeof setup.pod === "function" ? setup.pod() : (setup.pod ?? SERVING)),
     patchSessionId:
       setup.patchSessionId ??
@@ -395,6 +400,15 @@ const rows: Row[] = [
     setup: { pod: { kind: "not-serving" } },
     status: 503,
     response: { error: "the session is not serving yet" },
+    retryAfter: "2",
+  },
+  {
+    // Issue 13 item 7: the API server failing the Agent read is a 503 to retry, not a 500.
+    name: "503 Agent lookup failed",
+    body: prompt("hi"),
+    setup: { agentLookupError: new Error("GET agents/a: 503 etcdserver: leader changed") },
+    status: 503,
+    response: { error: "Agent a cannot be looked up right now" },
     retryAfter: "2",
   },
   {

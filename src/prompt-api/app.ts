@@ -91,7 +91,15 @@ export function createPromptApi<A extends PromptApiAgent>(deps: PromptApiDeps<A>
       forwardBody = JSON.stringify({ prompt });
     }
 
-    const agent = await deps.getAgent(ns, name);
+    let agent: A | undefined;
+    try {
+      agent = await deps.getAgent(ns, name);
+    } catch (err) {
+      // The API server did not answer (restart, throttling, timeout): a retry can succeed, so this
+      // is the documented 503 with Retry-After, never an undocumented 500.
+      log.warn("prompt-api: cannot look up the Agent", { namespace: ns, agent: name, error: String(err) });
+      return retryLater(msg.agentLookupFailed(name));
+    }
     if (!agent) return errorResponse(404, msg.agentNotFound(name));
     const refusal = refuseUnlessRunning(name, agent);
     if (refusal) return errorResponse(refusal.status, refusal.message);

@@ -21,7 +21,9 @@ describe("refuseUnlessRunning", () => {
 });
 
 const REALTIME = { "agents.re-cinq.com/execution": "realtime" };
+/** As the Job builder writes it: the run labels on the Job and on its pod template. */
 const job = (labels?: Record<string, string>): V1Job => ({
+  metadata: { labels },
   spec: { template: { metadata: { labels } } } as never,
 });
 const pod = (opts: {
@@ -84,6 +86,16 @@ describe("runPodStateFrom (OQ-45)", () => {
     [
       "interactive Job",
       { job: job({ "agents.re-cinq.com/agent": "a" }), pods: [pod({ ip: "10.0.0.7", ready: true })] },
+      { kind: "not-realtime" },
+    ],
+    [
+      // A Station template label reaches the pod template (and pods) of Jobs built before the
+      // builder stripped it; only the Job's own labels, written by the controller, count.
+      "interactive Job whose pod template carries a forged execution label",
+      {
+        job: { metadata: { labels: {} }, spec: { template: { metadata: { labels: REALTIME } } } },
+        pods: [pod({ labels: REALTIME, ip: "10.0.0.7", ready: true })],
+      },
       { kind: "not-realtime" },
     ],
     [

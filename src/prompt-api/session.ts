@@ -54,22 +54,24 @@ function podReady(pod: V1Pod): boolean {
 
 /**
  * The run pod's state from the run's Job and its pods (label `job-name=<job>`), per OQ-45:
- * realtime is decided by the execution label the Job builder put on the Job's pod template and
- * pods, not by the definition as it is now (it may have changed since the run started); "serving"
- * means a pod that is Ready, has an IP and is not being deleted. `definitionExecution` is used only
- * when neither the Job nor a pod is left to carry the label.
+ * realtime is decided by the execution label on the Job object itself, which the controller
+ * writes from the run's own labels and never from the Station's template (a template label could
+ * otherwise make an interactive run look realtime; issue 13 item 7). Only when the Job is gone do
+ * the pods' labels decide, and `definitionExecution` only when no pod is left either. "serving"
+ * means a pod that is Ready, has an IP and is not being deleted.
  */
 export function runPodStateFrom(input: {
   job?: V1Job | undefined;
   pods: V1Pod[];
   definitionExecution?: string | undefined;
 }): RunPodState {
-  const labelled = [input.job?.spec?.template?.metadata?.labels, input.job?.metadata?.labels]
-    .concat(input.pods.map((p) => p.metadata?.labels))
+  const podLabels = input.pods
+    .map((p) => p.metadata?.labels)
     .filter((l): l is Record<string, string> => l !== undefined);
-  const realtime =
-    labelled.length > 0
-      ? labelled.some((l) => l[EXECUTION_LABEL] === "realtime")
+  const realtime = input.job
+    ? input.job.metadata?.labels?.[EXECUTION_LABEL] === "realtime"
+    : podLabels.length > 0
+      ? podLabels.some((l) => l[EXECUTION_LABEL] === "realtime")
       : input.definitionExecution === "realtime";
   if (!realtime) return { kind: "not-realtime" };
   const pod = input.pods.find((p) => !p.metadata?.deletionTimestamp && p.status?.podIP && podReady(p));
