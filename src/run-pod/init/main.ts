@@ -11,7 +11,6 @@
 import { constants } from "node:fs";
 import { access, lstat, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { JsonLineLogger } from "../../log.js";
 import { lifecycleEvent } from "../../sinks/lifecycle.js";
 import {
   DRAIN_TIMEOUT_MS,
@@ -21,6 +20,7 @@ import {
   stderrWriter,
   stdoutWriter,
 } from "../common/emitter.js";
+import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
 import { lchownTree } from "./chown.js";
 import { type CommandRunner, displayCommand, findOnPath, spawnRunner } from "./commands.js";
@@ -67,15 +67,10 @@ export async function runInitWith(_argv: string[], env: Env, deps: InitDeps): Pr
   const stderr = deps.stderr ?? stderrWriter;
   // Tracks whether the sinks logged after the failure cause, which would then no longer be last.
   let sinkLoggedSinceCause = false;
-  const sinkLine = (level: string) => (msg: string, fields?: Record<string, unknown>) => {
+  const sinkLog = runPodLogger("sinks", (line) => {
     sinkLoggedSinceCause = true;
-    stderr(JSON.stringify({ level, msg, component: "sinks", ...fields }));
-  };
-  const sinkLog: JsonLineLogger = {
-    info: sinkLine("info"),
-    warn: sinkLine("warn"),
-    error: sinkLine("error"),
-  };
+    stderr(line);
+  });
 
   const plan = buildInitPlan(env, { execDir: deps.execDir ?? dirname(process.execPath) });
   const emitter = new RunEmitter({
