@@ -247,9 +247,11 @@ describe("gemini cancel and cleanup", () => {
     }
   });
 
-  it("a cancelled batch reads as batch cancelled", async () => {
+  it("a cancel settles later: the batch polls in progress until it reads batch cancelled", async () => {
     const { batchId } = await provider.submit(request());
     await provider.cancel(batchId, fake.apiKey);
+    expect(await provider.poll(batchId, ctx())).toEqual({ state: "in_progress" });
+    fake.advance(30_000);
     expect(await provider.poll(batchId, ctx())).toMatchObject({
       outcome: "failed",
       failureReason: "batch cancelled",

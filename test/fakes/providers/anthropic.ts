@@ -48,6 +48,11 @@ export interface FakeAnthropicBatch {
 
 export interface FakeAnthropicOptions {
   apiKey?: string;
+  /**
+   * Model id → maximum max_tokens. Any other model comes back errored with not_found_error, as
+   * the real API answers it (asynchronously, in a batch). Default: ANTHROPIC_MODELS.
+   */
+  models?: Readonly<Record<string, number>>;
   /** Default virtual ms from creation to ended (60 s). */
   processingMs?: number;
   /** Virtual ms a canceling batch takes to end (30 s). */
@@ -77,6 +82,63 @@ export interface FakeAnthropic {
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/**
+ * The models the fake serves and their output limits (providers/anthropic.md §9: 128K for the
+ * 5.x models; the 4.x limits are the fake's assumption, 64K).
+ */
+export const ANTHROPIC_MODELS: Readonly<Record<string, number>> = {
+  "claude-fable-5-1": 128_000,
+  "claude-opus-5-5": 128_000,
+  "claude-opus-5": 128_000,
+  "claude-sonnet-5-5": 128_000,
+  "claude-sonnet-5": 128_000,
+  "claude-haiku-5-5": 128_000,
+  "claude-opus-4-8": 64_000,
+  "claude-opus-4-7": 64_000,
+  "claude-opus-4-6": 64_000,
+  "claude-opus-4-5": 64_000,
+  "claude-sonnet-4-6": 64_000,
+  "claude-sonnet-4-5": 64_000,
+  "claude-sonnet-4": 64_000,
+  "claude-haiku-4-5": 64_000,
+};
+
+/** The Messages API create body's fields (non-streaming); anything else is an extra input. */
+const PARAMS_FIELDS = new Set([
+  "model",
+  "max_tokens",
+  "messages",
+  "system",
+  "metadata",
+  "stop_sequences",
+  "temperature",
+  "top_k",
+  "top_p",
+  "thinking",
+  "tools",
+  "tool_choice",
+  "output_config",
+  "service_tier",
+  "container",
+  "mcp_servers",
+  "context_management",
+  "inference_geo",
+]);
+
+/** Structured-output schema keywords the API rejects (providers/anthropic.md §3). */
+const UNSUPPORTED_SCHEMA_KEYWORDS = [
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
+];
+
 export function anthropicError(status: number, message: string) {
   const type =
     {
@@ -102,6 +164,7 @@ const fail = (status: number, message: string): FakeResponse => ({
 export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
   const apiKey = options.apiKey ?? "test-anthropic-key";
   const processingMs = options.processingMs ?? 60_000;
+  const models = options.models ?? ANTHROPIC_MODELS;
   const cancelMs = options.cancelMs ?? 30_000;
   const clock = options.clock ?? new FakeClock();
   const batches = new Map<string, FakeAnthropicBatch>();
@@ -184,9 +247,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       if (problem !== undefined) return fail(400, problem);
       const body = req.json as { requests: FakeAnthropicBatch["requests"] };
       const script: AnthropicScript = queue.shift() ?? { outcome: { type: "succeeded" } };
-      const problem2 = body.requests.map((r) => paramsProblem(r.params)).find((p) => p !== undefined);
-      if (problem2 !== undefined)
-        script.outcome = { type: "errored", error: { type: "invalid_request_error", message: problem2 } };
+      const problem2 = body.requests.map((r) => paramsProblem(r.params, models)).find((p) => p !== undefined);
+      if (problem2 !== undefined) script.outcome = { type: "errored", error: problem2 };
       const duration = script.processingMs ?? (script.outcome.type === "expired" ? DAY_MS : processingMs);
       const b: FakeAnthropicBatch = {
         id: nextId(),
@@ -277,11 +339,15 @@ function anthropicErrorResult(error: { type: string; message: string }) {
 
 function validateCreate(body: unknown): string | undefined {
   if (typeof body !== "object" || body === null) return "body: expected an object";
+  const extra = Object.keys(body).find((k) => k !== "requests");
+  if (extra !== undefined) return `${extra}: Extra inputs are not permitted`;
   const requests = (body as { requests?: unknown }).requests;
   if (!Array.isArray(requests) || requests.length === 0) return "requests: expected a non-empty array";
   const seen = new Set<string>();
   for (const [i, r] of requests.entries()) {
     if (typeof r !== "object" || r === null) return `requests.${i}: expected an object`;
+    const extraField = Object.keys(r).find((k) => k !== "custom_id" && k !== "params");
+    if (extraField !== undefined) return `requests.${i}.${extraField}: Extra inputs are not permitted`;
     const { custom_id, params } = r as { custom_id?: unknown; params?: unknown };
     if (typeof custom_id !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(custom_id)) {
       return `requests.${i}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
@@ -293,12 +359,79 @@ function validateCreate(body: unknown): string | undefined {
   return undefined;
 }
 
-/** params are validated asynchronously by the real API: a bad request comes back errored. */
-function paramsProblem(params: Record<string, unknown>): string | undefined {
-  if (typeof params.model !== "string") return "model: Field required";
+type ApiError = { type: string; message: string };
+const invalid = (message: string): ApiError => ({ type: "invalid_request_error", message });
+
+/**
+ * params are validated asynchronously by the real API: a bad request comes back errored. The
+ * fake refuses what the real API refuses: extra (misspelt) fields, an unknown model, max_tokens
+ * outside 1..the model's limit, messages other than {role, content}, schema keywords structured
+ * output does not support.
+ */
+function paramsProblem(
+  params: Record<string, unknown>,
+  models: Readonly<Record<string, number>>,
+): ApiError | undefined {
+  const extra = Object.keys(params).find((k) => !PARAMS_FIELDS.has(k));
+  if (extra !== undefined) return invalid(`${extra}: Extra inputs are not permitted`);
+  if (typeof params.model !== "string") return invalid("model: Field required");
+  const limit = models[params.model];
+  if (limit === undefined) return { type: "not_found_error", message: `model: ${params.model}` };
   if (typeof params.max_tokens !== "number" || params.max_tokens < 1) {
-    return "max_tokens: Input should be greater than or equal to 1";
+    return invalid("max_tokens: Input should be greater than or equal to 1");
   }
-  if (!Array.isArray(params.messages)) return "messages: Field required";
+  if (params.max_tokens > limit) {
+    return invalid(
+      `max_tokens: ${params.max_tokens} > ${limit}, which is the maximum allowed number of output tokens for ${params.model}`,
+    );
+  }
+  if (!Array.isArray(params.messages) || params.messages.length === 0)
+    return invalid("messages: Field required");
+  for (const [i, m] of params.messages.entries()) {
+    const extraKey = Object.keys(m as object).find((k) => k !== "role" && k !== "content");
+    if (extraKey !== undefined) return invalid(`messages.${i}.${extraKey}: Extra inputs are not permitted`);
+  }
+  const config = params.output_config as Record<string, unknown> | undefined;
+  if (config !== undefined) {
+    const extraKey = Object.keys(config).find((k) => k !== "format" && k !== "effort");
+    if (extraKey !== undefined) return invalid(`output_config.${extraKey}: Extra inputs are not permitted`);
+    const format = config.format as Record<string, unknown> | undefined;
+    if (format !== undefined) {
+      const bad = Object.keys(format).find((k) => k !== "type" && k !== "schema");
+      if (bad !== undefined) return invalid(`output_config.format.${bad}: Extra inputs are not permitted`);
+      const keyword = findKeyword(format.schema, UNSUPPORTED_SCHEMA_KEYWORDS);
+      if (keyword !== undefined) {
+        return invalid(
+          `output_config.format.schema: '${keyword}' is not supported in structured output schemas`,
+        );
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The first of `keywords` used anywhere in a JSON Schema (minItems above 1 counts too). */
+export function findKeyword(schema: unknown, keywords: readonly string[]): string | undefined {
+  if (Array.isArray(schema)) {
+    for (const item of schema) {
+      const k = findKeyword(item, keywords);
+      if (k !== undefined) return k;
+    }
+    return undefined;
+  }
+  if (typeof schema !== "object" || schema === null) return undefined;
+  const s = schema as Record<string, unknown>;
+  for (const k of keywords) if (k in s && typeof s[k] !== "object") return k;
+  if (keywords.includes("maxItems") && typeof s.minItems === "number" && s.minItems > 1) return "minItems";
+  for (const [key, value] of Object.entries(s)) {
+    // Under properties the keys are property names, not keywords.
+    if (key === "properties" && typeof value === "object" && value !== null) {
+      const k = findKeyword(Object.values(value), keywords);
+      if (k !== undefined) return k;
+    } else if (typeof value === "object") {
+      const k = findKeyword(value, keywords);
+      if (k !== undefined) return k;
+    }
+  }
   return undefined;
 }

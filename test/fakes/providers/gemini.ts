@@ -47,6 +47,13 @@ export interface FakeGeminiBatch {
   requests: { request: Record<string, unknown>; metadata?: Record<string, unknown> }[];
   outcome: GeminiOutcome;
   deleted: boolean;
+  /** Virtual time a cancel was accepted (the state stays RUNNING until it settles). */
+  cancelRequestedAt?: number;
+  /**
+   * The state the batch was in when it was deleted. A DELETE does not cancel: a batch deleted
+   * while PENDING or RUNNING without a cancel first runs on and is billed (providers/gemini.md §2).
+   */
+  deletedInState?: FakeGeminiBatch["state"];
 }
 
 export interface FakeGeminiOptions {
@@ -55,8 +62,13 @@ export interface FakeGeminiOptions {
   pendingMs?: number;
   /** Default virtual ms from creation to the end state (60 s; expired: 48 h). */
   processingMs?: number;
-  /** Virtual ms a cancelled batch takes to reach CANCELLED (0: at once). */
+  /**
+   * Virtual ms a cancelled batch takes to reach CANCELLED (default 30 s: cancel is best effort
+   * and settles later; the batch reads RUNNING meanwhile). 0: at once.
+   */
   cancelMs?: number;
+  /** Model id → maximum maxOutputTokens; any other model is a 404 at create. Default: GEMINI_MODELS. */
+  models?: Readonly<Record<string, number>>;
   /** The @type package seen in real payloads. */
   typePackage?: string;
   clock?: FakeClock;
@@ -103,11 +115,87 @@ const fail = (code: number, message: string, status?: string): FakeResponse => (
 
 const HOUR_MS = 3600 * 1000;
 
+/** The models the fake serves for batchGenerateContent, with their output limits (the fake's assumption: 65,536). */
+export const GEMINI_MODELS: Readonly<Record<string, number>> = {
+  "gemini-3.1-flash-lite": 65_536,
+  "gemini-3.1-flash": 65_536,
+  "gemini-3.1-pro": 65_536,
+  "gemini-3-flash": 65_536,
+  "gemini-3-pro": 65_536,
+  "gemini-2.5-flash": 65_536,
+  "gemini-2.5-flash-lite": 65_536,
+  "gemini-2.5-pro": 65_536,
+};
+
+/** Known fields per message of the create body (proto3 JSON also accepts the snake_case names). */
+const KNOWN_FIELDS: Record<string, readonly string[]> = {
+  body: ["batch"],
+  batch: ["displayName", "inputConfig", "priority", "model", "name"],
+  inputConfig: ["requests", "fileName"],
+  requests: ["requests"],
+  inlinedRequest: ["request", "metadata"],
+  request: [
+    "contents",
+    "systemInstruction",
+    "tools",
+    "toolConfig",
+    "safetySettings",
+    "generationConfig",
+    "cachedContent",
+    "model",
+  ],
+  content: ["role", "parts"],
+  part: ["text", "thought", "thoughtSignature", "inlineData", "fileData"],
+  generationConfig: [
+    "maxOutputTokens",
+    "responseMimeType",
+    "responseJsonSchema",
+    "responseSchema",
+    "temperature",
+    "topP",
+    "topK",
+    "candidateCount",
+    "stopSequences",
+    "seed",
+    "presencePenalty",
+    "frequencyPenalty",
+    "thinkingConfig",
+    "responseModalities",
+    "mediaResolution",
+  ],
+};
+
+/** responseJsonSchema keywords the API accepts (providers/gemini.md §3); any other is refused. */
+const JSON_SCHEMA_KEYWORDS = new Set([
+  "$id",
+  "$defs",
+  "$ref",
+  "$anchor",
+  "type",
+  "format",
+  "title",
+  "description",
+  "enum",
+  "items",
+  "prefixItems",
+  "minItems",
+  "maxItems",
+  "minimum",
+  "maximum",
+  "anyOf",
+  "oneOf",
+  "properties",
+  "additionalProperties",
+  "required",
+  "propertyOrdering",
+]);
+
 export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<FakeGemini> {
   const apiKey = options.apiKey ?? "test-gemini-key";
   const pendingMs = options.pendingMs ?? 1_000;
   const processingMs = options.processingMs ?? 60_000;
-  const cancelMs = options.cancelMs ?? 0;
+  const cancelMs = options.cancelMs ?? 30_000;
+  const models = options.models ?? GEMINI_MODELS;
   const pkg = options.typePackage ?? "google.ai.generativelanguage.v1main";
   const clock = options.clock ?? new FakeClock();
   const batches = new Map<string, FakeGeminiBatch>();
@@ -225,7 +313,16 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
     const create = /^\/v1beta\/models\/([^/:]+):batchGenerateContent$/.exec(req.path);
     if (create !== null) {
       if (req.method !== "POST") return fail(404, "Method not found.", "NOT_FOUND");
-      const problem = validateCreate(req.json);
+      const model = create[1] as string;
+      const limit = models[model];
+      if (limit === undefined) {
+        return fail(
+          404,
+          `models/${model} is not found for API version v1beta, or is not supported for batchGenerateContent. Call ListModels to see the list of available models and their supported methods.`,
+          "NOT_FOUND",
+        );
+      }
+      const problem = validateCreate(req.json) ?? requestProblem(req.json, limit);
       if (problem !== undefined) return fail(400, problem);
       const batch = (
         req.json as {
@@ -268,6 +365,7 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
         );
       }
       b.outcome = { type: "cancelled" };
+      b.cancelRequestedAt ??= clock.nowMs;
       b.endsAt = Math.min(b.endsAt, clock.nowMs + cancelMs);
       tick(b);
       return { status: 200, json: {} };
@@ -275,6 +373,7 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
     if (req.method === "GET") return { status: 200, json: operation(b) };
     if (req.method === "DELETE") {
       // Delete does not cancel; the client is simply no longer interested in the batch.
+      b.deletedInState = b.state;
       b.deleted = true;
       return { status: 200, json: {} };
     }
@@ -311,6 +410,96 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
     clearFaults: server.clearFaults,
     close: server.close,
   };
+}
+
+/** proto3 JSON accepts snake_case names too; compare in camelCase. */
+const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+function unknownField(obj: unknown, kind: string, at: string): string | undefined {
+  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) return undefined;
+  const known = KNOWN_FIELDS[kind] ?? [];
+  const bad = Object.keys(obj).find((k) => !known.includes(camel(k)));
+  return bad === undefined
+    ? undefined
+    : `Invalid JSON payload received. Unknown name "${bad}" at '${at}': Cannot find field.`;
+}
+
+/**
+ * What the real API refuses beyond the shape: a misspelt field anywhere in the request,
+ * maxOutputTokens outside 1..the model's limit, both schema fields, a JSON schema without the
+ * JSON mime type, and responseJsonSchema keywords it does not support.
+ */
+function requestProblem(body: unknown, limit: number): string | undefined {
+  const b = body as { batch: Record<string, unknown> };
+  const top = unknownField(body, "body", "") ?? unknownField(b.batch, "batch", "batch");
+  if (top !== undefined) return top;
+  const input = (b.batch.inputConfig ?? b.batch.input_config) as Record<string, unknown>;
+  const inner = unknownField(input, "inputConfig", "batch.input_config");
+  if (inner !== undefined) return inner;
+  const list = (input.requests as Record<string, unknown>) ?? {};
+  const listProblem = unknownField(list, "requests", "batch.input_config.requests");
+  if (listProblem !== undefined) return listProblem;
+  for (const [i, r] of (list.requests as Record<string, unknown>[]).entries()) {
+    const at = `batch.input_config.requests.requests[${i}]`;
+    const request = r.request as Record<string, unknown>;
+    const p = unknownField(r, "inlinedRequest", at) ?? unknownField(request, "request", `${at}.request`);
+    if (p !== undefined) return p;
+    for (const [j, content] of ((request.contents as unknown[]) ?? []).entries()) {
+      const cp = unknownField(content, "content", `${at}.request.contents[${j}]`);
+      if (cp !== undefined) return cp;
+      for (const [k, part] of (((content as { parts?: unknown[] }).parts ?? []) as unknown[]).entries()) {
+        const pp = unknownField(part, "part", `${at}.request.contents[${j}].parts[${k}]`);
+        if (pp !== undefined) return pp;
+      }
+    }
+    const config = (request.generationConfig ?? request.generation_config) as
+      | Record<string, unknown>
+      | undefined;
+    if (config === undefined) continue;
+    const gp = unknownField(config, "generationConfig", `${at}.request.generation_config`);
+    if (gp !== undefined) return gp;
+    const max = config.maxOutputTokens ?? config.max_output_tokens;
+    if (max !== undefined && (typeof max !== "number" || max < 1 || max > limit)) {
+      return `Unable to submit request because it has a maxOutputTokens value of ${String(max)} but the supported range is from 1 (inclusive) to ${limit + 1} (exclusive). Update the value and try again.`;
+    }
+    const jsonSchema = config.responseJsonSchema ?? config.response_json_schema;
+    const oldSchema = config.responseSchema ?? config.response_schema;
+    if (jsonSchema !== undefined && oldSchema !== undefined) {
+      return "responseSchema and responseJsonSchema cannot both be set.";
+    }
+    if (jsonSchema !== undefined) {
+      const mime = config.responseMimeType ?? config.response_mime_type;
+      if (mime !== "application/json") {
+        return `responseJsonSchema requires responseMimeType application/json, got ${JSON.stringify(mime ?? "text/plain")}.`;
+      }
+      const keyword = unsupportedJsonSchemaKeyword(jsonSchema);
+      if (keyword !== undefined) {
+        return `Invalid JSON payload received. Unknown name "${keyword}" at '${at}.request.generation_config.response_json_schema': Cannot find field.`;
+      }
+    }
+  }
+  return undefined;
+}
+
+function unsupportedJsonSchemaKeyword(schema: unknown): string | undefined {
+  if (Array.isArray(schema)) {
+    for (const s of schema) {
+      const k = unsupportedJsonSchemaKeyword(s);
+      if (k !== undefined) return k;
+    }
+    return undefined;
+  }
+  if (typeof schema !== "object" || schema === null) return undefined;
+  for (const [key, value] of Object.entries(schema)) {
+    if (!JSON_SCHEMA_KEYWORDS.has(key)) return key;
+    // properties and $defs map names to schemas; the names themselves are not keywords.
+    const children = key === "properties" || key === "$defs" ? Object.values(value ?? {}) : value;
+    if (key !== "enum" && key !== "required" && key !== "propertyOrdering") {
+      const k = unsupportedJsonSchemaKeyword(children);
+      if (k !== undefined) return k;
+    }
+  }
+  return undefined;
 }
 
 function validateCreate(body: unknown): string | undefined {

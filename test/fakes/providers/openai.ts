@@ -88,6 +88,8 @@ export interface FakeOpenAIBatch {
 
 export interface FakeOpenAIOptions {
   apiKey?: string;
+  /** Model id → maximum max_output_tokens; any other model fails its line with model_not_found. Default: OPENAI_MODELS. */
+  models?: Readonly<Record<string, number>>;
   /** Virtual ms spent validating (1 s). */
   validatingMs?: number;
   /** Default virtual ms from creation to finalizing (60 s). */
@@ -119,6 +121,73 @@ export interface FakeOpenAI {
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/** The Responses models the fake serves, with their output limits (the fake's assumption: 128,000). */
+export const OPENAI_MODELS: Readonly<Record<string, number>> = {
+  "gpt-5": 128_000,
+  "gpt-5-mini": 128_000,
+  "gpt-5-nano": 128_000,
+  "gpt-5-codex": 128_000,
+  "gpt-5.1": 128_000,
+  "gpt-5.1-codex": 128_000,
+  o3: 100_000,
+  "o4-mini": 100_000,
+  "codex-mini-latest": 100_000,
+};
+
+/** CreateBatchRequest's fields (specs/openai-openapi.yaml); anything else is refused at create. */
+const CREATE_BATCH_FIELDS = new Set([
+  "input_file_id",
+  "endpoint",
+  "completion_window",
+  "metadata",
+  "output_expires_after",
+]);
+
+/** CreateResponse's fields a batch line may carry (specs/openai-openapi.yaml). */
+const RESPONSE_FIELDS = new Set([
+  "model",
+  "input",
+  "instructions",
+  "max_output_tokens",
+  "max_tool_calls",
+  "text",
+  "store",
+  "reasoning",
+  "metadata",
+  "service_tier",
+  "temperature",
+  "top_p",
+  "top_logprobs",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "previous_response_id",
+  "conversation",
+  "truncation",
+  "user",
+  "safety_identifier",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "include",
+  "background",
+  "prompt",
+  "stream",
+  "stream_options",
+]);
+
+/** JSON Schema keywords strict structured outputs do not permit. */
+const STRICT_UNSUPPORTED = [
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "dependentRequired",
+  "dependentSchemas",
+  "patternProperties",
+  "unevaluatedProperties",
+];
+
 export function openaiError(status: number, message: string, extra: Partial<ApiError> = {}) {
   const type =
     status === 429 ? "rate_limit_exceeded" : status >= 500 ? "server_error" : "invalid_request_error";
@@ -136,6 +205,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const processingMs = options.processingMs ?? 60_000;
   const finalizingMs = options.finalizingMs ?? 1_000;
   const cancelMs = options.cancelMs ?? 10 * 60_000;
+  const models = options.models ?? OPENAI_MODELS;
   const clock = options.clock ?? new FakeClock();
   const batches = new Map<string, FakeOpenAIBatch>();
   const files = new Map<string, FakeOpenAIFile>();
@@ -168,22 +238,16 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const base = { id: nextReq(), custom_id: line.custom_id };
     const body = (line.body ?? {}) as Record<string, unknown>;
     const o = b.outcome;
-    const schemaProblem =
-      typeof body.max_output_tokens === "number" && body.max_output_tokens < 16
-        ? `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${body.max_output_tokens} instead.`
-        : strictSchemaProblem(body);
-    if (schemaProblem !== undefined) {
+    const refused = lineProblem(body, models);
+    if (refused !== undefined) {
       return {
         file: "error" as const,
         line: {
           ...base,
           response: {
-            status_code: 400,
+            status_code: refused.status,
             request_id: `req_${base.id}`,
-            body: openaiError(400, schemaProblem, {
-              param: "text.format.schema",
-              code: "invalid_json_schema",
-            }),
+            body: openaiError(refused.status, refused.message, { param: refused.param, code: refused.code }),
           },
           error: null,
         },
@@ -250,7 +314,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       },
       max_output_tokens: body.max_output_tokens ?? null,
       text: body.text ?? { format: { type: "text" } },
-      store: true,
+      store: body.store ?? true,
       ...(o.type === "succeeded" ? o.response : {}),
     };
     return {
@@ -426,6 +490,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     }
     if (req.path === "/v1/batches" && req.method === "POST") {
       const body = (req.json ?? {}) as Record<string, unknown>;
+      const unknown = Object.keys(body).find((k) => !CREATE_BATCH_FIELDS.has(k));
+      if (unknown !== undefined) return fail(400, `Unrecognized request argument supplied: ${unknown}`);
       if (typeof body.input_file_id !== "string")
         return fail(400, "Missing required parameter: 'input_file_id'.", { param: "input_file_id" });
       if (body.endpoint !== "/v1/responses" && body.endpoint !== "/v1/chat/completions") {
@@ -596,14 +662,95 @@ function parseInput(content: string, endpoint: string) {
   return { lines, errors };
 }
 
+interface LineRefusal {
+  status: number;
+  message: string;
+  param: string | null;
+  code: string;
+}
+
+/**
+ * What POST /v1/responses refuses, as the batch reports it (a line in the error file): an unknown
+ * (misspelt) parameter, an unknown model, max_output_tokens outside 16..the model's limit, and a
+ * strict json_schema the API does not accept.
+ */
+function lineProblem(
+  body: Record<string, unknown>,
+  models: Readonly<Record<string, number>>,
+): LineRefusal | undefined {
+  const unknown = Object.keys(body).find((k) => !RESPONSE_FIELDS.has(k));
+  if (unknown !== undefined) {
+    return {
+      status: 400,
+      message: `Unknown parameter: '${unknown}'.`,
+      param: unknown,
+      code: "unknown_parameter",
+    };
+  }
+  const model = String(body.model);
+  const limit = models[model];
+  if (limit === undefined) {
+    return {
+      status: 404,
+      message: `The model '${model}' does not exist or you do not have access to it.`,
+      param: "model",
+      code: "model_not_found",
+    };
+  }
+  const max = body.max_output_tokens;
+  if (typeof max === "number" && max < 16) {
+    return {
+      status: 400,
+      message: `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${max} instead.`,
+      param: "max_output_tokens",
+      code: "integer_below_min_value",
+    };
+  }
+  if (typeof max === "number" && max > limit) {
+    return {
+      status: 400,
+      message: `max_output_tokens is too large: ${max}. This model supports at most ${limit} output tokens, whereas you provided ${max}.`,
+      param: "max_output_tokens",
+      code: "invalid_value",
+    };
+  }
+  const format = (body.text as { format?: Record<string, unknown> } | undefined)?.format;
+  if (format !== undefined) {
+    const bad = Object.keys(format).find(
+      (k) => !["type", "name", "schema", "strict", "description"].includes(k),
+    );
+    if (bad !== undefined) {
+      return {
+        status: 400,
+        message: `Unknown parameter: 'text.format.${bad}'.`,
+        param: `text.format.${bad}`,
+        code: "unknown_parameter",
+      };
+    }
+  }
+  const schemaProblem = strictSchemaProblem(body);
+  if (schemaProblem !== undefined) {
+    return { status: 400, message: schemaProblem, param: "text.format.schema", code: "invalid_json_schema" };
+  }
+  return undefined;
+}
+
 /** Strict structured outputs: every object sets additionalProperties: false and requires all its properties. */
 function strictSchemaProblem(body: Record<string, unknown>): string | undefined {
   const format = (body.text as { format?: Record<string, unknown> } | undefined)?.format;
   if (format?.type !== "json_schema" || format.strict !== true) return undefined;
   const name = String(format.name);
+  const root = format.schema as Record<string, unknown> | undefined;
+  if (root?.type !== "object") {
+    return `Invalid schema for response_format '${name}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(root?.type)}"'.`;
+  }
   const walk = (schema: unknown, context: string): string | undefined => {
     if (typeof schema !== "object" || schema === null) return undefined;
     const s = schema as Record<string, unknown>;
+    const unsupported = STRICT_UNSUPPORTED.find((k) => k in s);
+    if (unsupported !== undefined) {
+      return `Invalid schema for response_format '${name}': In context=(${context}), '${unsupported}' is not permitted.`;
+    }
     if (s.type === "object" || s.properties !== undefined) {
       if (s.additionalProperties !== false) {
         return `Invalid schema for response_format '${name}': In context=(${context}), 'additionalProperties' is required to be supplied and to be false.`;
