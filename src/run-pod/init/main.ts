@@ -7,6 +7,9 @@
  * root; `init/succeeded`. The first failure emits `init/failed …` and the init exits with its code.
  * On a failure the last line the init writes is the human-readable `[init] <cause>`: the
  * controller shows the init log's last line as the Agent's failure reason (OQ-23).
+ *
+ * Prerequisites never include curl for an http sink: sink events (and the files, skills and
+ * conversation downloads) are delivered in-process, so only git and the CLI installers shell out.
  */
 import { constants } from "node:fs";
 import { access, lstat, stat } from "node:fs/promises";
