@@ -16,6 +16,8 @@ import { reconcile } from "../core/state-machine.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { Change } from "./cache.js";
 import type { ControllerConfig } from "./config.js";
+import { type AgentEventRecorder, EventRecorder } from "./events/recorder.js";
+import { apiEventSink } from "./events/sink.js";
 import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
 import { gather } from "./gather.js";
 import { abortableSleep, Informer } from "./informer.js";
@@ -47,6 +49,8 @@ export interface ControllerDeps {
   random?: () => number;
   provider?: (name: BatchProviderName) => BatchProvider;
   sinks?: SinkDelivery;
+  /** Kubernetes Events; default: an EventRecorder writing events.k8s.io/v1 Events as POD_NAME. */
+  events?: AgentEventRecorder;
   log?: (msg: string) => void;
   /** Agents reconciled in parallel (different keys only). */
   workers?: number;
@@ -60,6 +64,9 @@ export class AgentController {
   readonly definitions: Informer<AgentDefinition>;
   readonly jobs: Informer<V1Job>;
   readonly memory = new RunMemory();
+  /** Where the core's recordEvent actions go (own recorder unless one was passed in). */
+  readonly events: AgentEventRecorder;
+  private readonly ownRecorder: EventRecorder | undefined;
   private readonly byStation = new Map<string, Set<string>>();
   private readonly queue: WorkQueue;
   private readonly executor: Executor;
@@ -129,6 +136,10 @@ export class AgentController {
         }
       },
     });
+    this.ownRecorder = d.events
+      ? undefined
+      : new EventRecorder({ sink: apiEventSink(d.client), reportingInstance: c.podName, log: this.log });
+    this.events = d.events ?? (this.ownRecorder as EventRecorder);
     this.executor = new Executor({
       client: d.client,
       namespace: c.namespace,
@@ -136,6 +147,7 @@ export class AgentController {
       metrics: d.metrics,
       provider: d.provider ?? ((name) => providerFor(name)),
       sinks: d.sinks,
+      events: this.events,
       now: this.now,
       log: this.log,
     });
@@ -170,6 +182,8 @@ export class AgentController {
     this.abort?.abort();
     await this.queue.stop();
     await this.loops;
+    // Events still queued get a few seconds; a step-down never waits on them longer.
+    await this.ownRecorder?.stop();
   }
 
   /** Resolves when no reconcile is queued or running (tests). */

@@ -12,7 +12,7 @@ import {
 } from "../batch/provider.js";
 import type { Action, ApiKeyRef } from "../core/actions.js";
 import type { BatchMemory, BatchSubmitFailure, JobCreateFailure } from "../core/input.js";
-import { type Agent, agentRef } from "../core/types.js";
+import type { Agent } from "../core/types.js";
 import type { AgentEventRecorder } from "./events/recorder.js";
 import type { KubeClient } from "./kube/client.js";
 import { isPermanent, KubeApiError } from "./kube/errors.js";
@@ -31,7 +31,7 @@ export interface ExecutorDeps {
   metrics: ControllerMetrics;
   provider: (name: BatchProviderName) => BatchProvider;
   sinks?: SinkDelivery;
-  /** Kubernetes Events (recordEvent actions, failureEvent of a failed action); fire-and-forget. */
+  /** Kubernetes Events (recordEvent actions); fire-and-forget. */
   events?: AgentEventRecorder;
   now: () => number;
   log: (msg: string) => void;
@@ -61,11 +61,9 @@ export class Executor {
         continue;
       }
       let success = false;
-      let error: string | undefined;
       try {
         success = await this.run(agent, action, report);
       } catch (err) {
-        error = err instanceof Error ? err.message : String(err);
         this.d.log(`${agent.metadata.name}: ${action.type} (${action.id}) failed: ${String(err)}`);
       }
       if (success) {
@@ -73,8 +71,6 @@ export class Executor {
         report.succeeded.push(action.id);
       } else {
         report.failed.push(action.id);
-        const e = action.failureEvent;
-        if (e) this.d.events?.record(agentRef(agent), error ? { ...e, note: `${e.note}: ${error}` } : e);
       }
     }
     return report;
