@@ -25,11 +25,6 @@ interface ActionBase {
   id: string;
   /** Ids of earlier actions that must all have succeeded for this one to run. */
   dependsOn?: string[];
-  /**
-   * Recorded (regarding the reconciled Agent) when this action fails, with the error appended to
-   * its note: how a failed submit, cancel or cleanup shows in `kubectl describe agent`.
-   */
-  failureEvent?: KubeEvent;
 }
 
 /**

@@ -283,7 +283,7 @@ describe("batch runs", () => {
       })
       .build();
 
-  it("timed out with onTimeout: fail: BatchTimedOut and Failed Events; a failed cancel is an Event too", () => {
+  it("timed out with onTimeout: fail: BatchTimedOut and Failed Events", () => {
     const actions = run({
       agent: inFlight(),
       definition: batchDef().build(),
@@ -296,13 +296,27 @@ describe("batch runs", () => {
       ["Warning", "BatchTimedOut", "batch msgbatch_1 at anthropic timed out; cancel requested"],
       ["Warning", "Failed", "batch timed out"],
     ]);
-    const cancel = actions.find((a) => a.type === "cancelBatch");
-    expect(cancel?.failureEvent).toEqual({
-      type: "Warning",
-      reason: "CancelFailed",
-      action: "CancelBatch",
-      note: "cancel of batch msgbatch_1 at anthropic failed",
+  });
+
+  it("a cancel that failed (here counted: unsettled 48 h after the start) is a Warning Event with the error", () => {
+    const failed = agent()
+      .finalizers(FIN)
+      .status({ ...inFlight().status, phase: "Failed", failureReason: "batch timed out" })
+      .build();
+    const actions = run({
+      agent: failed,
+      definition: batchDef().build(),
+      batch: { cleanupResult: { state: "cancel_failed", error: "HTTP 503 overloaded" } },
     });
+    expect(kubeEvents(actions)).toEqual([
+      {
+        regarding: "run-1",
+        type: "Warning",
+        reason: "CancelFailed",
+        note: "cancel of batch msgbatch_1 at anthropic failed (attempt 1 of 5); retrying: HTTP 503 overloaded",
+        dependsOn: undefined,
+      },
+    ]);
   });
 
   it("timed out with fallback at a full Station: Queued for the fallback Job, one Queued and one BatchTimedOut Event", () => {

@@ -302,7 +302,7 @@ export function report(
   const self = agentRef(agent);
   const station = agent.spec.stationRef;
   const b: Built = { events: [], ids: new Set(decision.actions.map((a) => a.id)) };
-  const actions = decision.actions.map((a) => withFailureEvent(a, agent.status));
+  const actions = [...decision.actions];
 
   // Preemption under Replace: the victim learns why it is deleted, the new run whom it replaced.
   for (const a of actions) {
@@ -310,27 +310,7 @@ export function report(
     preemptEvents(b, a, self, station);
   }
 
-  const cleanupFailed = actions.some(
-    (a) => a.type === "recordMetric" && a.metric.name === "controller_batch_cleanup_failures_total",
-  );
-  if (cleanupFailed) {
-    const r = input.batch.cleanupResult;
-    const attempts = (agent.status?.batchCleanupAttempts ?? 0) + 1;
-    const batchId = agent.status?.batchId || input.batch.submitted?.batchId || "";
-    const error = r?.state === "failed" ? r.error : "the batch has not settled 48 hours after it started";
-    eventAction(
-      b,
-      "kube-event-cleanup-failed",
-      self,
-      {
-        type: "Warning",
-        reason: "CleanupFailed",
-        action: "CleanupBatch",
-        note: `cleanup of batch ${batchId} at ${agent.status?.batchProvider ?? "the provider"} failed (attempt ${attempts} of 5): ${error}`,
-      },
-      [],
-    );
-  }
+  batchCleanupEvents(b, input, actions, self);
 
   const before = agent.status ?? {};
   const prePhase = phaseOf(agent);
@@ -547,16 +527,45 @@ function preemptEvents(b: Built, a: DeleteAgentAction, self: AgentRef, station: 
   );
 }
 
-/** A failed cancel is recorded as an Event with the provider's error. */
-function withFailureEvent(a: Action, status: AgentStatus | undefined): Action {
-  if (a.type !== "cancelBatch" || a.failureEvent) return a;
-  return {
-    ...a,
-    failureEvent: {
-      type: "Warning",
-      reason: "CancelFailed",
-      action: "CancelBatch",
-      note: `cancel of batch ${a.batchId} at ${status?.batchProvider ?? a.provider} failed`,
-    },
-  };
+/**
+ * The outcome of the provider call made just before this pass (one-shot, so reported once): a
+ * failed cancel (retried until the provider confirms it) and a failed cleanup (counted toward the
+ * 5 attempts after which the finalizer is released anyway).
+ */
+function batchCleanupEvents(b: Built, input: ReconcileInput, actions: Action[], self: AgentRef): void {
+  const { agent } = input;
+  const r = input.batch.cleanupResult;
+  const counted = actions.some(
+    (a) => a.type === "recordMetric" && a.metric.name === "controller_batch_cleanup_failures_total",
+  );
+  const batch = `batch ${agent.status?.batchId || input.batch.submitted?.batchId || ""} at ${agent.status?.batchProvider ?? "the provider"}`;
+  const attempt = counted ? ` (attempt ${(agent.status?.batchCleanupAttempts ?? 0) + 1} of 5)` : "";
+  if (r?.state === "cancel_failed") {
+    eventAction(
+      b,
+      "kube-event-cancel-failed",
+      self,
+      {
+        type: "Warning",
+        reason: "CancelFailed",
+        action: "CancelBatch",
+        note: `cancel of ${batch} failed${attempt}; retrying: ${r.error}`,
+      },
+      [],
+    );
+  } else if (counted) {
+    const error = r?.state === "failed" ? r.error : "the batch has not settled 48 hours after it started";
+    eventAction(
+      b,
+      "kube-event-cleanup-failed",
+      self,
+      {
+        type: "Warning",
+        reason: "CleanupFailed",
+        action: "CleanupBatch",
+        note: `cleanup of ${batch} failed${attempt}: ${error}`,
+      },
+      [],
+    );
+  }
 }

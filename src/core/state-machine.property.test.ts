@@ -257,8 +257,8 @@ function execute(world: World, actions: Action[], effects: string[]): ReconcileI
       case "recordMetric":
         break;
       case "recordEvent":
-        // A failed cleanup is reported each time it fails; every other Event once per transition.
-        if (a.event.reason !== "CleanupFailed") effects.push(`kevent:${a.id}`);
+        // A failed cleanup or cancel is reported each time it fails; every other Event once per transition.
+        if (!["CleanupFailed", "CancelFailed"].includes(a.event.reason)) effects.push(`kevent:${a.id}`);
         break;
     }
   }
@@ -300,7 +300,7 @@ describe("reconcile properties", () => {
             a.type === "removeFinalizer" ||
             (a.type === "patchStatus" && Object.keys(a.status).join() === "batchCleanupAttempts") ||
             (a.type === "recordMetric" && a.metric.name === "controller_batch_cleanup_failures_total") ||
-            (a.type === "recordEvent" && a.event.reason === "CleanupFailed");
+            (a.type === "recordEvent" && ["CleanupFailed", "CancelFailed"].includes(a.event.reason));
           expect(cleanupWork, JSON.stringify(a)).toBe(true);
         }
       }),
