@@ -37,18 +37,25 @@ const CONTROLLER_RULES = [
   {
     apiGroups: ["agents.re-cinq.com"],
     resources: ["agents"],
-    verbs: ["get", "list", "watch", "patch", "update", "delete"],
+    verbs: ["get", "list", "watch", "patch", "delete"],
   },
-  { apiGroups: ["agents.re-cinq.com"], resources: ["agents/status"], verbs: ["get", "update", "patch"] },
+  { apiGroups: ["agents.re-cinq.com"], resources: ["agents/status"], verbs: ["patch"] },
+  { apiGroups: ["agents.re-cinq.com"], resources: ["agents/finalizers"], verbs: ["update"] },
   {
     apiGroups: ["agents.re-cinq.com"],
     resources: ["stations", "agentdefinitions"],
     verbs: ["get", "list", "watch"],
   },
-  { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "get", "list", "watch", "delete"] },
-  { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+  { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "get", "list", "watch"] },
+  { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
   { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
-  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
+  {
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    resourceNames: ["agent-controller"],
+    verbs: ["get", "patch"],
+  },
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
 ];
 
 let base: K8sObject[];

@@ -12,7 +12,12 @@ import { kubeconfigPath } from "../../harness/context.js";
 const run = promisify(execFile);
 const SA = "system:serviceaccount:ai-agents:agent-controller";
 
+/**
+ * `resource` is `kind[/name]`, or `kind[subresource]` for a subresource: kubectl reads
+ * `pods/log` as the pod named "log", so a subresource goes through --subresource.
+ */
 async function canI(verb: string, resource: string, namespace = "ai-agents"): Promise<boolean> {
+  const sub = /^([^[]+)\[([a-z]+)\]$/.exec(resource);
   try {
     const { stdout } = await run("kubectl", [
       "--kubeconfig",
@@ -20,7 +25,8 @@ async function canI(verb: string, resource: string, namespace = "ai-agents"): Pr
       "auth",
       "can-i",
       verb,
-      resource,
+      sub ? (sub[1] as string) : resource,
+      ...(sub ? [`--subresource=${sub[2]}`] : []),
       `--as=${SA}`,
       "-n",
       namespace,
@@ -52,14 +58,18 @@ describe("the shipped install on a real API server", () => {
     ["get", "agents.agents.re-cinq.com"],
     ["patch", "agents.agents.re-cinq.com"],
     ["delete", "agents.agents.re-cinq.com"],
-    ["patch", "agents.agents.re-cinq.com/status"],
+    ["patch", "agents.agents.re-cinq.com[status]"],
+    // Owner references with blockOwnerDeletion on the Jobs (OwnerReferencesPermissionEnforcement).
+    ["update", "agents.agents.re-cinq.com[finalizers]"],
+    ["get", "stations.agents.re-cinq.com"],
     ["list", "stations.agents.re-cinq.com"],
     ["watch", "agentdefinitions.agents.re-cinq.com"],
     ["create", "jobs.batch"],
+    ["get", "jobs.batch"],
+    ["list", "jobs.batch"],
     ["watch", "jobs.batch"],
-    ["delete", "jobs.batch"],
     ["list", "pods"],
-    ["get", "pods/log"],
+    ["get", "pods[log]"],
     ["get", "leases.coordination.k8s.io/agent-controller"],
     ["create", "leases.coordination.k8s.io"],
     ["patch", "leases.coordination.k8s.io/agent-controller"],
@@ -68,11 +78,20 @@ describe("the shipped install on a real API server", () => {
     expect(await canI(verb, resource)).toBe(true);
   });
 
+  // Nothing wider than the code needs (issue 13 item 7).
   it.each<[string, string, string]>([
     ["get", "secrets/other-secret", "ai-agents"],
     ["list", "secrets", "ai-agents"],
     ["create", "pods", "ai-agents"],
+    ["get", "pods", "ai-agents"],
+    ["watch", "pods", "ai-agents"],
     ["update", "jobs.batch", "ai-agents"],
+    ["delete", "jobs.batch", "ai-agents"],
+    ["update", "agents.agents.re-cinq.com", "ai-agents"],
+    ["update", "agents.agents.re-cinq.com[status]", "ai-agents"],
+    ["get", "leases.coordination.k8s.io/other-lease", "ai-agents"],
+    ["patch", "leases.coordination.k8s.io/other-lease", "ai-agents"],
+    ["delete", "leases.coordination.k8s.io/agent-controller", "ai-agents"],
     ["list", "agents.agents.re-cinq.com", "default"],
   ])("the controller may not %s %s in %s", async (verb, resource, namespace) => {
     expect(await canI(verb, resource, namespace)).toBe(false);
