@@ -56,6 +56,7 @@ const CONTROLLER_RULES = [
     verbs: ["get", "patch"],
   },
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
+  { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
 ];
 
 let base: K8sObject[];

@@ -74,6 +74,9 @@ describe("the shipped install on a real API server", () => {
     ["create", "leases.coordination.k8s.io"],
     ["patch", "leases.coordination.k8s.io/agent-controller"],
     ["get", "secrets/agent-secrets"],
+    // Kubernetes Events about Agents, and a repeat's series bump.
+    ["create", "events.events.k8s.io"],
+    ["patch", "events.events.k8s.io"],
   ])("the controller may %s %s", async (verb, resource) => {
     expect(await canI(verb, resource)).toBe(true);
   });
@@ -93,6 +96,9 @@ describe("the shipped install on a real API server", () => {
     ["patch", "leases.coordination.k8s.io/other-lease", "ai-agents"],
     ["delete", "leases.coordination.k8s.io/agent-controller", "ai-agents"],
     ["list", "agents.agents.re-cinq.com", "default"],
+    ["get", "events.events.k8s.io", "ai-agents"],
+    ["delete", "events.events.k8s.io", "ai-agents"],
+    ["create", "events", "ai-agents"],
   ])("the controller may not %s %s in %s", async (verb, resource, namespace) => {
     expect(await canI(verb, resource, namespace)).toBe(false);
   });
