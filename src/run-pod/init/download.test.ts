@@ -1,4 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -108,6 +110,19 @@ describe("downloadToFile against a local server", () => {
     }
   });
 
+  it("a transfer that stalls past the idle timeout fails and leaves no partial file", async () => {
+    const stalled = await startStallingServer();
+    try {
+      const dest = join(dir, "partial");
+      await expect(downloadToFile(`${stalled.url}/slow`, dest, { idleTimeoutMs: 300 })).rejects.toThrow(
+        "the transfer stalled past the idle timeout",
+      );
+      expect(existsSync(dest)).toBe(false);
+    } finally {
+      await stalled.close();
+    }
+  });
+
   it("fetches only http:// and https://", async () => {
     await expect(downloadToFile("ftp://127.0.0.1/x", join(dir, "x"))).rejects.toThrow(
       "URL scheme ftp: is not fetched (only http:// and https://)",
@@ -145,3 +160,21 @@ describe("downloadToFile over TLS", () => {
     expect(plain.requests).toHaveLength(0);
   });
 });
+
+/** Answers 200, sends part of the body, then goes silent with the connection open. */
+async function startStallingServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { "Content-Length": "100" });
+    res.write("first part");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
