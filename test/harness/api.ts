@@ -48,7 +48,10 @@ export class HarnessApi {
           agent: this.agent,
           headers: {
             accept: "application/json",
-            ...(payload === undefined ? {} : { "content-type": contentType }),
+            // content-length, not chunked: Node sends a DELETE body unframed otherwise, and the server drops it.
+            ...(payload === undefined
+              ? {}
+              : { "content-type": contentType, "content-length": Buffer.byteLength(payload) }),
           },
           timeout: timeoutMs,
         },

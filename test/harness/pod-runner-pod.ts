@@ -60,6 +60,8 @@ export class RunnerPod {
   private statusWrite: Promise<void> = Promise.resolve();
   private statusDirty = false;
   private stopping = false;
+  /** Set once the runner is done with this pod: no more status writes. */
+  private closed = false;
   private terminating: Promise<void> | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   /** Resolves when the runner may forget this pod (object deleted by us, or gone). */
@@ -138,7 +140,9 @@ export class RunnerPod {
   update(pod: PodJson): void {
     if (pod.metadata.uid !== this.pod.metadata.uid) return;
     this.pod = pod;
-    if (pod.metadata.deletionTimestamp) void this.terminate();
+    if (pod.metadata.deletionTimestamp) {
+      this.terminate().catch((err: Error) => this.ctx.log(`pod ${this.key}: terminating: ${err.message}`));
+    }
   }
 
   /**
@@ -169,6 +173,7 @@ export class RunnerPod {
   /** The object is gone from the API (e.g. force-deleted): stop at once and clean up. */
   async gone(): Promise<void> {
     this.stopping = true;
+    this.closed = true;
     await this.killAll(0);
     await this.cleanup();
   }
@@ -419,7 +424,7 @@ export class RunnerPod {
 
   private async writeStatus(): Promise<void> {
     const { namespace, name, uid } = this.pod.metadata;
-    for (let attempt = 0; attempt < 30; attempt++) {
+    for (let attempt = 0; attempt < 30 && !this.closed; attempt++) {
       const status = podStatus(
         { ...this.pod, status: { conditions: this.conditions } },
         this.view,

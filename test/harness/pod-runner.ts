@@ -121,8 +121,9 @@ export class PodRunner {
     await Promise.all([...this.pods.values()].map((p) => p.kill()));
     this.pods.clear();
     process.off("exit", this.exitHook);
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+    const closed = new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
     this.server?.closeAllConnections();
+    await closed;
     await rm(this.dir, { recursive: true, force: true });
   }
 

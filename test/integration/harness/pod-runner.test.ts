@@ -83,7 +83,7 @@ describe("pod runner", () => {
         {
           name: "second",
           image: "busybox",
-          command: sh("cat /data/order; echo failing >&2; exit 3"),
+          command: sh("head -n 1 /data/order; echo failing >&2; exit 3"),
           volumeMounts: [{ name: "data", mountPath: "/data", readOnly: true }],
           terminationMessagePolicy: "FallbackToLogsOnError",
         },
@@ -160,7 +160,12 @@ describe("pod runner", () => {
     });
     expect(waiting.w.message).toBe(`couldn't find key key in Secret ${ns}/later`);
     expect(waiting.pod.status?.phase).toBe("Pending");
-    await core.patchNamespacedSecret({ namespace: ns, name: "later", body: { stringData: { key: "now" } } });
+    const secret = await core.readNamespacedSecret({ namespace: ns, name: "later" });
+    await core.replaceNamespacedSecret({
+      namespace: ns,
+      name: "later",
+      body: { ...secret, data: { ...secret.data, key: Buffer.from("now").toString("base64") } },
+    });
     expect((await finished("missing-key")).status?.phase).toBe("Succeeded");
     expect(await log("missing-key", "main")).toBe("got now\n");
   });
@@ -224,7 +229,7 @@ describe("pod runner", () => {
         {
           name: "main",
           image: "busybox",
-          command: sh("trap 'echo TERM > \"$1\"; exit 0' TERM; echo started; while :; do sleep 0.1; done"),
+          command: sh("trap 'echo TERM > \"$0\"; exit 0' TERM; echo started; while :; do sleep 0.1; done"),
           args: [marker],
         },
       ],
