@@ -159,7 +159,7 @@ describe("the fakes refuse what the real APIs refuse", () => {
     };
     const top = await post({ requests: [{ custom_id: UID, params }], request: [] });
     expect(top.status).toBe(400);
-    expect((await top.json()).error).toEqual({
+    expect(((await top.json()) as { error: unknown }).error).toEqual({
       type: "invalid_request_error",
       message: "request: Extra inputs are not permitted",
     });
@@ -224,7 +224,8 @@ describe("the fakes refuse what the real APIs refuse", () => {
     );
     const { batchId } = await provider.submit(request());
     fake.finish(batchId);
-    const out = fake.files.get(fake.batches.get(batchId)?.outputFileId ?? "");
+    const openai = fake as Awaited<ReturnType<typeof startFakeOpenAI>>;
+    const out = openai.files.get(openai.batches.get(batchId)?.outputFileId ?? "");
     expect(JSON.parse(out?.content ?? "{}").response.body.store).toBe(false);
   });
 
