@@ -42,7 +42,7 @@ import {
 } from "./actions.js";
 import { admit, fallbackHasSlot } from "./concurrency.js";
 import { report } from "./conditions.js";
-import type { ReconcileInput } from "./input.js";
+import type { BatchSubmitFailure, ReconcileInput } from "./input.js";
 import { buildJob } from "./job-builder.js";
 import { jobCreateRefusedReason, jobCreateRetryAt, jobCreateWaiting } from "./job-create.js";
 import { jobNameFor } from "./names.js";
@@ -83,6 +83,23 @@ export const CLEANUP_STUCK_MS = 48 * 3600 * 1000;
 export const MIN_POLL_GAP_MS = 1000;
 /** Cleanup attempts are spaced like the safety-net poll, so watch events cannot burn the 5 tries. */
 export const CLEANUP_RETRY_MS = 15_000;
+/** First wait after a transiently failed submit; doubles per failed attempt up to SUBMIT_RETRY_MAX_MS. */
+export const SUBMIT_RETRY_BASE_MS = 15_000;
+export const SUBMIT_RETRY_MAX_MS = 10 * 60_000;
+
+/**
+ * When a transiently failed submit may be tried again: the provider's Retry-After when it sent
+ * one, else exponential backoff from SUBMIT_RETRY_BASE_MS. Never sooner than MIN_POLL_GAP_MS.
+ */
+export function submitRetryAt(f: BatchSubmitFailure): number {
+  const backoff = Math.min(SUBMIT_RETRY_BASE_MS * 2 ** Math.max(0, f.attempts - 1), SUBMIT_RETRY_MAX_MS);
+  return f.at + Math.max(f.retryAfterMs ?? backoff, MIN_POLL_GAP_MS);
+}
+
+/** failureReason of a permanently refused submit; quotes the provider's message. */
+export function submitFailedReason(message: string): string {
+  return `batch submit failed: ${message}`;
+}
 
 /** RFC 3339 UTC with second precision, like metav1.Time. */
 export function rfc3339(ms: number): string {
@@ -122,6 +139,8 @@ export interface Ctx {
   apiKey: ApiKeyRef | undefined;
   startedAt: number | undefined;
   now: number;
+  /** status.batchSubmission: what the submit recorded, which wins over the (maybe changed or deleted) definition. */
+  recorded: NonNullable<Agent["status"]>["batchSubmission"];
 }
 
 export function context(input: ReconcileInput): Ctx {
@@ -133,7 +152,9 @@ export function context(input: ReconcileInput): Ctx {
     (status.batchProvider as BatchProviderName | undefined) ||
     VENDOR_CAPABILITIES[routeModel(model)].batchProvider;
   const keyName = provider ? KEY_NAME[provider] : undefined;
-  const keyRef = definition?.spec.resources?.secrets?.find((s) => s.name === keyName)?.ref;
+  const recorded = status.batchSubmission;
+  const keyRef =
+    recorded?.keyRef ?? definition?.spec.resources?.secrets?.find((s) => s.name === keyName)?.ref;
   return {
     input,
     agent,
@@ -152,6 +173,7 @@ export function context(input: ReconcileInput): Ctx {
     apiKey: keyRef !== undefined ? { secretName: "agent-secrets", secretKey: keyRef } : undefined,
     startedAt: ms(status.startedAt),
     now: input.now,
+    recorded,
   };
 }
 
@@ -170,7 +192,8 @@ const polledEnded = (c: Ctx) => c.input.batch.pollResult?.state === "ended";
 
 function timeoutAt(c: Ctx): number | undefined {
   if (c.startedAt === undefined) return undefined;
-  const minutes = c.definition?.spec.batch?.timeoutMinutes ?? DEFAULT_BATCH_TIMEOUT_MINUTES;
+  const minutes =
+    c.recorded?.timeoutMinutes ?? c.definition?.spec.batch?.timeoutMinutes ?? DEFAULT_BATCH_TIMEOUT_MINUTES;
   return c.startedAt + minutes * 60_000;
 }
 const timedOut = (c: Ctx) => {
@@ -188,14 +211,28 @@ const pollDue = (c: Ctx) => {
   const gap = Math.max(c.input.settings.batchPollSeconds * 1000, MIN_POLL_GAP_MS);
   return last === undefined || c.now - last >= gap;
 };
-const onTimeout = (c: Ctx) => c.definition?.spec.batch?.onTimeout ?? "fail";
-const batchModel = (c: Ctx) => c.model || DEFAULT_BATCH_MODEL;
-const cleanupDue = (c: Ctx) => {
+const onTimeout = (c: Ctx) => c.recorded?.onTimeout ?? c.definition?.spec.batch?.onTimeout ?? "fail";
+const batchModel = (c: Ctx) => c.recorded?.model || c.model || DEFAULT_BATCH_MODEL;
+/** Provider calls of the finalizer (and retried cancels) are spaced by 15 s, or the provider's Retry-After. */
+const cleanupSpacingOver = (c: Ctx) => {
   const last = c.input.batch.lastCleanupAt;
-  return (
-    c.input.batch.cleanupResult === undefined && (last === undefined || c.now - last >= CLEANUP_RETRY_MS)
-  );
+  const gap = Math.max(CLEANUP_RETRY_MS, c.input.batch.cleanupRetryAfterMs ?? 0);
+  return last === undefined || c.now - last >= gap;
 };
+const cleanupDue = (c: Ctx) => c.input.batch.cleanupResult === undefined && cleanupSpacingOver(c);
+/** The batch stopped by a timeout: failed with `batch timed out…`, or handed over to a fallback Job. */
+const timedOutRun = (c: Ctx) =>
+  onFallback(c) ||
+  (c.phase === "Failed" && (c.agent.status?.failureReason ?? "").startsWith(MSG_BATCH_TIMED_OUT));
+/**
+ * A cancel is owed until the provider confirmed one (issue 13 item 2): the batch timed out, or the
+ * Agent was deleted before its batch ended. A batch that ended with its result needs none.
+ */
+const cancelOwed = (c: Ctx) =>
+  !!c.batchId &&
+  c.input.batch.cancelledAt === undefined &&
+  ((c.deleting && !isTerminal(c.phase)) || timedOutRun(c));
+const submitFailure = (c: Ctx) => c.input.batch.submitFailure;
 /** The finalizer's work has started: the batch result is in, it timed out, or the Agent is deleted. */
 const batchFinished = (c: Ctx) => isTerminal(c.phase) || onFallback(c) || c.deleting;
 const disabledInFlight = (c: Ctx) => !c.input.settings.batchEnabled && !c.deleting && batchInFlight(c);
@@ -414,6 +451,8 @@ function startBatch(c: Ctx, victims: Agent[]): Action[] {
       prompt: renderPrompt(def.prompt, c.agent.spec.parameters),
       maxTokens: def.batch?.maxTokens ?? DEFAULT_BATCH_MAX_TOKENS,
       ...(def.output?.schema ? { outputSchema: def.output.schema } : {}),
+      // OpenAI: a retry reuses the file the failed attempt uploaded (one upload per Agent).
+      ...(submitFailure(c)?.inputFileId ? { inputFileId: submitFailure(c)?.inputFileId } : {}),
     },
     ...(dependsOn.length ? { dependsOn } : {}),
   });
@@ -444,11 +483,12 @@ function cancelAction(c: Ctx, id = "cancel-batch"): Action {
 }
 
 /**
- * The timeout's cancel, unless one already succeeded: a watch event can reconcile the cached Agent
- * again before the timeout patch is visible, and the provider needs the request only once.
+ * The timeout's cancel, unless one already succeeded or one failed less than 15 s ago: a watch
+ * event can reconcile the cached Agent again before the timeout patch is visible, and the provider
+ * needs the request only once. A failed one is retried by the finalizer until confirmed.
  */
 function timeoutCancel(c: Ctx): Action[] {
-  return c.input.batch.cancelledAt === undefined ? [cancelAction(c)] : [];
+  return c.input.batch.cancelledAt === undefined && cleanupSpacingOver(c) ? [cancelAction(c)] : [];
 }
 
 function cleanupAction(c: Ctx, dependsOn?: string[]): Action {
@@ -604,8 +644,53 @@ export const PHASE_RULES: readonly Rule[] = [
           batchId: sub.batchId,
           batchProvider: c.provider,
           startedAt: rfc3339(sub.at),
+          // Item 4: the run keeps what it was submitted with if its definition changes or goes.
+          ...(c.apiKey
+            ? {
+                batchSubmission: {
+                  keyRef: c.apiKey.secretKey,
+                  model: batchModel(c),
+                  timeoutMinutes: c.definition?.spec.batch?.timeoutMinutes ?? DEFAULT_BATCH_TIMEOUT_MINUTES,
+                  onTimeout: onTimeout(c),
+                },
+              }
+            : {}),
         }),
         ...sinkEvents(c, "event-started", [lifecycle("started")], ["patch-status"]),
+      ];
+    },
+  },
+  {
+    id: "batch-submit-rejected",
+    from: "Pending",
+    to: "Failed",
+    when: "batch run whose last submit was refused for good (a 4xx other than 408/409/429, or its key missing from agent-secrets)",
+    does: "patch Failed, exitCode 1, failureReason `batch submit failed: <the provider's message>`; count batch_failed; prune",
+    guard: (c) => pending(c) && c.execution === "batch" && submitFailure(c)?.permanent === true,
+    act: (c) => fail(c, submitFailedReason((submitFailure(c) as BatchSubmitFailure).message), "batch_failed"),
+  },
+  {
+    id: "batch-submit-backoff",
+    from: "Pending",
+    to: "Pending",
+    when: "batch run whose last submit failed transiently (408, 409, 429, 5xx, network), before its retry time",
+    does: "reportWaiting `BatchSubmitRetrying` with the provider's message and the retry time (Retry-After, else 15 s doubling to 10 min)",
+    guard: (c) => {
+      const f = submitFailure(c);
+      return pending(c) && c.execution === "batch" && f !== undefined && c.now < submitRetryAt(f);
+    },
+    act: (c) => {
+      const f = submitFailure(c) as BatchSubmitFailure;
+      const retryAt = submitRetryAt(f);
+      return [
+        {
+          id: "report-waiting",
+          type: "reportWaiting",
+          agent: c.ref,
+          reason: "BatchSubmitRetrying",
+          message: `batch submit failed (attempt ${f.attempts}), retrying at ${rfc3339(retryAt)}: ${f.message}`,
+          retryAt,
+        },
       ];
     },
   },
@@ -748,9 +833,9 @@ export const PHASE_RULES: readonly Rule[] = [
     id: "batch-wait-definition",
     from: "Running",
     to: "Running",
-    when: "batch in flight but the AgentDefinition (and so the API key entry) is gone",
+    when: "batch in flight, submitted before status.batchSubmission existed, and the AgentDefinition (so the API key entry) is gone",
     does: "nothing: the batch cannot be polled; a delete releases the finalizer",
-    guard: (c) => batchInFlight(c) && (!c.definition || !c.apiKey || !c.provider),
+    guard: (c) => batchInFlight(c) && (!c.apiKey || !c.provider),
     act: () => [],
   },
   {
@@ -792,6 +877,16 @@ export const PHASE_RULES: readonly Rule[] = [
     does: "cancelBatch; if a Station slot is free create the Job; patch batchFallback true (batchId kept, + jobName); then agent/running (batch_timeout)",
     guard: (c) => batchInFlight(c) && timedOut(c),
     act: (c) => {
+      if (!c.station || !c.definition) {
+        // Item 4: the batch still stops at its own deadline; without its recipe no Job can follow.
+        const missing = !c.station
+          ? `Station ${c.agent.spec.stationRef} not found`
+          : `AgentDefinition ${c.station.spec.agentDefRef} not found`;
+        return [
+          ...timeoutCancel(c),
+          ...fail(c, `${MSG_BATCH_TIMED_OUT}; the fallback Job cannot start: ${missing}`, "batch_timeout"),
+        ];
+      }
       const actions: Action[] = timeoutCancel(c);
       const status: PatchStatusAction["status"] = { batchFallback: true };
       let dependsOn: string[] | undefined;
@@ -948,11 +1043,16 @@ export const FINALIZER_RULES: readonly Rule[] = [
     id: "cleanup-failed",
     from: "any",
     to: "same",
-    when: "the cleanup attempt of this pass failed (or is unsettled 48 h after startedAt)",
+    when: "the cleanup attempt of this pass failed, its cancel failed on delete, or it is unsettled 48 h after startedAt",
     does: "patch batchCleanupAttempts + 1 (phase untouched); count controller_batch_cleanup_failures_total; at 5 remove the finalizer anyway",
     guard: (c) => {
       const r = c.input.batch.cleanupResult;
-      return r?.state === "failed" || (r?.state === "not_settled" && cleanupStuck(c));
+      return (
+        r?.state === "failed" ||
+        // Item 3: on delete a cancel that fails (revoked or removed key, outage) is a failed attempt.
+        (r?.state === "cancel_failed" && (c.deleting || cleanupStuck(c))) ||
+        (r?.state === "not_settled" && cleanupStuck(c))
+      );
     },
     act: (c) => {
       const attempts = (c.agent.status?.batchCleanupAttempts ?? 0) + 1;
@@ -972,9 +1072,9 @@ export const FINALIZER_RULES: readonly Rule[] = [
     id: "cleanup-not-settled",
     from: "any",
     to: "same",
-    when: "the cleanup attempt of this pass found the batch not settled yet (within 48 h of startedAt)",
-    does: "nothing; not a failure, retried later",
-    guard: (c) => c.input.batch.cleanupResult?.state === "not_settled",
+    when: "the cleanup attempt of this pass found the batch not settled yet, or the timeout's cancel failed (Agent not deleted; within 48 h of startedAt)",
+    does: "nothing; not a failure, retried 15 s (or the provider's Retry-After) later",
+    guard: (c) => ["not_settled", "cancel_failed"].includes(c.input.batch.cleanupResult?.state ?? ""),
     act: () => [],
   },
   {
@@ -987,17 +1087,12 @@ export const FINALIZER_RULES: readonly Rule[] = [
     act: (c) => [removeFinalizer(c)],
   },
   {
-    id: "cancel-on-delete",
-    from: "Pending|Running",
+    id: "cancel-then-cleanup",
+    from: "any",
     to: "same",
-    when: "the Agent is deleted while its batch is in flight and not yet cancelled",
-    does: "cancelBatch, then cleanupBatch",
-    guard: (c) =>
-      c.deleting &&
-      !isTerminal(c.phase) &&
-      !onFallback(c) &&
-      c.input.batch.cancelledAt === undefined &&
-      cleanupDue(c),
+    when: "a cancel is owed and not yet confirmed (the Agent was deleted while its batch was in flight, or the batch timed out), no try in the last 15 s",
+    does: "cancelBatch, then cleanupBatch (Gemini: the DELETE only after the cancel went through)",
+    guard: (c) => cancelOwed(c) && cleanupDue(c),
     act: (c) => [cancelAction(c), cleanupAction(c, ["cancel-batch"])],
   },
   {
