@@ -29,6 +29,10 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 
 # --- agent-build: the run-pod executable, a Node single executable application -------------
 FROM node:${NODE_VERSION}-bookworm-slim AS agent-build
+# binutils' strip: the build drops Node's symbol table and debug info (a smaller executable).
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends binutils \
+  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund

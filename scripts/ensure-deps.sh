@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a fresh machine: the npm packages pinned by
-# package-lock.json and the local control-plane binaries (built once from Go
-# modules into .cache/, see docs/control-plane.md). Safe to re-run: both steps
-# are skipped when already done.
+# package-lock.json, the run-pod executable dist/agent/ai-agent (npm run build:agent,
+# docs/run-pod.md; integration tests run it in pods) and the local control-plane
+# binaries (built once from Go modules into .cache/, see docs/control-plane.md).
+# Safe to re-run: each step is skipped when already done.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -11,6 +12,16 @@ stamp="node_modules/.package-lock.json"
 if [[ ! -f "$stamp" || package-lock.json -nt "$stamp" ]]; then
   echo "[setup] npm ci" >&2
   npm ci --no-audit --no-fund >&2
+fi
+
+# The build keeps a fingerprint and returns at once when nothing changed; this check
+# skips even starting it when no input is newer than the executable.
+agent="dist/agent/ai-agent"
+if [[ ! -x "$agent" ]] ||
+  [[ -n "$(find src generated scripts/build-agent.ts package-lock.json "$(readlink -f "$(command -v node)")" \
+    -newer "$agent" -print -quit)" ]]; then
+  echo "[setup] run-pod executable (npm run build:agent)" >&2
+  npm run --silent build:agent >&2
 fi
 
 echo "[setup] control-plane binaries" >&2

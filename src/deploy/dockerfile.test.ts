@@ -209,6 +209,8 @@ describe("Dockerfile --target agent (AGENT_IMAGE)", () => {
     const copies = keywords(build, "COPY").map((c) => c.args);
     expect(copies).toContain("scripts/build-agent.ts ./scripts/build-agent.ts");
     expect(copies).toContain("src ./src");
+    // build-agent.ts strips the executable when strip (binutils) is on PATH.
+    expect(keywords(build, "RUN").some((r) => /apt-get install .*\bbinutils\b/.test(r.args))).toBe(true);
   });
 
   it("is a pinned glibc (Debian) base without Node: nothing from a node stage but the executable", () => {

@@ -1,0 +1,49 @@
+/**
+ * Entry point of the run-pod executable (`npm run build:agent` makes it dist/agent/ai-agent, with
+ * hard links ai-agent-init, ai-agent-supervisor, ai-agent-courier). Picks the program from the
+ * invoked name or the first argument (dispatch.ts), runs it, and exits with its code.
+ *
+ * The exit is explicit because a program may leave handles open (a sink's keep-alive socket, a
+ * timer); its returned code is the contract, not an empty event loop.
+ */
+import type { Env } from "./common/run-env.js";
+import { dispatch } from "./dispatch.js";
+import { runInit } from "./init/main.js";
+import { runSupervisor } from "./supervisor/main.js";
+
+type Program = (argv: string[], env: Env) => Promise<number>;
+
+// The courier (src/run-pod/courier/main.ts, runCourier) joins this table once it is committed;
+// until then ai-agent-courier answers with the usage.
+const PROGRAMS: Readonly<Record<"init" | "supervisor", Program>> = {
+  init: runInit,
+  supervisor: runSupervisor,
+};
+
+async function main(): Promise<number> {
+  const choice = dispatch(Object.keys(PROGRAMS) as (keyof typeof PROGRAMS)[], process.argv0, process.argv);
+  if (choice.kind === "usage") {
+    process.stderr.write(`${choice.message}\n`);
+    return 2;
+  }
+  return PROGRAMS[choice.program](choice.args, process.env);
+}
+
+/** Exits once what was written to stdout and stderr has been handed to the OS. */
+function exitAfterFlush(code: number): void {
+  process.exitCode = code;
+  let pending = 2;
+  const flushed = () => {
+    pending -= 1;
+    if (pending === 0) process.exit(code);
+  };
+  process.stdout.write("", flushed);
+  process.stderr.write("", flushed);
+}
+
+main().then(exitAfterFlush, (err: unknown) => {
+  process.stderr.write(
+    `ai-agent: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  exitAfterFlush(1);
+});
