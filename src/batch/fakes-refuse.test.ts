@@ -230,7 +230,8 @@ describe("the fakes refuse what the real APIs refuse", () => {
   });
 
   it("gemini: a cancel settles later, and a delete does not cancel (the fake records what a delete left running)", async () => {
-    const { fake, provider, request } = await start("gemini");
+    const { fake: any, provider, request } = await start("gemini");
+    const fake = any as Awaited<ReturnType<typeof startFakeGemini>>;
     const { batchId: cancelled } = await provider.submit(request());
     fake.advance(2_000);
     await provider.cancel(cancelled, fake.apiKey);
