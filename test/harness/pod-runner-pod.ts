@@ -202,7 +202,7 @@ export class RunnerPod {
     for (const { child } of all) signalGroup(child, graceMs > 0 ? "SIGTERM" : "SIGKILL");
     const exited = Promise.all(all.map((r) => r.exited));
     if (graceMs > 0) {
-      const timer = sleep(graceMs).then(() => "timeout" as const);
+      const timer = sleep(graceMs, undefined, { ref: false }).then(() => "timeout" as const);
       if ((await Promise.race([exited.then(() => "exited" as const), timer])) === "timeout") {
         for (const { child } of all) signalGroup(child, "SIGKILL");
       }
@@ -325,7 +325,7 @@ export class RunnerPod {
         if (!(before?.kind === "waiting" && before.message === message)) {
           this.setState(kind, index, { kind: "waiting", reason, message });
         }
-        await sleep(CONFIG_RETRY_MS);
+        await sleep(CONFIG_RETRY_MS, undefined, { ref: false });
       }
     }
     if (!launch || this.stopping) return;
@@ -472,7 +472,7 @@ async function streamsClosed(child: ChildProcess, timeoutMs: number): Promise<vo
           s.once("close", () => r());
         });
   const both = Promise.all([ended(child.stdout), ended(child.stderr)]);
-  const timer = sleep(timeoutMs);
+  const timer = sleep(timeoutMs, undefined, { ref: false });
   await Promise.race([both, timer]);
   child.stdout?.destroy();
   child.stderr?.destroy();
