@@ -101,6 +101,8 @@ export async function buildAgent(log: (line: string) => void = () => {}): Promis
 async function bundleEntry(): Promise<Buffer> {
   const result = await build({
     entryPoints: [ENTRY],
+    // Paths in the bundle's comments are relative to this: the same bundle from any directory.
+    absWorkingDir: ROOT,
     bundle: true,
     platform: "node",
     target: "node20",
