@@ -113,14 +113,18 @@ async function bundleEntry(): Promise<Buffer> {
     logLevel: "silent",
     legalComments: "none",
   });
-  const problems = [...bundleProblems(result.metafile), ...result.warnings.map(formatMessage)];
+  const output = result.outputFiles[0];
+  if (output === undefined) throw new Error("build:agent: esbuild produced no output file");
+  const problems = [
+    ...bundleProblems(result.metafile),
+    ...dynamicRequires(output.text),
+    ...result.warnings.map(formatMessage),
+  ];
   if (problems.length > 0) {
     throw new Error(
       `build:agent: the bundle of ${path.relative(ROOT, ENTRY)} is not self-contained:\n  ${problems.join("\n  ")}`,
     );
   }
-  const output = result.outputFiles[0];
-  if (output === undefined) throw new Error("build:agent: esbuild produced no output file");
   return Buffer.from(output.contents);
 }
 
@@ -143,6 +147,16 @@ export function bundleProblems(metafile: Metafile): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * `require(<expression>)` calls left in the bundle: esbuild cannot follow them (and does not warn
+ * about them inside node_modules), so at run time they would look for files that are not there.
+ */
+export function dynamicRequires(bundle: string): string[] {
+  return [...bundle.matchAll(/\b(?:__)?require\((?!\s*["'`)])([^)]{0,60})/g)].map(
+    (m) => `dynamic require(${m[1]}…) cannot be bundled`,
+  );
 }
 
 function formatMessage(message: Message): string {

@@ -10,7 +10,14 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Metafile } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildAgent, bundleProblems, EXECUTABLE, LINK_NAMES, OUT_DIR } from "../../scripts/build-agent.js";
+import {
+  buildAgent,
+  bundleProblems,
+  dynamicRequires,
+  EXECUTABLE,
+  LINK_NAMES,
+  OUT_DIR,
+} from "../../scripts/build-agent.js";
 import { REPO_ROOT } from "../deploy/render.js";
 import { usage } from "./dispatch.js";
 
@@ -152,6 +159,18 @@ describe("dist/agent", () => {
     for (const lib of libraries) {
       expect(lib).toMatch(/^(linux-vdso|libc|libm|libdl|libpthread|libstdc\+\+|libgcc_s|ld-linux[\w-]*)\.so/);
     }
+  });
+});
+
+describe("dynamicRequires", () => {
+  it.each([
+    ['const a = require("node:fs");', []],
+    ["const a = require('x') + require(`y`);", []],
+    ["const a = require(name);", ["dynamic require(name…) cannot be bundled"]],
+    ["__require(path.join(dir, 'x'))", ["dynamic require(path.join(dir, 'x'…) cannot be bundled"]],
+    ["my_require(name)", []],
+  ])("%s", (text, problems) => {
+    expect(dynamicRequires(text)).toEqual(problems);
   });
 });
 
