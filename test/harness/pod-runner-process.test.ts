@@ -57,11 +57,17 @@ describe.skipIf(!root)("a container process", () => {
     expect(out).toContain(`${join(dir, "work/created")}\n`);
     const env = await run({
       argv: ["/usr/bin/env"],
-      env: { ONLY: "this", PATH: "/usr/bin:/bin" },
+      // Names that are not shell identifiers pass too (the controller injects e.g. `sink-headers`).
+      env: { ONLY: "this", PATH: "/usr/bin:/bin", "sink-headers": "Authorization: x" },
       workingDir: "/",
       mounts: [],
     });
-    expect(env.out.split("\n").sort()).toEqual(["", "ONLY=this", "PATH=/usr/bin:/bin"]);
+    expect(env.out.split("\n").sort()).toEqual([
+      "",
+      "ONLY=this",
+      "PATH=/usr/bin:/bin",
+      "sink-headers=Authorization: x",
+    ]);
     // The mounts lived in the container's own namespace only.
     expect(execFileSync("ls", ["-A", target]).toString()).toBe("");
   });

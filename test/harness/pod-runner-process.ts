@@ -6,7 +6,7 @@
  * securityContext (`setpriv`), and only the container's own environment. The process leads its own
  * process group, so a signal to the group reaches everything it started.
  *
- * Paths and argv reach the inner shell as positional parameters, never spliced into the script.
+ * Paths and argv reach the inner program as arguments, never spliced into its text.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ContainerSpec, PodJson } from "./pod-runner-types.js";
@@ -27,26 +27,34 @@ export interface ContainerLaunch {
 }
 
 /**
- * Positional parameters: <mount count> then (source target ro|rw) per mount, then workingDir,
- * uid, gid, groups (comma-separated), then the container's argv.
+ * The inner program, run by perl (perl-base, always present on Debian) rather than a POSIX shell:
+ * dash drops environment entries whose names are not shell identifiers (e.g. `sink-headers`, which
+ * the controller injects for an http sink's `headers_secret`), and bash adds SHLVL; a container
+ * runtime passes the env through untouched, and so does perl's exec.
+ *
+ * Arguments: <mount count> then (source target ro|rw) per mount, then workingDir, uid, gid,
+ * groups (comma-separated), then the container's argv.
  */
-const INNER_SCRIPT = `
-set -e
-n=$1; shift
-while [ "$n" -gt 0 ]; do
-  /usr/bin/mount --bind -- "$1" "$2"
-  if [ "$3" = ro ]; then /usr/bin/mount -o remount,bind,ro -- "$2"; fi
-  shift 3
-  n=$((n - 1))
-done
-/usr/bin/mkdir -p -- "$1"
-cd -- "$1"
-uid=$2; gid=$3; groups=$4
-shift 4
-unset PWD OLDPWD
-if [ -z "$uid" ]; then exec "$@"; fi
-if [ -z "$groups" ]; then exec /usr/bin/setpriv --reuid "$uid" --regid "$gid" --clear-groups -- "$@"; fi
-exec /usr/bin/setpriv --reuid "$uid" --regid "$gid" --groups "$groups" -- "$@"
+const INNER_PROGRAM = `
+use strict;
+my @a = @ARGV;
+my $n = shift @a;
+sub run { system(@_) == 0 or die "pod runner: @_ failed\\n"; }
+for (1 .. $n) {
+  my ($source, $target, $mode) = splice(@a, 0, 3);
+  run("/usr/bin/mount", "--bind", "--", $source, $target);
+  run("/usr/bin/mount", "-o", "remount,bind,ro", "--", $target) if $mode eq "ro";
+}
+my ($wd, $uid, $gid, $groups, @argv) = @a;
+run("/usr/bin/mkdir", "-p", "--", $wd);
+chdir $wd or die "pod runner: chdir $wd: $!\\n";
+if ($uid ne "") {
+  unshift @argv, "/usr/bin/setpriv", "--reuid", $uid, "--regid", $gid,
+    ($groups eq "" ? ("--clear-groups") : ("--groups", $groups)), "--";
+}
+exec { $argv[0] } @argv;
+print STDERR "pod runner: exec $argv[0]: $!\\n";
+exit 127;
 `;
 
 /** Arguments of `unshare` that run `launch` (exported for the unit test of the argv layout). */
@@ -65,10 +73,10 @@ export function unshareArgs(launch: ContainerLaunch): string[] {
     "--propagation",
     "private",
     "--",
-    "/bin/sh",
-    "-c",
-    INNER_SCRIPT,
-    "pod-runner",
+    "/usr/bin/perl",
+    "-e",
+    INNER_PROGRAM,
+    "--",
     ...positional,
   ];
 }

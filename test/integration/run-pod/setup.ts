@@ -1,0 +1,179 @@
+/**
+ * Shared setup of the end-to-end run-pod tests: the in-process controller (AGENT_IMAGE = the image
+ * the pod runner maps to dist/agent) on the real local API server, Stations whose pods go to the
+ * pod runner, where the real init, the real supervisor and a scripted fake CLI run as processes,
+ * and a loopback http listener for the run's sinks.
+ */
+import { parseConfig } from "../../../src/controller/config.js";
+import { AgentController } from "../../../src/controller/controller.js";
+import { KubeClient } from "../../../src/controller/kube/client.js";
+import { AGENT_DEFINITIONS, AGENTS, SECRETS, STATIONS } from "../../../src/controller/kube/resources.js";
+import { ControllerMetrics } from "../../../src/controller/metrics.js";
+import type { Agent } from "../../../src/core/types.js";
+import { agentSecretsReader, SinkDispatcher } from "../../../src/sinks/index.js";
+import {
+  createFakeCliJournal,
+  createTestNamespace,
+  eventually,
+  type FakeCliJournal,
+  type FakeCliScript,
+  fakeCliEnv,
+  kubeConfig,
+  RUNNER_AGENT_IMAGE,
+  runnerPodTemplate,
+  runPodProgramsBuilt,
+} from "../../harness/context.js";
+import { type SinkListener, startSinkListener } from "../batch/setup.js";
+
+export const SINK_HEADERS_KEY = "sink-headers";
+export const SINK_TOKEN = "Bearer run-pod-sink-token";
+
+/** False until `npm run build:agent` has produced dist/agent: the run-pod tests are skipped then. */
+export const RUN_POD_PROGRAMS_BUILT = runPodProgramsBuilt();
+
+export interface RunPodEnv {
+  ns: string;
+  client: KubeClient;
+  listener: SinkListener;
+  journal: FakeCliJournal;
+  close(): Promise<void>;
+}
+
+/** A namespace with `agent-secrets` (sink header plus `secrets`) and a running controller. */
+export async function startRunPodEnv(
+  prefix: string,
+  secrets: Record<string, string> = {},
+): Promise<RunPodEnv> {
+  const client = await KubeClient.fromKubeConfig(kubeConfig());
+  const ns = await createTestNamespace(prefix);
+  const listener = await startSinkListener();
+  const journal = createFakeCliJournal();
+  const data: Record<string, string> = { [SINK_HEADERS_KEY]: `Authorization: ${SINK_TOKEN}\n`, ...secrets };
+  await client.create(SECRETS, ns, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "agent-secrets" },
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")])),
+  });
+  const sinks = new SinkDispatcher({
+    readSecretKey: agentSecretsReader((n, name) => client.get(SECRETS, n, name)),
+    retry: { attempts: 3, baseMs: 50, maxMs: 200 },
+    log: { warn: () => {}, error: () => {}, info: () => {} },
+  });
+  const controller = new AgentController({
+    config: parseConfig(
+      { NAMESPACE: ns, POD_NAME: `${prefix}-controller`, AGENT_IMAGE: RUNNER_AGENT_IMAGE },
+      {},
+      {
+        pollIntervalMs: 1000,
+        watchTimeoutSeconds: 30,
+        backoffBaseMs: 100,
+        backoffMaxMs: 1000,
+        listPageSize: 100,
+      },
+    ),
+    client,
+    metrics: new ControllerMetrics(),
+    sinks,
+    log: process.env.RUN_POD_TEST_LOG ? (m) => console.log(`[${prefix}] ${m}`) : () => {},
+  });
+  await controller.start();
+  return {
+    ns,
+    client,
+    listener,
+    journal,
+    close: async () => {
+      await controller.stop();
+      await sinks.drain(5000);
+      await listener.close();
+      await client.close();
+      journal.remove();
+    },
+  };
+}
+
+export async function createDefinition(
+  env: RunPodEnv,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<void> {
+  await env.client.create(AGENT_DEFINITIONS, env.ns, {
+    apiVersion: "agents.re-cinq.com/v1beta1",
+    kind: "AgentDefinition",
+    metadata: { name },
+    spec: { prompt: "Summarise {topic}.", execution: "interactive", ...spec },
+  });
+}
+
+/** A Station whose pods run on the pod runner with the fake CLI following `script`. */
+export async function createStation(
+  env: RunPodEnv,
+  name: string,
+  definition: string,
+  script: FakeCliScript,
+  spec: Record<string, unknown> = {},
+): Promise<void> {
+  await env.client.create(STATIONS, env.ns, {
+    apiVersion: "agents.re-cinq.com/v1beta1",
+    kind: "Station",
+    metadata: { name },
+    spec: {
+      agentDefRef: definition,
+      deadlineMinutes: 5,
+      ...spec,
+      template: {
+        spec: {
+          ...runnerPodTemplate(),
+          containers: [
+            { name: "agent", image: "example.test/agent:1", env: fakeCliEnv(script, env.journal) },
+          ],
+        },
+      },
+    },
+  });
+}
+
+export async function createAgent(
+  env: RunPodEnv,
+  name: string,
+  station: string,
+  spec: Record<string, unknown> = {},
+): Promise<void> {
+  await env.client.create(AGENTS, env.ns, {
+    apiVersion: "agents.re-cinq.com/v1beta1",
+    kind: "Agent",
+    metadata: { name },
+    spec: { stationRef: station, parameters: { topic: "tests" }, ...spec },
+  });
+}
+
+/** The Agent once it is Succeeded or Failed. */
+export function finishedAgent(env: RunPodEnv, name: string, timeoutMs = 90_000): Promise<Agent> {
+  return eventually(
+    `Agent ${name} Succeeded or Failed`,
+    async () => {
+      const agent = await env.client.get<Agent>(AGENTS, env.ns, name);
+      const phase = agent?.status?.phase;
+      return phase === "Succeeded" || phase === "Failed" ? agent : undefined;
+    },
+    timeoutMs,
+    250,
+  );
+}
+
+/** The phases an Agent went through, recorded by polling until it is terminal. */
+export async function phasesOf(env: RunPodEnv, name: string, timeoutMs = 90_000): Promise<string[]> {
+  const seen: string[] = [];
+  await eventually(
+    `Agent ${name} terminal`,
+    async () => {
+      const phase = (await env.client.get<Agent>(AGENTS, env.ns, name))?.status?.phase ?? "Pending";
+      if (seen.at(-1) !== phase) seen.push(phase);
+      return phase === "Succeeded" || phase === "Failed";
+    },
+    timeoutMs,
+    100,
+  );
+  return seen;
+}
