@@ -79,7 +79,7 @@ export interface AgentFile {
     headers_secret?: string;
 }
 /**
- * Observed state of the run. Written only by the controller.
+ * Observed state of the run. Written only by the controller. Defaults to phase Pending, so an Agent no controller has reconciled yet never shows an empty phase.
  */
 export interface AgentStatus {
     /**

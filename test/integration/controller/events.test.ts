@@ -116,6 +116,23 @@ describe("kubectl describe / get / wait on Agents", () => {
     expect(described).toMatch(new RegExp(`Warning\\s+Failed\\s+.*${a?.status?.failureReason}`));
   });
 
+  it("an Agent no controller has reconciled yet reads phase Pending (the CRD's status default)", async () => {
+    const idle = await createTestNamespace("ctrl-events-idle");
+    await createAgent(client, idle, "unseen", "any-station");
+    const { stdout } = await run("kubectl", [
+      "--kubeconfig",
+      kubeconfigPath(),
+      "-n",
+      idle,
+      "get",
+      "agent",
+      "unseen",
+      "--no-headers",
+    ]);
+    expect(stdout).toMatch(/^unseen\s+Pending\s+any-station\s/);
+    expect((await getAgent(client, idle, "unseen"))?.status).toEqual({ phase: "Pending" });
+  });
+
   it("a missing Station: Failed with reason MissingRef, never an empty phase", async () => {
     await createAgent(client, ns, "lost", "no-such-station");
     await kubectl("wait", "--for=condition=Failed", "agent/lost", "--timeout=90s");
