@@ -103,7 +103,9 @@ export interface ApiKeyRef {
  * stores `{batchId, at}` as `BatchMemory.submitted` for this Agent; it also counts the Agent as a
  * creation issued (`ReconcileInput.pendingCreations`) until the cache shows it Running.
  * Then it reconciles again; the core patches Running from the stored result (OQ-50: the submit
- * itself is never repeated while the result is remembered).
+ * itself is never repeated while the result is remembered). A failed submit (or an unreadable API
+ * key) is stored as `BatchMemory.submitFailure` (permanent or not, the message, attempts in a row,
+ * Retry-After, OpenAI's uploaded file) and reconciled again: the core fails the Agent or waits.
  */
 export interface SubmitBatchAction extends ActionBase {
   type: "submitBatch";
@@ -127,7 +129,11 @@ export interface PollBatchAction extends ActionBase {
   ctx: { agentUid: string; model: string };
 }
 
-/** Request cancellation; no result is fed back. On success store `BatchMemory.cancelledAt = now`. */
+/**
+ * Request cancellation. On success store `BatchMemory.cancelledAt = now`. On failure store
+ * `lastCleanupAt = now`, the one-shot `cleanupResult: {state: "cancel_failed", error}` and the
+ * provider's Retry-After, and reconcile again: on delete the core counts it as a failed cleanup.
+ */
 export interface CancelBatchAction extends ActionBase {
   type: "cancelBatch";
   agent: AgentRef;
