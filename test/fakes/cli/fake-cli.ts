@@ -10,7 +10,7 @@
  * it in the image bin dir the runner mounts over /usr/local/bin.
  */
 import { randomUUID } from "node:crypto";
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 
 export type CliName = "claude" | "codex" | "gemini" | "opencode";
@@ -20,6 +20,8 @@ export const CLI_NAMES: readonly CliName[] = ["claude", "codex", "gemini", "open
 export interface FakeCliScript {
   /** The answer text (default `Done.`). */
   answer?: string;
+  /** Answer with the contents of this file (relative to the working directory) instead; "(missing)" if absent. */
+  answerFromFile?: string;
   /** Exit code after the output (default 0). */
   exitCode?: number;
   /** Milliseconds to wait before printing the answer and terminal line (default 0). */
@@ -324,6 +326,13 @@ export function main(): void {
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exit(2);
+  }
+  if (script.answerFromFile !== undefined) {
+    let content = "(missing)";
+    try {
+      content = readFileSync(resolve(process.cwd(), script.answerFromFile), "utf8");
+    } catch {}
+    script = { ...script, answer: content };
   }
   const inv = parseInvocation(cli, argv, script.sessionId ?? randomUUID());
   if (inv.usageError) {
