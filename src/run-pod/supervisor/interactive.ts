@@ -5,11 +5,12 @@
  * `$HOME/run/exit-code` is written last of all.
  */
 import { terminalVerdict } from "../../core/vendors.js";
+import type { JsonLineLogger } from "../../log.js";
 import { DRAIN_TIMEOUT_MS, RunEmitter } from "../common/emitter.js";
 import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
 import { agentEnded, agentNotFound, agentSpawnFailed, agentStarted } from "./agent-events.js";
-import { type ChildOutcome, type RunningChild, runChild } from "./child-run.js";
+import { type RunningChild, runChild } from "./child-run.js";
 import { findExecutable } from "./command-path.js";
 import { saveConversation } from "./conversation-save.js";
 import { writeExitCodeFile } from "./exit-code-file.js";
@@ -38,18 +39,25 @@ export async function runInteractive(
     });
   }
 
-  const exitCode = await superviseAgent();
-  if (!(await emitter.drain(DRAIN_TIMEOUT_MS))) {
-    log.warn(`sink queues not drained within ${DRAIN_TIMEOUT_MS} ms; undelivered events are lost`, {
-      pending: emitter.pending,
-    });
-  }
+  // Listening until the very end: a SIGTERM after the agent exited must not kill the supervisor
+  // before the terminal event, the sink drain and the exit-code file.
+  const forwarder = forwardSignals(io.signals, log);
   try {
-    await writeExitCodeFile(settings.home, exitCode);
-  } catch (err) {
-    log.error(`writing the exit-code file under ${settings.home}/run failed: ${(err as Error).message}`);
+    const exitCode = await superviseAgent();
+    if (!(await emitter.drain(DRAIN_TIMEOUT_MS))) {
+      log.warn(`sink queues not drained within ${DRAIN_TIMEOUT_MS} ms; undelivered events are lost`, {
+        pending: emitter.pending,
+      });
+    }
+    try {
+      await writeExitCodeFile(settings.home, exitCode);
+    } catch (err) {
+      log.error(`writing the exit-code file under ${settings.home}/run failed: ${(err as Error).message}`);
+    }
+    return exitCode;
+  } finally {
+    forwarder.dispose();
   }
-  return exitCode;
 
   async function superviseAgent(): Promise<number> {
     const name = command[0] ?? "";
@@ -59,27 +67,22 @@ export async function runInteractive(
       emitter.event(agentNotFound());
       return 1;
     }
-    const forwarder = forwardSignals(io.signals, log);
-    let outcome: ChildOutcome;
-    try {
-      outcome = await runChild({
-        file,
-        argv: command,
-        env,
-        isTerminal: (line) => terminalVerdict(settings.vendor, line),
-        graceMs: settings.graceMs,
-        ...(settings.deadlineMs !== undefined ? { deadlineAt: startedAt + settings.deadlineMs } : {}),
-        onSpawned: (child) => {
-          emitter.event(agentStarted());
-          forwarder.attach(child);
-        },
-        onStdoutLine: (line) => emitter.line(line),
-        onStderrLine: (line) => io.stderr(`[agent] ${line}`),
-        log,
-      });
-    } finally {
-      forwarder.dispose();
-    }
+    const outcome = await runChild({
+      file,
+      argv: command,
+      env,
+      isTerminal: (line) => terminalVerdict(settings.vendor, line),
+      graceMs: settings.graceMs,
+      ...(settings.deadlineMs !== undefined ? { deadlineAt: startedAt + settings.deadlineMs } : {}),
+      onSpawned: (child) => {
+        emitter.event(agentStarted());
+        forwarder.attach(child);
+      },
+      onStdoutLine: (line) => emitter.line(line),
+      onStderrLine: (line) => io.stderr(`[agent] ${line}`),
+      log,
+    });
+    forwarder.detach();
     if (outcome.kind === "spawn-failed") {
       log.error(`agent command could not be started: ${file}: ${outcome.error}`);
       emitter.event(agentSpawnFailed());
@@ -100,12 +103,17 @@ export async function runInteractive(
  */
 function forwardSignals(
   source: SignalSource,
-  log: { info(msg: string, fields?: Record<string, unknown>): void },
-): { attach(child: RunningChild): void; dispose(): void } {
+  log: JsonLineLogger,
+): { attach(child: RunningChild): void; detach(): void; dispose(): void } {
   let child: RunningChild | undefined;
+  let finished = false;
   const early: NodeJS.Signals[] = [];
   const listeners = FORWARDED_SIGNALS.map((signal) => {
     const listener = () => {
+      if (finished) {
+        log.info(`received ${signal} after the agent ended; finishing the run`);
+        return;
+      }
       log.info(`received ${signal}; forwarding it to the agent`);
       if (child) child.signal(signal);
       else early.push(signal);
@@ -117,6 +125,10 @@ function forwardSignals(
     attach(running) {
       child = running;
       for (const signal of early.splice(0)) running.signal(signal);
+    },
+    detach() {
+      finished = true;
+      child = undefined;
     },
     dispose() {
       for (const [signal, listener] of listeners) source.off(signal, listener);

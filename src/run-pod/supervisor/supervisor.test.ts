@@ -464,4 +464,18 @@ describe("signals (runtime.md §8 row 3)", () => {
     // The supervisor stops listening once the run is over.
     expect(captured.signals.listenerCount(signal)).toBe(0);
   });
+
+  it("keeps handling SIGTERM after the agent exited, so the run still finishes", async () => {
+    await writeScript(dirs.bin, "agent", "exit 0\n");
+    const listening: number[] = [];
+    captured.onStdout = (line) => {
+      if (!line.includes('"status":"succeeded"')) return;
+      listening.push(captured.signals.listenerCount("SIGTERM"));
+      captured.signals.emit("SIGTERM");
+    };
+    expect(await run(["agent"])).toBe(0);
+    expect(listening).toEqual([1]);
+    expect(captured.stderr.join("\n")).toContain("received SIGTERM after the agent ended; finishing the run");
+    expect(await exitCodeFile()).toBe("0\n");
+  });
 });
