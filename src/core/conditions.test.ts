@@ -448,6 +448,47 @@ describe("a rule's reportWaiting (a retried create or submit)", () => {
   });
 });
 
+describe("the rules' own waits surface as the Ready condition and a Warning Event", () => {
+  it.each<[string, Partial<ReconcileInput>]>([
+    [
+      "a Job creation retried after a 503",
+      {
+        jobCreateFailure: {
+          permanent: false,
+          message: "503 ServiceUnavailable: etcd leader changed",
+          at: NOW - 500,
+          attempts: 1,
+        },
+      },
+    ],
+    [
+      "a batch submit retried after a 529",
+      {
+        definition: definition().batch().build(),
+        agent: agent().finalizers(FIN).build(),
+        batch: {
+          submitFailure: { permanent: false, message: "529 overloaded_error", at: NOW - 500, attempts: 2 },
+        },
+      },
+    ],
+  ])("%s", (_name, over) => {
+    const actions = run(over);
+    const waiting = actions.find((a) => a.type === "reportWaiting");
+    if (waiting?.type !== "reportWaiting") throw new Error("the rule reported no wait");
+    expect(conditionsOf(actions)).toEqual([cond("Ready", "False", waiting.reason, waiting.message)]);
+    expect(statusPatch(actions)?.status.phase).toBe("Pending");
+    expect(kubeEvents(actions)).toEqual([
+      {
+        regarding: "run-1",
+        type: "Warning",
+        reason: waiting.reason,
+        note: waiting.message,
+        dependsOn: ["patch-status"],
+      },
+    ]);
+  });
+});
+
 describe("mergeConditions (meta.SetStatusCondition)", () => {
   const d = (status: AgentCondition["status"], reason: string, message = "m"): DesiredCondition => ({
     type: "Ready",

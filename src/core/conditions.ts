@@ -56,6 +56,82 @@ export const CONDITION_MESSAGE_MAX_BYTES = 32768;
  */
 export const QUEUE_POSITION_DETAIL = 20;
 
+/**
+ * Every Kubernetes Event the controller records about an Agent. The code builds its Events from
+ * these entries and docs/state-machine.md renders them, so the two cannot drift.
+ */
+export const AGENT_EVENTS = {
+  queued: {
+    type: "Normal",
+    reason: "Queued",
+    action: "Queue",
+    when: "the Agent starts waiting for a free slot on its Station (or its batch fallback Job does); the note says how many runs are ahead",
+  },
+  waiting: {
+    type: "Warning",
+    reason: "<the rule's reason>",
+    action: "Wait",
+    when: "a rule reports why the run waits (`reportWaiting`, e.g. JobCreateRetrying, BatchSubmitRetrying) with a new message; Normal when no retry is pending",
+  },
+  jobCreated: {
+    type: "Normal",
+    reason: "JobCreated",
+    action: "CreateJob",
+    when: "its Job was created (and the patch recording it landed)",
+  },
+  batchSubmitted: {
+    type: "Normal",
+    reason: "BatchSubmitted",
+    action: "SubmitBatch",
+    when: "its batch was submitted (batchId, provider)",
+  },
+  started: { type: "Normal", reason: "Started", action: "Start", when: "the Agent became Running" },
+  preempted: {
+    type: "Warning",
+    reason: "Preempted",
+    action: "Delete",
+    when: "about the victim: concurrencyPolicy Replace deleted this Running run to make room",
+  },
+  preempting: {
+    type: "Normal",
+    reason: "Preempting",
+    action: "Delete",
+    when: "about the new run: it deleted the oldest Running run under Replace",
+  },
+  batchTimedOut: {
+    type: "Warning",
+    reason: "BatchTimedOut",
+    action: "CancelBatch",
+    when: "batch.timeoutMinutes passed: cancel requested, then Failed or the fallback Job",
+  },
+  cancelFailed: {
+    type: "Warning",
+    reason: "CancelFailed",
+    action: "CancelBatch",
+    when: "a cancel request failed (it is retried until the provider confirms it); each failed attempt",
+  },
+  cleanupFailed: {
+    type: "Warning",
+    reason: "CleanupFailed",
+    action: "CleanupBatch",
+    when: "deleting the batch's provider-side objects failed; each failed attempt, with the count toward 5",
+  },
+  succeeded: { type: "Normal", reason: "Succeeded", action: "Complete", when: "the Agent became Succeeded" },
+  failed: {
+    type: "Warning",
+    reason: "Failed",
+    action: "Fail",
+    when: "the Agent became Failed; the note is failureReason",
+  },
+} as const satisfies Record<string, Omit<KubeEvent, "note"> & { when: string }>;
+
+type EventKey = keyof typeof AGENT_EVENTS;
+
+function kubeEvent(key: Exclude<EventKey, "waiting">, note: string): KubeEvent {
+  const { type, reason, action } = AGENT_EVENTS[key];
+  return { type, reason, action, note };
+}
+
 /** Why the Agent does not progress, as the rule and the queue tell it. */
 export type Waiting =
   | { kind: "slot"; queue: QueuePosition }
@@ -392,13 +468,7 @@ function transitionEvents(b: Built, t: Transition): void {
   if (queuedNow && !queuedBefore && (w?.kind === "slot" || w?.kind === "fallback-slot")) {
     const note =
       w.kind === "slot" ? queuedNote(w.queue, t.station) : fallbackQueueMessage(w.limit, t.station);
-    eventAction(
-      b,
-      "kube-event-queued",
-      self,
-      { type: "Normal", reason: "Queued", action: "Queue", note },
-      dep,
-    );
+    eventAction(b, "kube-event-queued", self, kubeEvent("queued", note), dep);
   }
 
   if (t.waiting?.kind === "other") {
@@ -409,7 +479,12 @@ function transitionEvents(b: Built, t: Transition): void {
         b,
         "kube-event-waiting",
         self,
-        { type: t.waiting.eventType, reason: readyNow.reason, action: "Wait", note: t.waiting.message },
+        {
+          type: t.waiting.eventType,
+          reason: readyNow.reason,
+          action: AGENT_EVENTS.waiting.action,
+          note: t.waiting.message,
+        },
         dep,
       );
     }
@@ -418,25 +493,20 @@ function transitionEvents(b: Built, t: Transition): void {
   const created = t.actions.find((a): a is CreateJobAction => a.type === "createJob");
   const jobName = created?.job.metadata?.name ?? after.jobName ?? "";
   if (created) {
-    eventAction(
-      b,
-      "kube-event-job-created",
-      self,
-      { type: "Normal", reason: "JobCreated", action: "CreateJob", note: `created Job ${jobName}` },
-      [created.id, ...dep],
-    );
+    eventAction(b, "kube-event-job-created", self, kubeEvent("jobCreated", `created Job ${jobName}`), [
+      created.id,
+      ...dep,
+    ]);
   }
   if (after.batchId && !before.batchId) {
     eventAction(
       b,
       "kube-event-batch-submitted",
       self,
-      {
-        type: "Normal",
-        reason: "BatchSubmitted",
-        action: "SubmitBatch",
-        note: `submitted batch ${after.batchId} to ${after.batchProvider ?? "the provider"}`,
-      },
+      kubeEvent(
+        "batchSubmitted",
+        `submitted batch ${after.batchId} to ${after.batchProvider ?? "the provider"}`,
+      ),
       dep,
     );
   }
@@ -445,12 +515,7 @@ function transitionEvents(b: Built, t: Transition): void {
       b,
       "kube-event-started",
       self,
-      {
-        type: "Normal",
-        reason: "Started",
-        action: "Start",
-        note: `the run started: ${runningMessage(after)}`,
-      },
+      kubeEvent("started", `the run started: ${runningMessage(after)}`),
       dep,
     );
   }
@@ -461,12 +526,10 @@ function transitionEvents(b: Built, t: Transition): void {
       b,
       "kube-event-timed-out",
       self,
-      {
-        type: "Warning",
-        reason: "BatchTimedOut",
-        action: "CancelBatch",
-        note: `batch ${before.batchId ?? ""} at ${before.batchProvider ?? "the provider"} timed out; cancel requested${timedOutToFallback ? ", falling back to a Job" : ""}`,
-      },
+      kubeEvent(
+        "batchTimedOut",
+        `batch ${before.batchId ?? ""} at ${before.batchProvider ?? "the provider"} timed out; cancel requested${timedOutToFallback ? ", falling back to a Job" : ""}`,
+      ),
       dep,
     );
   }
@@ -475,12 +538,7 @@ function transitionEvents(b: Built, t: Transition): void {
       b,
       "kube-event-succeeded",
       self,
-      {
-        type: "Normal",
-        reason: "Succeeded",
-        action: "Complete",
-        note: `the run succeeded (exit code ${after.exitCode ?? 0})`,
-      },
+      kubeEvent("succeeded", `the run succeeded (exit code ${after.exitCode ?? 0})`),
       dep,
     );
   }
@@ -489,12 +547,7 @@ function transitionEvents(b: Built, t: Transition): void {
       b,
       "kube-event-failed",
       self,
-      {
-        type: "Warning",
-        reason: "Failed",
-        action: "Fail",
-        note: after.failureReason || `the run failed (exit code ${after.exitCode ?? 1})`,
-      },
+      kubeEvent("failed", after.failureReason || `the run failed (exit code ${after.exitCode ?? 1})`),
       dep,
     );
   }
@@ -505,24 +558,20 @@ function preemptEvents(b: Built, a: DeleteAgentAction, self: AgentRef, station: 
     b,
     `kube-event-preempted-${a.agent.name}`,
     a.agent,
-    {
-      type: "Warning",
-      reason: "Preempted",
-      action: "Delete",
-      note: `deleted to make room for Agent ${self.name} (Station ${station}, concurrencyPolicy Replace)`,
-    },
+    kubeEvent(
+      "preempted",
+      `deleted to make room for Agent ${self.name} (Station ${station}, concurrencyPolicy Replace)`,
+    ),
     [a.id],
   );
   eventAction(
     b,
     `kube-event-replaced-${a.agent.name}`,
     self,
-    {
-      type: "Normal",
-      reason: "Preempting",
-      action: "Delete",
-      note: `deleted Running Agent ${a.agent.name} to make room (Station ${station}, concurrencyPolicy Replace)`,
-    },
+    kubeEvent(
+      "preempting",
+      `deleted Running Agent ${a.agent.name} to make room (Station ${station}, concurrencyPolicy Replace)`,
+    ),
     [a.id],
   );
 }
@@ -545,12 +594,7 @@ function batchCleanupEvents(b: Built, input: ReconcileInput, actions: Action[], 
       b,
       "kube-event-cancel-failed",
       self,
-      {
-        type: "Warning",
-        reason: "CancelFailed",
-        action: "CancelBatch",
-        note: `cancel of ${batch} failed${attempt}; retrying: ${r.error}`,
-      },
+      kubeEvent("cancelFailed", `cancel of ${batch} failed${attempt}; retrying: ${r.error}`),
       [],
     );
   } else if (counted) {
@@ -559,12 +603,7 @@ function batchCleanupEvents(b: Built, input: ReconcileInput, actions: Action[], 
       b,
       "kube-event-cleanup-failed",
       self,
-      {
-        type: "Warning",
-        reason: "CleanupFailed",
-        action: "CleanupBatch",
-        note: `cleanup of ${batch} failed${attempt}: ${error}`,
-      },
+      kubeEvent("cleanupFailed", `cleanup of ${batch} failed${attempt}: ${error}`),
       [],
     );
   }

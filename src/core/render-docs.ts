@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { AGENT_EVENTS, desiredConditions, type RunView } from "./conditions.js";
 import { FINALIZER_RULES, PHASE_RULES, type Rule } from "./state-machine.js";
 
 export const DOC_PATH = fileURLToPath(new URL("../../docs/state-machine.md", import.meta.url));
@@ -48,6 +49,79 @@ function table(rules: readonly Rule[]): string {
     cell(r.when),
     cell(r.does),
   ]);
+  return grid(header, rows);
+}
+
+/** Representative runs, each rendered with the conditions `desiredConditions` gives it. */
+const CONDITION_EXAMPLES: [string, RunView][] = [
+  [
+    "Pending, waiting for a Station slot",
+    {
+      phase: "Pending",
+      status: {},
+      station: "st",
+      waiting: { kind: "slot", queue: { position: 2, waiting: 3, running: 1, limit: 1 } },
+    },
+  ],
+  [
+    "Pending, a rule reports a wait (`reportWaiting`)",
+    {
+      phase: "Pending",
+      status: {},
+      station: "st",
+      waiting: {
+        kind: "other",
+        reason: "JobCreateRetrying",
+        message: "<the rule's message>",
+        eventType: "Warning",
+      },
+    },
+  ],
+  ["Running, a Job", { phase: "Running", status: { jobName: "agent-job-x" }, station: "st" }],
+  [
+    "Running, a batch in flight",
+    { phase: "Running", status: { batchId: "msgbatch_1", batchProvider: "anthropic" }, station: "st" },
+  ],
+  [
+    "Running, batch timed out, fallback Job waiting for a slot",
+    {
+      phase: "Running",
+      status: { batchId: "msgbatch_1", batchFallback: true },
+      station: "st",
+      waiting: { kind: "fallback-slot", limit: 1 },
+    },
+  ],
+  ["Succeeded", { phase: "Succeeded", status: { exitCode: 0 }, station: "st" }],
+  [
+    "Failed",
+    {
+      phase: "Failed",
+      status: { exitCode: 3, failureReason: "agent exited with code 3" },
+      station: "st",
+      failureKind: "job_failed",
+    },
+  ],
+];
+
+function conditionsTable(): string {
+  const rows = CONDITION_EXAMPLES.map(([state, view]) => [
+    cell(state),
+    cell(
+      desiredConditions(view)
+        .map((c) => `${c.type}=${c.status} ${c.reason}${c.onlyIfPresent ? " (if it was queued)" : ""}`)
+        .join("; "),
+    ),
+    cell(desiredConditions(view).find((c) => c.type === "Ready")?.message ?? ""),
+  ]);
+  return grid(["run", "conditions (type=status reason)", "Ready message"], rows);
+}
+
+function eventsTable(): string {
+  const rows = Object.values(AGENT_EVENTS).map((e) => [e.type, `\`${e.reason}\``, e.action, cell(e.when)]);
+  return grid(["type", "reason", "action", "when"], rows);
+}
+
+function grid(header: string[], rows: string[][]): string {
   const widths = header.map((h, col) =>
     Math.max(3, h.length, ...rows.map((row) => [...(row[col] as string)].length)),
   );
@@ -80,6 +154,21 @@ export function renderStateMachineDoc(): string {
     "## Finalizer rules (batch cleanup)",
     "",
     table(FINALIZER_RULES),
+    "",
+    "## Conditions and Kubernetes Events",
+    "",
+    "`reconcile` adds them to what the rules decided (`src/core/conditions.ts`). Conditions ride in the",
+    "status patch of the transition; a waiting Agent, or one lacking the conditions of its phase, gets a",
+    "patch of its own when they change. `lastTransitionTime` moves only when a condition's status",
+    "changes; `observedGeneration` is the Agent's `metadata.generation`. A terminal Agent is never",
+    "patched again. Queue positions are exact up to 20; beyond, the message stops moving.",
+    "",
+    conditionsTable(),
+    "",
+    "Events (events.k8s.io/v1, `reportingController: agents.re-cinq.com/agent-controller`) are",
+    "recorded after the patch that records their transition, so each is sent once per transition.",
+    "",
+    eventsTable(),
   ].join("\n")}\n`;
 }
 
