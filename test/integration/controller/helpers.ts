@@ -55,7 +55,11 @@ export interface StationOpts {
   concurrencyPolicy?: "Allow" | "Forbid" | "Replace";
   successfulRunsHistoryLimit?: number;
   failedRunsHistoryLimit?: number;
+  /** Minutes before the Job's activeDeadlineSeconds (default 30). */
+  deadlineMinutes?: number;
   annotations?: Record<string, string>;
+  /** Pod template labels. */
+  labels?: Record<string, string>;
 }
 
 export async function createStation(
@@ -65,7 +69,7 @@ export async function createStation(
   def: string,
   o: StationOpts = {},
 ) {
-  const { annotations, ...spec } = o;
+  const { annotations, labels, ...spec } = o;
   await client.create(STATIONS, ns, {
     apiVersion: "agents.re-cinq.com/v1beta1",
     kind: "Station",
@@ -75,7 +79,7 @@ export async function createStation(
       deadlineMinutes: 30,
       ...spec,
       template: {
-        metadata: { annotations: annotations ?? {} },
+        metadata: { annotations: annotations ?? {}, ...(labels ? { labels } : {}) },
         spec: { containers: [{ name: "agent", image: "example.test/agent:1" }] },
       },
     },
