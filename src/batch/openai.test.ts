@@ -97,6 +97,14 @@ describe("openai submit", () => {
     expect(input?.deleted).toBe(true);
   });
 
+  it("discardUpload deletes a leftover upload; one already gone is not an error", async () => {
+    fake.inject({ kind: "status", status: 503, method: "POST", path: "/v1/batches" });
+    const err = await provider.submit(request()).catch((e) => e);
+    await provider.discardUpload(err.inputFileId, fake.apiKey);
+    expect(fake.files.get(err.inputFileId)?.deleted).toBe(true);
+    await expect(provider.discardUpload(err.inputFileId, fake.apiKey)).resolves.toBeUndefined();
+  });
+
   // Issue 13 item 1: a retried submit must not upload a new file each time.
   it("keeps the upload when the batch create fails transiently, and the retry reuses it", async () => {
     fake.inject({ kind: "status", status: 500, method: "POST", path: "/v1/batches" });

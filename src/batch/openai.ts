@@ -195,6 +195,10 @@ export class OpenAIBatchProvider implements BatchProvider {
     }
   }
 
+  async discardUpload(fileId: string, apiKey: string): Promise<void> {
+    await this.deleteFile(fileId, apiKey);
+  }
+
   private async deleteFile(fileId: string, apiKey: string): Promise<void> {
     await this.http.send({
       method: "DELETE",

@@ -65,6 +65,11 @@ export interface BatchProvider {
   cancel(batchId: string, apiKey: string): Promise<void>;
   /** Deletes the provider-side objects; throws on a failed attempt (which the caller counts). */
   cleanup(batchId: string, apiKey: string): Promise<BatchCleanupResult>;
+  /**
+   * OpenAI: deletes an input file a failed submit uploaded (`BatchProviderError.inputFileId`) once
+   * no retry will use it. Gone already (404) is not an error. Vendors without uploads omit it.
+   */
+  discardUpload?(fileId: string, apiKey: string): Promise<void>;
 }
 
 export class BatchProviderError extends Error {

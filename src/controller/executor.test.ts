@@ -350,6 +350,46 @@ describe("Executor batch failures", () => {
     });
   });
 
+  it("discardUpload deletes the remembered OpenAI upload and forgets it", async () => {
+    const discarded: string[] = [];
+    const memory = new RunMemory();
+    memory.batchFor("u-a").submitFailure = {
+      permanent: false,
+      message: "503",
+      at: 1,
+      attempts: 1,
+      inputFileId: "file-1",
+    };
+    const ex = new Executor({
+      client: {
+        get: async () => ({ data: { "openai-key": Buffer.from("sk-o").toString("base64") } }),
+      } as never,
+      namespace: "ns",
+      memory,
+      metrics: new ControllerMetrics(),
+      provider: () =>
+        ({
+          name: "openai",
+          discardUpload: async (id: string, key: string) => void discarded.push(`${id} ${key}`),
+        }) as never,
+      now: () => 5000,
+      log: () => {},
+    });
+    const r = await ex.execute(agent, [
+      {
+        id: "discard",
+        type: "discardUpload",
+        agent: ref,
+        provider: "openai",
+        fileId: "file-1",
+        apiKey: { secretName: "agent-secrets", secretKey: "openai-key" },
+      },
+    ]);
+    expect(r.succeeded).toEqual(["discard"]);
+    expect(discarded).toEqual(["file-1 sk-o"]);
+    expect(memory.peekBatch("u-a")?.submitFailure?.inputFileId).toBeUndefined();
+  });
+
   it("a confirmed cancel is remembered", async () => {
     const { ex, memory } = run({ cancel: () => undefined });
     const r = await ex.execute(agent, [cancel]);

@@ -211,6 +211,13 @@ export class Executor {
           return false;
         }
       }
+      case "discardUpload": {
+        const provider = this.d.provider(a.provider);
+        if (provider.discardUpload) await provider.discardUpload(a.fileId, await this.apiKey(a.apiKey));
+        const failure = this.d.memory.batchFor(a.agent.uid).submitFailure;
+        if (failure) delete failure.inputFileId;
+        return true;
+      }
       case "emitSinkEvents":
         // At most once and never blocking the reconcile: the dispatcher retries then drops.
         if (this.d.sinks) void this.d.sinks.deliver(a);

@@ -155,6 +155,18 @@ export interface CleanupBatchAction extends ActionBase {
   apiKey: ApiKeyRef;
 }
 
+/**
+ * Delete an input file a failed submit uploaded and no batch refers to (OpenAI), when the Agent
+ * goes without a batch ever being created. Best effort: the finalizer does not wait for it.
+ */
+export interface DiscardUploadAction extends ActionBase {
+  type: "discardUpload";
+  agent: AgentRef;
+  provider: BatchProviderName;
+  fileId: string;
+  apiKey: ApiKeyRef;
+}
+
 /** A lifecycle event the controller itself emits for a batch run (events.md §4). */
 export interface LifecycleEvent {
   kind: "lifecycle";
@@ -262,6 +274,7 @@ export type Action =
   | PollBatchAction
   | CancelBatchAction
   | CleanupBatchAction
+  | DiscardUploadAction
   | EmitSinkEventsAction
   | RecordMetricAction
   | ReportWaitingAction

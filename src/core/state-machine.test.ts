@@ -141,6 +141,36 @@ const waiting = (attempt: number, retryAt: number, message: string) => ({
 
 const SUBMIT_FAILURE_ROWS: Row[] = [
   {
+    name: "deleted while an OpenAI submit waits for its retry: discard the upload, release the finalizer",
+    in: {
+      agent: agent().finalizers(FIN).deleting().spec({ model: "gpt-5-mini" }).build(),
+      definition: batchDef()
+        .spec({ resources: { secrets: [{ name: "OPENAI_API_KEY", ref: "openai-key" }] } })
+        .build(),
+      batch: {
+        submitFailure: {
+          permanent: false,
+          message: "503",
+          at: NOW - 1000,
+          attempts: 1,
+          inputFileId: "file-1",
+        },
+      },
+    },
+    rules: ["release-no-batch"],
+    actions: [
+      {
+        id: "discard-upload",
+        type: "discardUpload",
+        agent: REF,
+        provider: "openai",
+        fileId: "file-1",
+        apiKey: { secretName: "agent-secrets", secretKey: "openai-key" },
+      },
+      { id: "remove-finalizer", type: "removeFinalizer", agent: REF, finalizer: FIN, index: 0 },
+    ],
+  },
+  {
     name: "submit refused with a 4xx (bad key): Failed, the reason quotes the provider",
     in: {
       agent: agent().finalizers(FIN).build(),

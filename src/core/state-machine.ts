@@ -1026,9 +1026,23 @@ export const FINALIZER_RULES: readonly Rule[] = [
     from: "any",
     to: "same",
     when: "finalizer present, no batch was ever submitted, and the Agent is terminal or deleted",
-    does: "remove the finalizer",
+    does: "remove the finalizer; an input file a failed submit uploaded (OpenAI) is deleted first, best effort",
     guard: (c) => !c.batchId && (isTerminal(c.phase) || c.deleting),
-    act: (c) => [removeFinalizer(c)],
+    act: (c) => {
+      const fileId = submitFailure(c)?.inputFileId;
+      if (fileId === undefined || !c.provider || !c.apiKey) return [removeFinalizer(c)];
+      return [
+        {
+          id: "discard-upload",
+          type: "discardUpload",
+          agent: c.ref,
+          provider: c.provider,
+          fileId,
+          apiKey: c.apiKey,
+        },
+        removeFinalizer(c),
+      ];
+    },
   },
   {
     id: "cleanup-done",

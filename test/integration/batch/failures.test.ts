@@ -146,6 +146,24 @@ describe("a transient submit failure waits and retries", () => {
   });
 });
 
+describe("an Agent deleted while its submit waits for a retry", () => {
+  it("OpenAI: takes its upload with it (no batch will ever refer to the file)", async () => {
+    const creates = posts(openai, /^\/v1\/batches$/).length;
+    openai.inject({ kind: "status", status: 503, method: "POST", path: "/v1/batches" });
+    await createAgent(env, "oai-gone-1", "oai-retry");
+    await eventually(
+      "the refused create",
+      () => posts(openai, /^\/v1\/batches$/).length > creates || undefined,
+    );
+    const upload = [...openai.files.values()].filter((f) => f.purpose === "batch").at(-1);
+    expect(upload?.deleted).toBe(false);
+    await env.client.delete(AGENTS, env.ns, "oai-gone-1");
+    await waitGone(env, "oai-gone-1");
+    expect(openai.files.get(upload?.id as string)?.deleted).toBe(true);
+    expect(posts(openai, /^\/v1\/batches$/).length).toBe(creates + 1);
+  });
+});
+
 describe("a timeout's cancel is retried until the provider confirms it", () => {
   it("Anthropic: two failed cancels (the Agent is Failed meanwhile), the third goes through, then cleanup", async () => {
     await station("t-cancel", { ...CLAUDE, batch: { timeoutMinutes: 5, onTimeout: "fail" } });
