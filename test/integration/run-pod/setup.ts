@@ -4,6 +4,7 @@
  * pod runner, where the real init, the real supervisor and a scripted fake CLI run as processes,
  * and a loopback http listener for the run's sinks.
  */
+import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { parseConfig } from "../../../src/controller/config.js";
 import { AgentController } from "../../../src/controller/controller.js";
 import { KubeClient } from "../../../src/controller/kube/client.js";
@@ -106,13 +107,17 @@ export async function createDefinition(
   });
 }
 
-/** A Station whose pods run on the pod runner with the fake CLI following `script`. */
+/**
+ * A Station whose pods run on the pod runner with the fake CLI following `script`; `sidecars` are
+ * extra containers of the template, kept as they are by the controller.
+ */
 export async function createStation(
   env: RunPodEnv,
   name: string,
   definition: string,
   script: FakeCliScript,
   spec: Record<string, unknown> = {},
+  sidecars: Record<string, unknown>[] = [],
 ): Promise<void> {
   await env.client.create(STATIONS, env.ns, {
     apiVersion: "agents.re-cinq.com/v1beta1",
@@ -127,6 +132,7 @@ export async function createStation(
           ...runnerPodTemplate(),
           containers: [
             { name: "agent", image: "example.test/agent:1", env: fakeCliEnv(script, env.journal) },
+            ...sidecars,
           ],
         },
       },
@@ -176,4 +182,25 @@ export async function phasesOf(env: RunPodEnv, name: string, timeoutMs = 90_000)
     100,
   );
   return seen;
+}
+
+/** The log of one container of the Agent's pod. */
+export async function podLog(env: RunPodEnv, agent: Agent, container: string): Promise<string> {
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  const pods = await core.listNamespacedPod({
+    namespace: env.ns,
+    labelSelector: `job-name=${agent.status?.jobName}`,
+  });
+  const name = pods.items[0]?.metadata?.name ?? "";
+  return core.readNamespacedPodLog({ namespace: env.ns, name, container, tailLines: 10000 });
+}
+
+/** The Agent's pod (the first pod of its Job). */
+export async function runPod(env: RunPodEnv, agentName: string): Promise<V1Pod | undefined> {
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  const pods = await core.listNamespacedPod({
+    namespace: env.ns,
+    labelSelector: `agents.re-cinq.com/agent=${agentName}`,
+  });
+  return pods.items[0];
 }

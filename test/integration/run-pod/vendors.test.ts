@@ -4,16 +4,15 @@
  * container's log (the supervisor's stdout) and status.sessionId from it; the http sink receives the
  * run's events in order with its header; an agent exit 3 ends the Agent Failed with exitCode 3.
  */
-import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENTS } from "../../../src/controller/kube/resources.js";
 import type { Agent } from "../../../src/core/types.js";
-import { kubeConfig } from "../../harness/context.js";
 import {
   createAgent,
   createDefinition,
   createStation,
   phasesOf,
+  podLog,
   RUN_POD_PROGRAMS_BUILT,
   type RunPodEnv,
   SINK_HEADERS_KEY,
@@ -28,16 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.close();
 });
-
-async function agentLog(agent: Agent): Promise<string> {
-  const core = kubeConfig().makeApiClient(CoreV1Api);
-  const pods = await core.listNamespacedPod({
-    namespace: env.ns,
-    labelSelector: `job-name=${agent.status?.jobName}`,
-  });
-  const name = pods.items[0]?.metadata?.name ?? "";
-  return core.readNamespacedPodLog({ namespace: env.ns, name, container: "agent", tailLines: 10000 });
-}
 
 const vendors = [
   { vendor: "claude", model: "claude-sonnet-4-5", sessionId: "sess-claude-1" },
@@ -65,7 +54,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("a run pod per vendor", () => {
       const agent = (await env.client.get<Agent>(AGENTS, env.ns, `run-${v.vendor}`)) as Agent;
       expect(agent.status?.exitCode).toBe(0);
       expect(agent.status?.sessionId ?? "").toBe(v.sessionId);
-      expect(agent.status?.output).toBe(await agentLog(agent));
+      expect(agent.status?.output).toBe(await podLog(env, agent, "agent"));
       expect(agent.status?.output).toContain(answer);
       const invocation = env.journal.entries().find((e) => e.env.AGENT_NAME === `run-${v.vendor}`);
       expect(invocation?.cli).toBe(v.vendor);
