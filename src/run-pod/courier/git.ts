@@ -1,0 +1,133 @@
+/**
+ * How the courier runs git. The clone was last touched by the agent, so its config, hooks and
+ * attributes are untrusted: every git process gets a minimal environment built here (never the
+ * courier's own, which holds DELIVERY_TOKEN and clone tokens), hooks, fsmonitor, signing and
+ * auto-gc switched off through GIT_CONFIG_* (which outranks the repository's config), and no
+ * global or system config (HOME is read-only in the courier, so nothing may be written there).
+ * Only the process that talks to the forge gets the token, as DELIVERY_TOKEN, which the
+ * credential helper reads at use time: the token is never in argv, a config value or a log.
+ */
+import { spawn } from "node:child_process";
+
+export interface ProcessResult {
+  /** Exit status; -1 when the process could not be started or was killed by the timeout. */
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ProcessOptions {
+  cwd?: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+}
+
+/** Runs a program to completion; a test seam (argv spy) and the only place the courier spawns. */
+export type RunProcess = (file: string, args: string[], options: ProcessOptions) => Promise<ProcessResult>;
+
+export const runProcess: RunProcess = (file, args, options) =>
+  new Promise((resolve) => {
+    const child = spawn(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: options.timeoutMs,
+      killSignal: "SIGKILL",
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (c: Buffer) => out.push(c));
+    child.stderr.on("data", (c: Buffer) => err.push(c));
+    let spawnError: Error | undefined;
+    child.on("error", (e) => {
+      spawnError = e;
+    });
+    child.on("close", (code, signal) => {
+      const stderr = Buffer.concat(err).toString("utf8");
+      resolve({
+        code: code ?? -1,
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: spawnError
+          ? `${stderr}${spawnError.message}`
+          : signal
+            ? `${stderr}git killed by ${signal} after ${options.timeoutMs} ms`
+            : stderr,
+      });
+    });
+  });
+
+/** The committer identity of every delivery (runtime.md §11). */
+export const COMMIT_AUTHOR = { name: "ai-agent", email: "ai-agent@users.noreply.github.com" };
+
+/**
+ * A credential helper that answers GitHub's token convention from $DELIVERY_TOKEN at use time.
+ * The script text holds the variable's name only.
+ */
+export const CREDENTIAL_HELPER =
+  '!f() { test "$1" = get || exit 0; echo username=x-access-token; printf "password=%s\\n" "$DELIVERY_TOKEN"; }; f';
+
+const HARDENING: ReadonlyArray<readonly [string, string]> = [
+  ["core.hooksPath", "/dev/null"],
+  ["core.fsmonitor", "false"],
+  ["commit.gpgSign", "false"],
+  ["gc.auto", "0"],
+  ["maintenance.auto", "false"],
+];
+
+export interface GitEnvOptions {
+  /** The courier's environment: PATH and HOME are taken from it, nothing else. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Extra config entries, after the hardening (later entries win for single-valued keys). */
+  config?: ReadonlyArray<readonly [string, string]>;
+  /** Give this process the forge token and the credential helper (fetch/push to the target). */
+  token?: string;
+}
+
+export function gitEnv(options: GitEnvOptions): Record<string, string> {
+  const config: Array<readonly [string, string]> = [...HARDENING, ...(options.config ?? [])];
+  if (options.token !== undefined) {
+    // An empty helper first resets any helper the repository or system config names.
+    config.push(["credential.helper", ""], ["credential.helper", CREDENTIAL_HELPER]);
+  }
+  const env: Record<string, string> = {
+    PATH: options.env.PATH || "/usr/local/bin:/usr/bin:/bin",
+    HOME: options.env.HOME || "/agent",
+    LANG: "C",
+    LC_ALL: "C",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_AUTHOR_NAME: COMMIT_AUTHOR.name,
+    GIT_AUTHOR_EMAIL: COMMIT_AUTHOR.email,
+    GIT_COMMITTER_NAME: COMMIT_AUTHOR.name,
+    GIT_COMMITTER_EMAIL: COMMIT_AUTHOR.email,
+    GIT_CONFIG_COUNT: String(config.length),
+  };
+  config.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  if (options.token !== undefined) env.DELIVERY_TOKEN = options.token;
+  return env;
+}
+
+/**
+ * Git's complaint in one line for a delivery reason: the `fatal:`/`error:`/`remote:`/rejection
+ * lines of stderr (else its last line), credentials in URLs and the token itself removed.
+ */
+export function gitMessage(stderr: string, token: string): string {
+  const lines = stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+  const telling = lines.filter((l) => /^(fatal:|error:|remote:|!|\[remote rejected\]|\[rejected\])/.test(l));
+  const picked = (telling.length > 0 ? telling : lines.slice(-1)).join("; ") || "no message from git";
+  return redact(picked, token).slice(0, 500);
+}
+
+/** Removes the token and any URL userinfo from text that may be logged or put in an event. */
+export function redact(text: string, token: string): string {
+  let out = text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s']*@/gi, "$1");
+  if (token !== "") out = out.split(token).join("<redacted>");
+  return out;
+}

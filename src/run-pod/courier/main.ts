@@ -1,0 +1,93 @@
+/**
+ * `ai-agent-courier`: the run pod's delivery container (runtime.md §4.3, §11; OQ-47–49). Waits
+ * for the supervisor's exit code, skips a failed agent, otherwise delivers the workspace clone
+ * as a pull request, and reports exactly one delivery event: bare on stdout (the controller reads
+ * `prUrl` and `delivery failed: <reason>` from this container's log) and enveloped to the sinks.
+ *
+ * Exit codes: 0 for succeeded and skipped, 1 for failed (the pod, and so the Agent, fails).
+ * Configured by the environment only; arguments are ignored.
+ */
+
+import { type LineWriter, RunEmitter, type RunEmitterOptions, stderrWriter } from "../common/emitter.js";
+import type { Env } from "../common/run-env.js";
+import { waitForAgentResult } from "./agent-result.js";
+import { type DeliveryEvent, deliver } from "./deliver.js";
+import { type RunProcess, redact, runProcess } from "./git.js";
+import type { Fetch } from "./pulls.js";
+import { courierSettings } from "./settings.js";
+
+/** Test seams; production passes none. */
+export interface CourierSeams {
+  run?: RunProcess;
+  fetch?: Fetch;
+  stdout?: LineWriter;
+  stderr?: LineWriter;
+  dispatcher?: RunEmitterOptions["dispatcher"];
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  pollMs?: number;
+  drainMs?: number;
+  tmpDir?: string;
+}
+
+export async function runCourier(_argv: string[], env: Env, seams: CourierSeams = {}): Promise<number> {
+  const settings = courierSettings(env);
+  const stderr = seams.stderr ?? stderrWriter;
+  const log = (line: string) => stderr(`[courier] ${redact(line, settings.token)}`);
+  const emitter = new RunEmitter({
+    env,
+    // Delivery events are platform events: the vendor only classifies tool-native lines.
+    vendor: "exec",
+    ...(seams.stdout ? { stdout: seams.stdout } : {}),
+    ...(seams.dispatcher ? { dispatcher: seams.dispatcher } : {}),
+  });
+
+  const event = await decide(env, settings, seams, log);
+  emitter.event(event);
+  if (event.status === "failed") log(`delivery failed: ${event.reason}`);
+  if (!(await emitter.drain(seams.drainMs))) log("some sink deliveries did not finish before exit");
+  return event.status === "failed" ? 1 : 0;
+}
+
+async function decide(
+  env: Env,
+  settings: ReturnType<typeof courierSettings>,
+  seams: CourierSeams,
+  log: (line: string) => void,
+): Promise<DeliveryEvent> {
+  let result: Awaited<ReturnType<typeof waitForAgentResult>>;
+  try {
+    result = await waitForAgentResult({
+      path: settings.exitCodePath,
+      waitMs: settings.waitMs,
+      ...(seams.pollMs !== undefined ? { pollMs: seams.pollMs } : {}),
+      ...(seams.now ? { now: seams.now } : {}),
+      ...(seams.sleep ? { sleep: seams.sleep } : {}),
+    });
+  } catch (err) {
+    return {
+      kind: "delivery",
+      status: "failed",
+      reason: `reading ${settings.exitCodePath} failed: ${(err as Error).message}`,
+    };
+  }
+  if (result.state === "timeout") {
+    log(`${settings.exitCodePath} did not appear within ${settings.waitMs} ms`);
+    return { kind: "delivery", status: "failed", reason: "no-agent-result" };
+  }
+  if (result.state === "unreadable" || result.code !== 0) {
+    log(
+      result.state === "unreadable"
+        ? `${settings.exitCodePath} holds no exit code (${JSON.stringify(result.content.slice(0, 40))}); not delivering`
+        : `the agent exited with code ${result.code}; not delivering`,
+    );
+    return { kind: "delivery", status: "skipped", reason: "agent-failed" };
+  }
+  return deliver(settings, {
+    run: seams.run ?? runProcess,
+    env,
+    log,
+    ...(seams.fetch ? { fetch: seams.fetch } : {}),
+    ...(seams.tmpDir ? { tmpDir: seams.tmpDir } : {}),
+  });
+}

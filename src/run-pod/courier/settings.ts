@@ -1,0 +1,104 @@
+/**
+ * What the courier reads from its environment (runtime.md §6, C column; OQ-47, OQ-48): the
+ * delivery settings the controller rendered into AGENT_DELIVERY, the forge token, the target
+ * repository and branch, and where the agent's result appears. Pure: no I/O, never throws.
+ */
+import { type Env, jsonEnv, positiveIntEnv } from "../common/run-env.js";
+
+/** Fallback when AGENT_DELIVERY carries no title (the controller always sends one). */
+const FALLBACK_TITLE = "ai-agent delivery";
+
+export interface DeliverySettings {
+  /** `delivery.pullRequest.repo`: which workspace clone is delivered; "" = choose (see clone.ts). */
+  repo: string;
+  /** PR base branch; "" = the clone's upstream branch, else the target's default branch. */
+  base: string;
+  title: string;
+  body: string;
+  draft: boolean;
+}
+
+export interface CourierSettings {
+  delivery: DeliverySettings;
+  /** DELIVERY_TOKEN; only ever handed to the push/fetch git process env and the API's header. */
+  token: string;
+  /** TARGET_REPO (`owner/name`); "" = the delivered clone's origin. */
+  targetRepo: string;
+  /** BRANCH_NAME; the controller defaults it to `agent/<Agent name>` with delivery. */
+  branch: string;
+  workspaceDir: string;
+  home: string;
+  /** The supervisor's exit-code file, `$HOME/run/exit-code`. */
+  exitCodePath: string;
+  /** How long to wait for that file: AGENT_DEADLINE_MS + 5 s; undefined = no bound (OQ-48). */
+  waitMs: number | undefined;
+  /** GitHub REST API base, e.g. `https://api.github.com` (GITHUB_API_URL). */
+  apiUrl: string;
+  /** Git host base, e.g. `https://github.com` (GITHUB_SERVER_URL); push URLs are built on it. */
+  serverUrl: string;
+  /** AGENT_REPOS when the controller passes it: the spec's clones (trusted over a clone's config). */
+  repos: RepoSpec[] | undefined;
+  agentName: string;
+  stationName: string;
+  taskId: string;
+}
+
+export interface RepoSpec {
+  name: string;
+  url: string;
+  path?: string;
+}
+
+/** Grace after AGENT_DEADLINE_MS for the supervisor to write its result (OQ-48). */
+export const EXIT_CODE_GRACE_MS = 5000;
+
+const trimSlash = (url: string) => url.replace(/\/+$/, "");
+
+export function courierSettings(env: Env): CourierSettings {
+  const raw = jsonEnv(env, "AGENT_DELIVERY");
+  const d = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === "string" ? v : "");
+  const home = env.HOME || "/agent";
+  const deadline = positiveIntEnv(env, "AGENT_DEADLINE_MS");
+  return {
+    delivery: {
+      repo: str(d.repo),
+      base: str(d.base),
+      title: str(d.title) || env.AGENT_NAME || FALLBACK_TITLE,
+      body: str(d.body),
+      draft: d.draft === true,
+    },
+    token: env.DELIVERY_TOKEN ?? "",
+    targetRepo: (env.TARGET_REPO ?? "").trim(),
+    branch: (env.BRANCH_NAME ?? "").trim() || (env.AGENT_NAME ? `agent/${env.AGENT_NAME}` : ""),
+    workspaceDir: env.WORKSPACE_DIR || "/workspace",
+    home,
+    exitCodePath: `${trimSlash(home)}/run/exit-code`,
+    waitMs: deadline === undefined ? undefined : deadline + EXIT_CODE_GRACE_MS,
+    apiUrl: trimSlash(env.GITHUB_API_URL || "https://api.github.com"),
+    serverUrl: trimSlash(env.GITHUB_SERVER_URL || "https://github.com"),
+    repos: reposOf(jsonEnv(env, "AGENT_REPOS")),
+    agentName: env.AGENT_NAME ?? "",
+    stationName: env.STATION_NAME ?? "",
+    taskId: env.TASK_ID ?? "",
+  };
+}
+
+function reposOf(value: unknown): RepoSpec[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value
+    .filter((r): r is Record<string, unknown> => typeof r === "object" && r !== null)
+    .filter((r) => typeof r.name === "string" && typeof r.url === "string")
+    .map((r) => ({
+      name: r.name as string,
+      url: r.url as string,
+      ...(typeof r.path === "string" && r.path !== "" ? { path: r.path } : {}),
+    }));
+}
+
+/** The PR body when the definition sets none (crds.md §3.6): who opened it, for what. */
+export function defaultBody(s: Pick<CourierSettings, "agentName" | "stationName" | "taskId">): string {
+  const lines = [`Opened by ai-agent for Agent \`${s.agentName}\` on Station \`${s.stationName}\`.`];
+  if (s.taskId) lines.push("", `Task: \`${s.taskId}\``);
+  return lines.join("\n");
+}
