@@ -5,9 +5,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { fakeCliEnv } from "../fakes/cli/script.js";
 import { applyYamlFile, type ControlPlane, installCrds, REPO_ROOT, startControlPlane } from "./cluster.js";
+import { RUNNER_SCHEDULING } from "./pod-runner.js";
+import { RUNNER_AGENT_IMAGE, runPodProgramsBuilt } from "./pod-runner-images.js";
 
 const NAMESPACE = process.env.NAMESPACE ?? "ai-agents";
+/** DEV_POD_RUNNER=0 keeps the example Station on kwok (scripted pods) even when dist/agent exists. */
+const USE_RUNNER = process.env.DEV_POD_RUNNER !== "0" && runPodProgramsBuilt();
 const log = (m: string) => process.stderr.write(`[dev] ${m}\n`);
 
 function yamlFiles(dir: string): string[] {
@@ -48,6 +53,38 @@ async function main(): Promise<void> {
       const applied = await applyYamlFile(api, join(REPO_ROOT, "deploy/examples", file));
       log(`applied ${applied.map((a) => `${a.kind}/${a.name}`).join(", ")}`);
     }
+    if (USE_RUNNER) {
+      // Runs go to the pod runner: the real init and supervisor, with the fake claude answering.
+      await api.ok(
+        "PATCH",
+        `/apis/agents.re-cinq.com/v1beta1/namespaces/${NAMESPACE}/stations/default`,
+        {
+          spec: {
+            template: {
+              spec: {
+                ...RUNNER_SCHEDULING,
+                containers: [
+                  {
+                    name: "agent",
+                    image: "ghcr.io/example/agent-runtime:dev",
+                    env: fakeCliEnv({
+                      answer: "dev run finished (fake claude on the pod runner)",
+                      durationMs: 3000,
+                    }),
+                  },
+                ],
+              },
+            },
+          },
+        },
+        "application/merge-patch+json",
+      );
+      log(
+        "Station default runs on the pod runner (node runner-node-0) with a fake claude; DEV_POD_RUNNER=0 keeps kwok",
+      );
+    } else {
+      log("Station default runs on kwok (scripted pods); `npm run build:agent` first to run real run pods");
+    }
   }
   const kubeconfig = plane.kubeconfig;
   log(`KUBECONFIG=${kubeconfig}`);
@@ -60,7 +97,12 @@ async function main(): Promise<void> {
     controller = spawn("npm", ["run", "--silent", "controller"], {
       cwd: REPO_ROOT,
       stdio: "inherit",
-      env: { ...process.env, KUBECONFIG: kubeconfig, NAMESPACE },
+      env: {
+        ...process.env,
+        KUBECONFIG: kubeconfig,
+        NAMESPACE,
+        ...(USE_RUNNER ? { AGENT_IMAGE: RUNNER_AGENT_IMAGE } : {}),
+      },
     });
     controller.on("exit", (code, signal) => {
       log(`controller exited (${signal ?? code})`);
