@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { courierSettings, defaultBody } from "./settings.js";
+
+describe("courierSettings", () => {
+  it("reads the controller's courier env (job-builder buildEnv 'courier')", () => {
+    const s = courierSettings({
+      HOME: "/agent",
+      WORKSPACE_DIR: "/workspace",
+      AGENT_NAME: "fix-readme",
+      AGENT_DELIVERY: JSON.stringify({ repo: "app", base: "dev", title: "Fix it", body: "Why", draft: true }),
+      DELIVERY_TOKEN: "t",
+      TARGET_REPO: "acme/app",
+      BRANCH_NAME: "agent/fix-readme",
+      AGENT_DEADLINE_MS: "1630000",
+    });
+    expect(s).toMatchObject({
+      delivery: { repo: "app", base: "dev", title: "Fix it", body: "Why", draft: true },
+      token: "t",
+      targetRepo: "acme/app",
+      branch: "agent/fix-readme",
+      exitCodePath: "/agent/run/exit-code",
+      waitMs: 1635000,
+      apiUrl: "https://api.github.com",
+      serverUrl: "https://github.com",
+      repos: undefined,
+    });
+  });
+
+  it.each([
+    ["AGENT_DELIVERY missing", {}, { title: "fix-readme", draft: false, repo: "", base: "" }],
+    ["AGENT_DELIVERY not JSON", { AGENT_DELIVERY: "{" }, { title: "fix-readme" }],
+    ["draft not a boolean", { AGENT_DELIVERY: '{"draft":"yes"}' }, { draft: false }],
+  ])("falls back when %s", (_name, env, delivery) => {
+    expect(courierSettings({ AGENT_NAME: "fix-readme", ...env }).delivery).toMatchObject(delivery);
+  });
+
+  it.each([
+    [{}, undefined],
+    [{ AGENT_DEADLINE_MS: "0" }, undefined],
+    [{ AGENT_DEADLINE_MS: "soon" }, undefined],
+    [{ AGENT_DEADLINE_MS: "1000" }, 6000],
+  ])("waits AGENT_DEADLINE_MS + 5 s, or without bound: %j", (env, waitMs) => {
+    expect(courierSettings(env).waitMs).toBe(waitMs);
+  });
+
+  it("defaults the branch to agent/<Agent name>, strips trailing slashes from the URLs and keeps valid AGENT_REPOS", () => {
+    const s = courierSettings({
+      AGENT_NAME: "x",
+      GITHUB_API_URL: "http://127.0.0.1:1/",
+      GITHUB_SERVER_URL: "http://127.0.0.1:2//",
+      AGENT_REPOS: JSON.stringify([{ name: "app", url: "acme/app", path: "src/app" }, { url: "no-name" }]),
+    });
+    expect(s.branch).toBe("agent/x");
+    expect(s.apiUrl).toBe("http://127.0.0.1:1");
+    expect(s.serverUrl).toBe("http://127.0.0.1:2");
+    expect(s.repos).toEqual([{ name: "app", url: "acme/app", path: "src/app" }]);
+  });
+
+  it("generates a PR body naming the Agent, Station and task", () => {
+    expect(defaultBody({ agentName: "a", stationName: "s", taskId: "T-1" })).toBe(
+      "Opened by ai-agent for Agent `a` on Station `s`.\n\nTask: `T-1`",
+    );
+    expect(defaultBody({ agentName: "a", stationName: "s", taskId: "" })).toBe(
+      "Opened by ai-agent for Agent `a` on Station `s`.",
+    );
+  });
+});
