@@ -1,0 +1,301 @@
+/**
+ * A run's CLI output (status.output or the agent container's log) made readable per vendor
+ * (providers/cli-output.md): assistant text as it is, one line per tool call and tool result,
+ * a closing line with the outcome, cost or tokens. Pure; stateful only to join Gemini's streamed
+ * assistant deltas into one block.
+ */
+
+import { routeModel, type Vendor } from "../core/routing.js";
+import { type JsonLine, parseJsonLine } from "../core/vendors.js";
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+
+/** The first line of `text`, at most `max` characters, with an ellipsis when cut. */
+export function oneLine(text: string, max = 160): string {
+  const first = text.trim().split("\n")[0] ?? "";
+  const more = first.length > max || text.trim().includes("\n");
+  return more ? `${first.slice(0, max)}…` : first;
+}
+
+/** Which CLI printed these lines, from the lines' own shapes; undefined when none tells. */
+export function detectVendor(lines: readonly string[]): Vendor | undefined {
+  for (const line of lines) {
+    const j = parseJsonLine(line);
+    if (!j) continue;
+    const type = str(j.type) ?? "";
+    if (
+      type === "thread.started" ||
+      type === "turn.started" ||
+      type.startsWith("item.") ||
+      type.startsWith("turn.")
+    ) {
+      return "codex";
+    }
+    if (
+      type === "init" ||
+      ("timestamp" in j && ["message", "tool_use", "tool_result", "result"].includes(type))
+    ) {
+      return "gemini";
+    }
+    if (
+      type === "system" ||
+      type === "assistant" ||
+      type === "user" ||
+      (type === "result" && "subtype" in j)
+    ) {
+      return "claude";
+    }
+  }
+  return undefined;
+}
+
+/** The vendor for rendering: what the lines say, else the Agent's model, else Claude's format. */
+export function vendorFor(lines: readonly string[], model: string | undefined): Vendor {
+  return detectVendor(lines) ?? (model ? routeModel(model) : "claude");
+}
+
+export interface RunCost {
+  usd?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+/** Cost of the run from its last result line: Claude's total_cost_usd; token counts for the others. */
+export function costOf(vendor: Vendor, output: string): RunCost | undefined {
+  let found: RunCost | undefined;
+  for (const line of output.split("\n")) {
+    const j = parseJsonLine(line);
+    if (!j) continue;
+    if (vendor === "codex" && j.type === "turn.completed" && isObject(j.usage)) {
+      found = { inputTokens: num(j.usage.input_tokens), outputTokens: num(j.usage.output_tokens) };
+    } else if (vendor === "gemini" && j.type === "result" && isObject(j.stats)) {
+      found = { inputTokens: num(j.stats.input_tokens), outputTokens: num(j.stats.output_tokens) };
+    } else if (vendor !== "codex" && vendor !== "gemini" && j.type === "result") {
+      const usage = isObject(j.usage) ? j.usage : {};
+      found = {
+        usd: num(j.total_cost_usd),
+        inputTokens: num(usage.input_tokens),
+        outputTokens: num(usage.output_tokens),
+      };
+    }
+  }
+  return found;
+}
+
+export function formatCost(cost: RunCost | undefined): string {
+  if (!cost) return "";
+  const tokens =
+    cost.inputTokens !== undefined || cost.outputTokens !== undefined
+      ? `${cost.inputTokens ?? 0} in / ${cost.outputTokens ?? 0} out tokens`
+      : "";
+  if (cost.usd !== undefined) return `$${cost.usd.toFixed(4)}${tokens ? ` (${tokens})` : ""}`;
+  return tokens;
+}
+
+function seconds(ms: unknown): string | undefined {
+  const n = num(ms);
+  return n === undefined ? undefined : `${(n / 1000).toFixed(1)} s`;
+}
+
+function parts(...items: (string | undefined | false)[]): string {
+  return items.filter((i): i is string => typeof i === "string" && i !== "").join(" · ");
+}
+
+/** A tool call's argument in a few words: the command, the file, the pattern, else compact JSON. */
+function toolArgument(input: unknown): string {
+  if (!isObject(input)) return "";
+  for (const key of ["command", "file_path", "path", "pattern", "url", "query"]) {
+    const value = input[key];
+    if (typeof value === "string") return oneLine(value, 120);
+  }
+  const json = JSON.stringify(input);
+  return json === "{}" ? "" : oneLine(json, 120);
+}
+
+function toolResultText(content: unknown): string {
+  if (typeof content === "string") return oneLine(content);
+  if (Array.isArray(content)) {
+    const text = content.map((b) => (isObject(b) && typeof b.text === "string" ? b.text : "")).join("");
+    return oneLine(text);
+  }
+  return "";
+}
+
+/** ` (error_max_turns)`, or ` (API 529)` for a failed API call reported with subtype success. */
+function failureDetail(j: JsonLine): string {
+  const subtype = str(j.subtype);
+  if (subtype && subtype !== "success") return ` (${subtype})`;
+  const status = num(j.api_error_status);
+  return status === undefined ? "" : ` (API ${status})`;
+}
+
+function claudeLine(j: JsonLine): string[] {
+  switch (j.type) {
+    case "system":
+      return j.subtype === "init" ? [`[session] ${parts(str(j.session_id), str(j.model))}`] : [];
+    case "assistant":
+    case "user": {
+      const message = isObject(j.message) ? j.message : {};
+      const content = message.content;
+      if (typeof content === "string") return j.type === "user" ? [`[user] ${oneLine(content)}`] : [content];
+      if (!Array.isArray(content)) return [];
+      const out: string[] = [];
+      for (const block of content) {
+        if (!isObject(block)) continue;
+        if (block.type === "text" && typeof block.text === "string") {
+          out.push(j.type === "user" ? `[user] ${oneLine(block.text)}` : block.text);
+        } else if (block.type === "tool_use") {
+          out.push(`[tool] ${parts(str(block.name) ?? "?", toolArgument(block.input))}`.trimEnd());
+        } else if (block.type === "tool_result") {
+          out.push(
+            `[${block.is_error === true ? "tool error" : "tool result"}] ${toolResultText(block.content)}`.trimEnd(),
+          );
+        }
+      }
+      return out;
+    }
+    case "result": {
+      const failed = j.is_error === true || (str(j.subtype) ?? "success") !== "success";
+      const summary = `[result] ${parts(
+        failed ? `failed${failureDetail(j)}` : "success",
+        num(j.total_cost_usd) !== undefined && `cost $${(num(j.total_cost_usd) as number).toFixed(4)}`,
+        num(j.num_turns) !== undefined && `${j.num_turns} turn${j.num_turns === 1 ? "" : "s"}`,
+        seconds(j.duration_ms),
+      )}`;
+      const why = failed
+        ? (str(j.result) ?? (Array.isArray(j.errors) ? j.errors.join("; ") : undefined))
+        : undefined;
+      return why ? [summary, `[error] ${oneLine(why, 500)}`] : [summary];
+    }
+    default:
+      return [];
+  }
+}
+
+function codexLine(j: JsonLine): string[] {
+  switch (j.type) {
+    case "thread.started":
+      return [`[session] ${str(j.thread_id) ?? ""}`.trimEnd()];
+    case "item.completed": {
+      const item = isObject(j.item) ? j.item : {};
+      switch (item.type) {
+        case "agent_message":
+          return [str(item.text) ?? ""];
+        case "command_execution":
+          return [
+            `[tool] ${parts("shell", oneLine(str(item.command) ?? "", 120), num(item.exit_code) !== undefined && `exit ${item.exit_code}`)}`,
+          ];
+        case "file_change": {
+          const changes = Array.isArray(item.changes) ? item.changes.filter(isObject) : [];
+          return [
+            `[tool] ${parts("edit", changes.map((c) => `${str(c.kind) ?? "update"} ${str(c.path) ?? "?"}`).join(", "))}`,
+          ];
+        }
+        case "mcp_tool_call":
+          return [`[tool] ${[str(item.server), str(item.tool)].filter(Boolean).join(".") || "mcp"}`];
+        case "web_search":
+          return [`[tool] ${parts("web search", str(item.query))}`];
+        case "error":
+          return [`[warning] ${str(item.message) ?? ""}`.trimEnd()];
+        default:
+          return [];
+      }
+    }
+    case "turn.completed": {
+      const usage = isObject(j.usage) ? j.usage : {};
+      return [
+        `[result] ${parts("success", `${num(usage.input_tokens) ?? 0} in / ${num(usage.output_tokens) ?? 0} out tokens`, num(usage.cached_input_tokens) !== undefined && `${usage.cached_input_tokens} cached`)}`,
+      ];
+    }
+    case "turn.failed": {
+      const error = isObject(j.error) ? j.error : {};
+      return ["[result] failed", `[error] ${oneLine(str(error.message) ?? "", 500)}`];
+    }
+    case "error":
+      return [`[error] ${oneLine(str(j.message) ?? "", 500)}`];
+    default:
+      return [];
+  }
+}
+
+function geminiLine(j: JsonLine): string[] {
+  switch (j.type) {
+    case "init":
+      return [`[session] ${parts(str(j.session_id), str(j.model))}`];
+    case "message":
+      return j.role === "user" ? [`[user] ${oneLine(str(j.content) ?? "")}`] : [str(j.content) ?? ""];
+    case "tool_use":
+      return [`[tool] ${parts(str(j.tool_name) ?? "?", toolArgument(j.parameters))}`.trimEnd()];
+    case "tool_result": {
+      const error = isObject(j.error) ? j.error : undefined;
+      return j.status === "error"
+        ? [`[tool error] ${oneLine(str(error?.message) ?? "")}`.trimEnd()]
+        : [`[tool result] ${oneLine(str(j.output) ?? "")}`.trimEnd()];
+    }
+    case "error":
+      return [`[${j.severity === "warning" ? "warning" : "error"}] ${oneLine(str(j.message) ?? "", 500)}`];
+    case "result": {
+      const stats = isObject(j.stats) ? j.stats : {};
+      const error = isObject(j.error) ? j.error : undefined;
+      const summary = `[result] ${parts(
+        j.status === "success" ? "success" : "failed",
+        `${num(stats.input_tokens) ?? 0} in / ${num(stats.output_tokens) ?? 0} out tokens`,
+        num(stats.tool_calls)
+          ? `${stats.tool_calls} tool call${stats.tool_calls === 1 ? "" : "s"}`
+          : undefined,
+        num(stats.duration_ms) ? seconds(stats.duration_ms) : undefined,
+      )}`;
+      return error
+        ? [summary, `[error] ${parts(str(error.type), oneLine(str(error.message) ?? "", 500))}`]
+        : [summary];
+    }
+    default:
+      return [];
+  }
+}
+
+/** Renders one line at a time (for following a live log); call `end()` after the last one. */
+export class OutputRenderer {
+  /** Gemini's assistant deltas waiting to be joined. */
+  private pendingText = "";
+
+  constructor(readonly vendor: Vendor) {}
+
+  line(line: string): string[] {
+    if (line.trim() === "") return [];
+    const j = parseJsonLine(line);
+    // Not JSON: the truncation marker, a plain command's output, a CLI's stderr.
+    if (!j) return [...this.flush(), line];
+    if (this.vendor === "gemini" && j.type === "message" && j.role === "assistant" && j.delta === true) {
+      this.pendingText += str(j.content) ?? "";
+      return [];
+    }
+    const rendered =
+      this.vendor === "codex" ? codexLine(j) : this.vendor === "gemini" ? geminiLine(j) : claudeLine(j);
+    return [...this.flush(), ...rendered];
+  }
+
+  end(): string[] {
+    return this.flush();
+  }
+
+  private flush(): string[] {
+    if (this.pendingText === "") return [];
+    const text = this.pendingText;
+    this.pendingText = "";
+    return [text];
+  }
+}
+
+/** The whole output rendered; `vendor` as decided by vendorFor. */
+export function renderOutput(output: string, vendor: Vendor): string[] {
+  const renderer = new OutputRenderer(vendor);
+  const out: string[] = [];
+  for (const line of output.split("\n")) out.push(...renderer.line(line));
+  out.push(...renderer.end());
+  return out;
+}

@@ -1,0 +1,174 @@
+import { readdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { readManifestSources } from "./manifest-files.js";
+import { formatProblem, validateManifests } from "./validate-manifests.js";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const EXAMPLES = path.join(ROOT, "deploy/examples");
+const SEEDS = path.join(ROOT, "test/integration/client/fixtures/seeds");
+const noStdin = async () => "";
+
+function lines(text: string, file = "m.yaml"): string[] {
+  return validateManifests([{ file, text }]).problems.map(formatProblem);
+}
+
+describe("the shipped manifests are valid", () => {
+  it.each(readdirSync(EXAMPLES).filter((f) => f.endsWith(".yaml")))("deploy/examples/%s", async (file) => {
+    const { sources, problems } = await readManifestSources([path.join(EXAMPLES, file)], false, noStdin);
+    expect(problems).toEqual([]);
+    const report = validateManifests(sources);
+    expect(report.problems.map(formatProblem)).toEqual([]);
+    expect(report.checked).toBe(1);
+  });
+
+  it("deploy/examples as one directory, so the Agent is judged against its Station and definition", async () => {
+    const { sources } = await readManifestSources([EXAMPLES], false, noStdin);
+    const report = validateManifests(sources);
+    expect(report).toEqual({ checked: 3, skipped: 0, problems: [] });
+  });
+
+  it.each(readdirSync(SEEDS).filter((f) => f.endsWith(".yaml")))("the seeds' %s", async (file) => {
+    const { sources } = await readManifestSources([path.join(SEEDS, file)], false, noStdin);
+    const report = validateManifests(sources);
+    expect(report.problems.map(formatProblem)).toEqual([]);
+    expect(report.checked).toBeGreaterThan(0);
+  });
+
+  it("skips the other kinds of a directory tree (CRDs, kustomizations, RBAC)", async () => {
+    const { sources } = await readManifestSources([path.join(ROOT, "deploy")], true, noStdin);
+    const report = validateManifests(sources);
+    expect(report.problems.map(formatProblem)).toEqual([]);
+    expect(report.checked).toBe(3);
+    expect(report.skipped).toBeGreaterThan(3);
+  });
+});
+
+const station = `apiVersion: agents.re-cinq.com/v1beta1
+kind: Station
+metadata: {name: writer}
+spec:
+  agentDefRef: writer
+  template:
+    spec:
+      containers: [{name: agent, image: x}]
+`;
+const definition = (extra: string) => `apiVersion: agents.re-cinq.com/v1beta1
+kind: AgentDefinition
+metadata: {name: writer}
+spec:
+  prompt: "Write {topic}"
+${extra}`;
+
+describe("broken manifests: every problem with file, document and path", () => {
+  it.each([
+    [
+      "a missing required field and a misspelt one",
+      `apiVersion: agents.re-cinq.com/v1beta1
+kind: Agent
+metadata: {generateName: fix-}
+spec:
+  stationref: writer
+`,
+      [
+        "m.yaml#1 Agent/fix-: spec.stationRef is required.",
+        "m.yaml#1 Agent/fix-: spec.stationref is not a known field of Agent.",
+      ],
+    ],
+    [
+      "the second document of a file; a file URL with another scheme",
+      `${station}---
+apiVersion: agents.re-cinq.com/v1beta1
+kind: Agent
+metadata: {name: run-1}
+spec:
+  stationRef: writer
+  files:
+    - {path: a.md, url: "ftp://files.example.com/a.md"}
+`,
+      [
+        'm.yaml#2 Agent/run-1: spec.files[0].url must be an http:// or https:// URL; no other scheme is fetched; got "ftp://files.example.com/a.md".',
+      ],
+    ],
+    [
+      "a CEL rule's equivalent: an http sink without url",
+      definition(`  output:
+    sinks:
+      - type: http
+`),
+      ["m.yaml#1 AgentDefinition/writer: spec.output.sinks[0].url: an http sink needs url."],
+    ],
+    [
+      "an enum and a bound on a Station",
+      `apiVersion: agents.re-cinq.com/v1beta1
+kind: Station
+metadata: {name: s}
+spec:
+  agentDefRef: d
+  concurrencyPolicy: Sometimes
+  maxConcurrentRuns: -1
+  template: {spec: {containers: [{name: agent, image: x}]}}
+`,
+      [
+        "m.yaml#1 Station/s: spec.maxConcurrentRuns must be at least 0, got -1.",
+        'm.yaml#1 Station/s: spec.concurrencyPolicy must be one of Allow, Forbid, Replace; got "Sometimes".',
+      ],
+    ],
+    [
+      "an unknown kind of this group",
+      "apiVersion: agents.re-cinq.com/v1beta1\nkind: Agents\nmetadata: {name: x}\n",
+      ['m.yaml#1 Agents/x: kind must be one of Agent, Station, AgentDefinition; got "Agents".'],
+    ],
+    [
+      "a Station template the controller cannot run",
+      station.replace("name: agent", "name: main"),
+      [
+        "m.yaml#1 Station/writer: spec.template: the controller fails every run of this Station: invalid Station template: no container named agent.",
+      ],
+    ],
+    [
+      "a run the controller would fail (batch with files), judged with its Station and definition",
+      `${station}---
+${definition("  model: claude-sonnet-4-6\n  execution: batch\n  resources:\n    secrets: [{name: ANTHROPIC_API_KEY, ref: k}]\n")}---
+apiVersion: agents.re-cinq.com/v1beta1
+kind: Agent
+metadata: {name: run-2}
+spec:
+  stationRef: writer
+  files: [{path: a.md, url: "https://x.example.com/a"}]
+`,
+      ["m.yaml#3 Agent/run-2: the controller would fail this run: batch execution does not support files."],
+    ],
+    [
+      "YAML that does not parse",
+      "kind: Agent\nspec: [unclosed\n",
+      [
+        "m.yaml#1: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 3, column 1.",
+      ],
+    ],
+  ])("%s", (_name, text, expected) => {
+    expect(lines(text)).toEqual(expected);
+  });
+
+  it("--schema-only leaves the run checks out", () => {
+    const text = station.replace("name: agent", "name: main");
+    expect(validateManifests([{ file: "m.yaml", text }], { schemaOnly: true }).problems).toEqual([]);
+  });
+
+  it("a batch definition with allowed_tools is a valid object (the seeds make it a run failure)", () => {
+    expect(lines(definition("  execution: batch\n  allowed_tools: [Edit]\n"))).toEqual([]);
+  });
+
+  it("names a path that does not exist and a directory without manifests", async () => {
+    const { problems } = await readManifestSources(
+      [path.join(ROOT, "no-such-dir"), path.join(ROOT, "src/cli")],
+      false,
+      noStdin,
+    );
+    expect(problems.map(formatProblem)).toEqual([
+      `${path.join(ROOT, "no-such-dir")}: does not exist.`,
+      `${path.join(ROOT, "src/cli")}: the directory holds no .yaml, .yml or .json file.`,
+    ]);
+  });
+});
