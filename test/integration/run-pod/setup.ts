@@ -4,7 +4,7 @@
  * pod runner, where the real init, the real supervisor and a scripted fake CLI run as processes,
  * and a loopback http listener for the run's sinks.
  */
-import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
+import { CoreV1Api, type V1Pod, Watch } from "@kubernetes/client-node";
 import { parseConfig } from "../../../src/controller/config.js";
 import { AgentController } from "../../../src/controller/controller.js";
 import { KubeClient } from "../../../src/controller/kube/client.js";
@@ -168,20 +168,45 @@ export function finishedAgent(env: RunPodEnv, name: string, timeoutMs = 90_000):
   );
 }
 
-/** The phases an Agent went through, recorded by polling until it is terminal. */
-export async function phasesOf(env: RunPodEnv, name: string, timeoutMs = 90_000): Promise<string[]> {
+/**
+ * Every phase an Agent goes through, from a watch started before it is created (so the first
+ * version, with no status yet, counts as Pending). Call before createAgent; await `terminal`.
+ */
+export async function watchPhases(
+  env: RunPodEnv,
+  name: string,
+  timeoutMs = 90_000,
+): Promise<{ terminal: Promise<string[]> }> {
   const seen: string[] = [];
-  await eventually(
-    `Agent ${name} terminal`,
-    async () => {
-      const phase = (await env.client.get<Agent>(AGENTS, env.ns, name))?.status?.phase ?? "Pending";
+  let finish: (phases: string[]) => void = () => {};
+  let fail: (err: Error) => void = () => {};
+  const terminal = new Promise<string[]>((resolve, reject) => {
+    finish = resolve;
+    fail = reject;
+  });
+  const request = await new Watch(kubeConfig()).watch(
+    `/apis/agents.re-cinq.com/v1beta1/namespaces/${env.ns}/agents`,
+    { fieldSelector: `metadata.name=${name}` },
+    (_type: string, obj: Agent) => {
+      const phase = obj.status?.phase ?? "Pending";
       if (seen.at(-1) !== phase) seen.push(phase);
-      return phase === "Succeeded" || phase === "Failed";
+      if (phase === "Succeeded" || phase === "Failed") finish(seen);
     },
-    timeoutMs,
-    100,
+    (err: unknown) => {
+      if (err) fail(new Error(`watching Agent ${name}: ${String(err)}; phases so far: ${seen.join(" → ")}`));
+    },
   );
-  return seen;
+  const timer = setTimeout(
+    () =>
+      fail(new Error(`Agent ${name} not terminal after ${timeoutMs / 1000} s; phases: ${seen.join(" → ")}`)),
+    timeoutMs,
+  );
+  return {
+    terminal: terminal.finally(() => {
+      clearTimeout(timer);
+      request.abort();
+    }),
+  };
 }
 
 /** The log of one container of the Agent's pod. */

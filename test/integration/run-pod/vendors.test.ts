@@ -11,13 +11,13 @@ import {
   createAgent,
   createDefinition,
   createStation,
-  phasesOf,
   podLog,
   RUN_POD_PROGRAMS_BUILT,
   type RunPodEnv,
   SINK_HEADERS_KEY,
   SINK_TOKEN,
   startRunPodEnv,
+  watchPhases,
 } from "./setup.js";
 
 let env: RunPodEnv;
@@ -47,10 +47,10 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("a run pod per vendor", () => {
         sessionId: v.sessionId || "ignored",
         durationMs: 300,
       });
+      const watch = await watchPhases(env, `run-${v.vendor}`);
       await createAgent(env, `run-${v.vendor}`, `stn-${v.vendor}`);
-      const phases = await phasesOf(env, `run-${v.vendor}`);
-      expect(phases[0]).toBe("Pending");
-      expect(phases.slice(-2)).toEqual(["Running", "Succeeded"]);
+      const phases = await watch.terminal;
+      expect(phases).toEqual(["Pending", "Running", "Succeeded"]);
       const agent = (await env.client.get<Agent>(AGENTS, env.ns, `run-${v.vendor}`)) as Agent;
       expect(agent.status?.exitCode).toBe(0);
       expect(agent.status?.sessionId ?? "").toBe(v.sessionId);
@@ -80,8 +80,9 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("a run pod per vendor", () => {
       answer: "sink answer",
       files: { "notes/out.md": "# written by the agent\n" },
     });
+    const watch = await watchPhases(env, "run-sink");
     await createAgent(env, "run-sink", "stn-sink");
-    const phases = await phasesOf(env, "run-sink");
+    const phases = await watch.terminal;
     expect(phases.at(-1)).toBe("Succeeded");
     const events = env.listener.eventsFor("run-sink");
     const agentEvents = events.filter(
@@ -114,8 +115,9 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("a run pod per vendor", () => {
   it("an agent exiting 3 ends the Agent Failed with exitCode 3", async () => {
     await createDefinition(env, "def-exit3", { model: "claude-sonnet-4-5" });
     await createStation(env, "stn-exit3", "def-exit3", { answer: "bad", exitCode: 3, terminal: false });
+    const watch = await watchPhases(env, "run-exit3");
     await createAgent(env, "run-exit3", "stn-exit3");
-    const phases = await phasesOf(env, "run-exit3");
+    const phases = await watch.terminal;
     expect(phases.at(-1)).toBe("Failed");
     const agent = (await env.client.get<Agent>(AGENTS, env.ns, "run-exit3")) as Agent;
     expect(agent.status?.exitCode).toBe(3);
