@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import type { Agent } from "../../generated/crds/agent.js";
+import { exitCodeOf, queuePlaceOf, reasonOf } from "../client/terminal.js";
+import { age, formatAgentDetail, formatAgentTable, formatObjects } from "./format.js";
+
+const NOW = Date.parse("2026-12-01T12:00:00Z");
+
+function agent(name: string, status: Agent["status"]): Agent {
+  return {
+    apiVersion: "agents.re-cinq.com/v1beta1",
+    kind: "Agent",
+    metadata: { name, namespace: "ai-agents", creationTimestamp: "2026-12-01T11:55:00Z" },
+    spec: { stationRef: "writer" },
+    ...(status ? { status } : {}),
+  };
+}
+
+const queued = agent("run-2", {
+  phase: "Pending",
+  conditions: [
+    {
+      type: "Queued",
+      status: "True",
+      reason: "WaitingForSlot",
+      lastTransitionTime: "2026-12-01T11:55:01Z",
+      message: "waiting for a free slot on Station writer: position 2 of 5 in its queue (at most 1 running)",
+    },
+  ],
+});
+
+const succeeded = agent("run-1", {
+  phase: "Succeeded",
+  exitCode: 0,
+  sessionId: "4855a4a8",
+  prUrl: "https://github.com/re-cinq/site/pull/7",
+  startedAt: "2026-12-01T11:55:02Z",
+  completedAt: "2026-12-01T11:56:00Z",
+  jobName: "run-1",
+  output:
+    '{"type":"system","subtype":"init","session_id":"4855a4a8"}\n{"type":"result","subtype":"success","is_error":false,"result":"ok","total_cost_usd":0.0106,"usage":{"input_tokens":3,"output_tokens":24}}\n',
+});
+
+const failed = agent("run-3", { phase: "Failed", failureReason: "Station writer not found" });
+
+describe("status of one Agent", () => {
+  it("a finished run: exit code, cost from the result line, session and PR", () => {
+    expect(formatAgentDetail(succeeded)).toBe(
+      [
+        "Name:       run-1",
+        "Namespace:  ai-agents",
+        "Station:    writer",
+        "Phase:      Succeeded",
+        "Job:        run-1",
+        "Started:    2026-12-01T11:55:02Z",
+        "Completed:  2026-12-01T11:56:00Z",
+        "Exit code:  0",
+        "Cost:       $0.0106 (3 in / 24 out tokens)",
+        "Session:    4855a4a8",
+        "PR:         https://github.com/re-cinq/site/pull/7",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("a queued run: its place and why, from the Queued condition", () => {
+    expect(formatAgentDetail(queued)).toBe(
+      [
+        "Name:       run-2",
+        "Namespace:  ai-agents",
+        "Station:    writer",
+        "Phase:      Pending",
+        "Queue:      2 of 5",
+        "Reason:     WaitingForSlot: waiting for a free slot on Station writer: position 2 of 5 in its queue (at most 1 running)",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("a run that failed before it ran: the failure reason, exit code 1", () => {
+    expect(reasonOf(failed)).toBe("Station writer not found");
+    expect(exitCodeOf(failed)).toBe(1);
+    expect(exitCodeOf(agent("x", { phase: "Failed", exitCode: 3 }))).toBe(3);
+  });
+
+  it("a place beyond the controller's detail limit", () => {
+    const far = structuredClone(queued);
+    (far.status?.conditions?.[0] as { message: string }).message =
+      "waiting for a free slot on Station writer: beyond position 20 in its queue (at most 1 running)";
+    expect(queuePlaceOf(far)).toMatchObject({ position: 20, waiting: undefined });
+  });
+});
+
+describe("a table of runs", () => {
+  it("one row per run, columns aligned", () => {
+    expect(formatAgentTable([succeeded, queued, failed], NOW)).toBe(
+      [
+        "NAME    STATION   PHASE       QUEUE    EXIT   COST      SESSION    AGE   REASON",
+        "run-1   writer    Succeeded   -        0      $0.0106   4855a4a8   5m    -",
+        "run-2   writer    Pending     2 of 5   -      -         -          5m    WaitingForSlot: waiting for a free slot on Station writer: p…",
+        "run-3   writer    Failed      -        -      -         -          5m    Station writer not found",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it.each([
+    ["2026-12-01T11:59:15Z", "45s"],
+    ["2026-12-01T11:00:00Z", "60m"],
+    ["2026-12-01T06:00:00Z", "6h"],
+    ["2026-11-28T12:00:00Z", "3d"],
+    [undefined, "<unknown>"],
+  ])("age of %s is %s", (since, text) => {
+    expect(age(since, NOW)).toBe(text);
+  });
+});
+
+describe("-o", () => {
+  it("name is kubectl's resource/name", () => {
+    expect(formatObjects([succeeded, queued], "name", true)).toBe(
+      "agent.agents.re-cinq.com/run-1\nagent.agents.re-cinq.com/run-2\n",
+    );
+  });
+  it("json of several is a List", () => {
+    const parsed = JSON.parse(formatObjects([succeeded], "json", true));
+    expect(parsed).toMatchObject({
+      apiVersion: "v1",
+      kind: "List",
+      items: [{ metadata: { name: "run-1" } }],
+    });
+  });
+  it("yaml of one is the object", () => {
+    expect(formatObjects([failed], "yaml", false)).toContain("failureReason: Station writer not found\n");
+  });
+});
