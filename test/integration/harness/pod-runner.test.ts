@@ -195,6 +195,36 @@ describe("pod runner", () => {
     expect(stdout).toBe("err\n");
   });
 
+  it("follows a log until the container ends", async () => {
+    await createPod("follow", {
+      containers: [{ name: "main", image: "busybox", command: sh("echo one; sleep 2; echo two") }],
+    });
+    await eventually("follow pod Running", async () => (await readPod("follow")).status?.phase === "Running");
+    // Resolves only when the runner ends the stream, i.e. after the container has exited.
+    const followed = await core.readNamespacedPodLog({
+      namespace: ns,
+      name: "follow",
+      container: "main",
+      follow: true,
+    });
+    expect(followed).toBe("one\ntwo\n");
+  });
+
+  it("ends a pod past its own activeDeadlineSeconds as Failed with reason DeadlineExceeded", async () => {
+    await createPod("deadline", {
+      activeDeadlineSeconds: 2,
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: "main", image: "busybox", command: sh("while :; do sleep 0.1; done") }],
+    });
+    const pod = await finished("deadline");
+    expect(pod.status).toMatchObject({
+      phase: "Failed",
+      reason: "DeadlineExceeded",
+      message: "Pod was active on the node longer than the specified deadline",
+    });
+    expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(143);
+  });
+
   it("becomes Ready only once its readinessProbe answers on the pod IP", async () => {
     const server =
       "require('http').createServer((q,s)=>s.end('ok')).listen(8090, process.env.POD_IP, () => console.log('listening'))";
