@@ -8,8 +8,9 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { BatchV1Api, CoreV1Api, type V1Pod } from "@kubernetes/client-node";
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startControlPlane } from "../../harness/cluster.js";
 import {
   createTestNamespace,
   eventually,
@@ -309,5 +310,56 @@ describe("pod runner", () => {
     const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: "job-name=job" });
     expect(pods.items[0]?.spec?.nodeName).toBe(RUNNER_NODE_NAME);
     expect(await log(pods.items[0]?.metadata?.name ?? "", "main")).toBe("job ran\n");
+  });
+});
+
+describe("stopping a plane with a running runner pod", () => {
+  it("kills the pod's processes (its whole process group) and removes its directories", async () => {
+    const plane = await startControlPlane();
+    const pidFile = join(scratch, "stop-pids");
+    const podDir = join(plane.state.dir, "pod-runner");
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromFile(plane.kubeconfig);
+      const privateCore = kc.makeApiClient(CoreV1Api);
+      await privateCore.createNamespacedPod({
+        namespace: "default",
+        body: {
+          metadata: { name: "lingers" },
+          spec: {
+            ...runnerPodTemplate(),
+            restartPolicy: "Never",
+            volumes: [{ name: "v", emptyDir: {} }],
+            containers: [
+              {
+                name: "main",
+                image: "busybox",
+                // The shell and a background child: both must go.
+                command: sh('sleep 300 & echo "$$ $!" > "$0"; wait'),
+                args: [pidFile],
+                volumeMounts: [{ name: "v", mountPath: "/lingers" }],
+              },
+            ],
+          },
+        },
+      });
+      await eventually("pid file", () =>
+        existsSync(pidFile) ? readFileSync(pidFile, "utf8").trim() : undefined,
+      );
+    } finally {
+      await plane.stop();
+    }
+    const pids = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
+    expect(pids).toHaveLength(2);
+    // A SIGKILLed orphan may stay a zombie until its new parent reaps it: that is gone too.
+    const running = (pid: number) => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    await eventually("the pod's processes gone", () => pids.every((pid) => !running(pid)), 5_000);
+    expect(existsSync(podDir)).toBe(false);
   });
 });
