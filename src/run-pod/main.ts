@@ -7,17 +7,17 @@
  * timer); its returned code is the contract, not an empty event loop.
  */
 import type { Env } from "./common/run-env.js";
+import { runCourier } from "./courier/main.js";
 import { dispatch } from "./dispatch.js";
 import { runInit } from "./init/main.js";
 import { runSupervisor } from "./supervisor/main.js";
 
 type Program = (argv: string[], env: Env) => Promise<number>;
 
-// The courier (src/run-pod/courier/main.ts, runCourier) joins this table once it is committed;
-// until then ai-agent-courier answers with the usage.
-const PROGRAMS: Readonly<Record<"init" | "supervisor", Program>> = {
+const PROGRAMS: Readonly<Record<"init" | "supervisor" | "courier", Program>> = {
   init: runInit,
   supervisor: runSupervisor,
+  courier: runCourier,
 };
 
 async function main(): Promise<number> {

@@ -23,7 +23,7 @@ import { usage } from "./dispatch.js";
 
 const run = promisify(execFile);
 /** The programs src/run-pod/main.ts dispatches to, in its table's order. */
-const PROGRAMS = ["init", "supervisor"];
+const PROGRAMS = ["init", "supervisor", "courier"];
 const BUNDLED_SOURCES = ["src/run-pod", "src/sinks", "src/core", "src/log.ts", "scripts/build-agent.ts"];
 
 async function newestMtime(path: string): Promise<number> {
@@ -53,10 +53,15 @@ interface Outcome {
 let home: string;
 
 /** Runs `file` with only HOME and a PATH without Node, as `env -i PATH=/nonexistent HOME=…` would. */
-function runBare(file: string, args: string[], argv0?: string): Promise<Outcome> {
+function runBare(
+  file: string,
+  args: string[],
+  argv0?: string,
+  extraEnv: Record<string, string> = {},
+): Promise<Outcome> {
   // spawn, not execFile: execFile does not pass argv0 on.
   const child = spawn(file, args, {
-    env: { PATH: "/nonexistent", HOME: home },
+    env: { PATH: "/nonexistent", HOME: home, ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
     timeout: 30_000,
     ...(argv0 ? { argv0 } : {}),
@@ -119,12 +124,12 @@ describe("dist/agent", () => {
     expect(out.stderr).toContain("ai-agent-supervisor: missing -- before the agent command");
   });
 
-  it("answers to ai-agent-courier with the usage until the courier is wired in", async () => {
+  it("ai-agent-courier runs the courier: without its token it reports a failed delivery", async () => {
     const out = await runBare(join(OUT_DIR, "ai-agent-courier"), []);
-    expect(out.code).toBe(2);
-    expect(out.stderr).toBe(
-      `${usage(PROGRAMS, 'cannot tell the program from the name "ai-agent-courier"')}\n`,
-    );
+    expect(out.code).toBe(1);
+    expect(jsonLines(out.stdout)).toEqual([
+      { kind: "delivery", status: "failed", reason: "DELIVERY_TOKEN is empty" },
+    ]);
   });
 
   it("takes the program as first argument when invoked as ai-agent", async () => {
