@@ -130,12 +130,16 @@ export class KubeClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  /** GET one object; undefined on 404. */
+  /**
+   * GET one object; undefined when the API server says the object does not exist (404 NotFound).
+   * A 404 without that Status (the resource type itself is not served, as for a CRD in the seconds
+   * after an API-server restart) throws: "no Station" or "Job garbage-collected" would be a lie.
+   */
   async get<T>(r: Resource, ns: string, name: string, signal?: AbortSignal): Promise<T | undefined> {
     try {
       return await this.request<T>("GET", resourcePath(r, ns, name), { signal });
     } catch (e) {
-      if (e instanceof KubeApiError && e.status === 404) return undefined;
+      if (e instanceof KubeApiError && e.status === 404 && e.reason === "NotFound") return undefined;
       throw e;
     }
   }

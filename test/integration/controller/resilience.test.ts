@@ -41,6 +41,12 @@ beforeAll(async () => {
   await createDefinition(client, ns, "def");
 });
 
+function kubeConfigOf(p: ControlPlane): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(p.kubeconfig);
+  return kc;
+}
+
 afterAll(async () => {
   await client?.close();
   await plane?.stop();
@@ -171,6 +177,53 @@ describe("watch + poll resilience", () => {
       }
     } finally {
       await replica.stop();
+    }
+  }, 300_000);
+
+  it("two replicas, the API server restarted: whoever leads afterwards finishes every in-flight run", async () => {
+    await createStation(client, ns, "handover", "def", {
+      successfulRunsHistoryLimit: 50,
+      annotations: podScriptAnnotations({ exitCode: 0, runTime: "8s", logs: { agent: "handed over" } }),
+    });
+    const logs: string[] = [];
+    const clients = [await clientFor(kubeConfigOf(plane)), await clientFor(kubeConfigOf(plane))];
+    const replicas = await Promise.all(
+      ["r-a", "r-b"].map((id, i) =>
+        startReplica(clients[i] as KubeClient, ns, id, { log: (m) => logs.push(`${id}: ${m}`) }),
+      ),
+    );
+    const leaders = () => replicas.filter((r) => r.isLeader && r.controller?.synced);
+    const explain = async (e: Error): Promise<never> => {
+      const agents = await client.list<Agent>(AGENTS, ns).catch(() => ({ items: [] as Agent[] }));
+      const phases = agents.items
+        .filter((a) => a.spec.stationRef === "handover")
+        .map((a) => `${a.metadata.name}=${a.status?.phase ?? "Pending"}`);
+      const stuck: string[] = [];
+      for (const a of agents.items.filter((x) => x.status?.phase === "Running")) {
+        const job = await client.get<V1Job>(JOBS, ns, a.status?.jobName ?? "").catch(() => undefined);
+        stuck.push(`${a.metadata.name}: job ${JSON.stringify(job?.status ?? "missing")}`);
+      }
+      const who = replicas.map(
+        (r) =>
+          `${r.elector.isLeader ? "leader" : "standby"}(controller=${r.controller ? (r.controller.synced ? "synced" : "starting") : "none"}, reconciles=${r.controller?.reconciles ?? 0})`,
+      );
+      throw new Error(
+        `${e.message}\nAgents: ${phases.join(" ")}\n${stuck.join("\n")}\nreplicas: ${who.join(", ")}\nlog:\n${logs.slice(-80).join("\n")}`,
+      );
+    };
+    try {
+      await waitFor("one leader", async () => leaders().length === 1);
+      const names = ["h-1", "h-2", "h-3", "h-4", "h-5"];
+      for (const n of names) await createAgent(client, ns, n, "handover");
+      for (const n of names) await waitForPhase(client, ns, n, ["Running", "Succeeded"]);
+      await restartApiServer(plane.stateFile);
+      await allSucceeded(names, 180_000).catch(explain);
+      await waitFor("one synced leader after the restart", async () => leaders().length === 1, 30_000).catch(
+        explain,
+      );
+    } finally {
+      await Promise.all(replicas.map((r) => r.stop()));
+      await Promise.all(clients.map((c) => c.close()));
     }
   }, 300_000);
 });

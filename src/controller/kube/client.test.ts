@@ -1,0 +1,90 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Agent } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KubeClient } from "./client.js";
+import { JOBS, STATIONS } from "./resources.js";
+
+/** A loopback server answering each path with a fixed status, body and headers. */
+const answers: Record<string, { status: number; body: string; headers?: Record<string, string> }> = {};
+const seen: string[] = [];
+let server: Server;
+let client: KubeClient;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    seen.push(req.url ?? "");
+    const a = answers[(req.url ?? "").split("?")[0] as string] ?? { status: 500, body: "unscripted" };
+    res.writeHead(a.status, { "content-type": "application/json", ...a.headers });
+    res.end(a.body);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  client = new KubeClient({
+    server: `http://127.0.0.1:${port}`,
+    dispatcher: new Agent(),
+    headers: async () => ({}),
+    requestTimeoutMs: 5000,
+  });
+});
+afterAll(async () => {
+  await client.close();
+  await new Promise((r) => server.close(r));
+});
+
+const status = (code: number, reason: string, message: string) =>
+  JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message });
+
+describe("KubeClient.get", () => {
+  it("a 404 NotFound Status is an absent object", async () => {
+    answers["/apis/agents.re-cinq.com/v1beta1/namespaces/ns/stations/gone"] = {
+      status: 404,
+      body: status(404, "NotFound", 'stations.agents.re-cinq.com "gone" not found'),
+    };
+    expect(await client.get(STATIONS, "ns", "gone")).toBeUndefined();
+  });
+  it("a bare 404 (the resource type is not served yet, e.g. a CRD right after a restart) throws", async () => {
+    answers["/apis/agents.re-cinq.com/v1beta1/namespaces/ns/stations/st"] = {
+      status: 404,
+      body: "404 page not found",
+    };
+    await expect(client.get(STATIONS, "ns", "st")).rejects.toThrow(/404/);
+  });
+});
+
+describe("KubeClient.create errors", () => {
+  it("carry the Status message and the Retry-After", async () => {
+    answers["/apis/batch/v1/namespaces/ns/jobs"] = {
+      status: 429,
+      body: status(429, "TooManyRequests", "too many requests"),
+      headers: { "retry-after": "3" },
+    };
+    const err = await client.create(JOBS, "ns", { metadata: { name: "j" } }).catch((e) => e);
+    expect(err).toMatchObject({
+      status: 429,
+      reason: "TooManyRequests",
+      detail: "too many requests",
+      retryAfterMs: 3000,
+    });
+  });
+});
+
+describe("KubeClient.readLog (by bytes; only a missing log is undefined)", () => {
+  const path = "/api/v1/namespaces/ns/pods/p/log";
+  it("asks by limitBytes and returns the text", async () => {
+    answers[path] = { status: 200, body: "line 1\nline 2\n" };
+    expect(await client.readLog("ns", "p", "agent", { limitBytes: 1024 })).toBe("line 1\nline 2\n");
+    expect(seen.at(-1)).toBe(`${path}?container=agent&limitBytes=1024`);
+  });
+  it.each([
+    [404, status(404, "NotFound", 'pods "p" not found')],
+    [400, status(400, "BadRequest", 'container "agent" in pod "p" is waiting to start: PodInitializing')],
+  ])("%i is a missing log", async (code, body) => {
+    answers[path] = { status: code, body };
+    expect(await client.readLog("ns", "p", "agent")).toBeUndefined();
+  });
+  it.each([500, 503, 429, 403])("%i throws (retried), never reads as a gone pod", async (code) => {
+    answers[path] = { status: code, body: status(code, "", "kubelet says no") };
+    await expect(client.readLog("ns", "p", "agent")).rejects.toMatchObject({ status: code });
+  });
+});
