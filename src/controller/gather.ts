@@ -122,8 +122,7 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
   return input;
 }
 
-const withJobCreateFailure = (f: JobCreateFailure | undefined) =>
-  f ? { jobCreateFailure: { ...f } } : {};
+const withJobCreateFailure = (f: JobCreateFailure | undefined) => (f ? { jobCreateFailure: { ...f } } : {});
 
 /** When the Job's outcome was decided: completionTime, else the terminal condition's transition. */
 export function jobFinishedAt(job: V1Job | undefined): number | undefined {
