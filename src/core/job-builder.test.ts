@@ -584,7 +584,9 @@ describe("delivery courier (runtime.md §4.3, OQ-32, OQ-47)", () => {
     expect(env.BRANCH_NAME).toBe("agent/run-1");
     expect(env.API_TOKEN).toEqual(secretRef("API_TOKEN"));
     expect(env.AGENT_DEADLINE_MS).toBe("1650000");
-    expect(env.AGENT_REPOS).toBeUndefined();
+    expect(JSON.parse(env.AGENT_REPOS as string)).toEqual([
+      { name: "api", url: "o/api", token_secret: "API_TOKEN" },
+    ]);
   });
   it("keeps clone tokens out of the agent container and shortens its deadline", () => {
     const env = envOf(container(job, "agent"));

@@ -156,13 +156,14 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
   };
 
   env.add({ name: "AGENT_SINKS", value: JSON.stringify(sinks) });
+  // The courier delivers a declared clone, trusting the spec over a config the agent could rewrite.
+  if (pod || delivery) env.add({ name: "AGENT_REPOS", value: JSON.stringify(res.repos ?? []) });
   for (const s of out.sinks ?? [])
     if (s.type === "http" && s.headers_secret) secret(s.headers_secret, s.headers_secret);
   if (pod) {
     for (const m of res.mcp_servers ?? []) {
       if (m.headers_secret) secret(mcpHeaderEnvName(m.headers_secret), m.headers_secret);
     }
-    env.add({ name: "AGENT_REPOS", value: JSON.stringify(res.repos ?? []) });
     env.add({ name: "AGENT_SKILLS", value: JSON.stringify(res.skills ?? []) });
     env.add({ name: "AGENT_SKILLS_SOURCE", value: res.skills_source ?? "" });
     const conv = res.conversation ?? {};

@@ -3,8 +3,8 @@
  *
  * With AGENT_REPOS (the spec's resources.repos) the candidates are the declared destinations
  * (`path`, else `<workspace>/<name>`) and the URL is the declared one, never the clone's config,
- * which the agent could have rewritten. Without it (the controller does not pass AGENT_REPOS to
- * the courier today) the candidates are the git work trees found under the workspace, at most
+ * which the agent could have rewritten. Without it (a definition with no resources.repos) the
+ * candidates are the git work trees found under the workspace, at most
  * three levels deep, not descending into a repository once found.
  *
  * The choice: `repo` names a candidate (by declared name or directory name); else the candidate

@@ -29,8 +29,15 @@ import { type SinkListener, startSinkListener } from "../batch/setup.js";
 export const SINK_HEADERS_KEY = "sink-headers";
 export const SINK_TOKEN = "Bearer run-pod-sink-token";
 
-/** False until `npm run build:agent` has produced dist/agent: the run-pod tests are skipped then. */
+/**
+ * False until `npm run build:agent` has produced dist/agent: the run-pod tests are skipped then,
+ * locally. In CI (CI=true, where scripts/ensure-deps.sh always builds them) a missing build is an
+ * error, never a silent skip.
+ */
 export const RUN_POD_PROGRAMS_BUILT = runPodProgramsBuilt();
+if (!RUN_POD_PROGRAMS_BUILT && process.env.CI === "true") {
+  throw new Error("dist/agent is missing: run `npm run build:agent` (scripts/ensure-deps.sh does it)");
+}
 
 export interface RunPodEnv {
   ns: string;
