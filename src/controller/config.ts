@@ -49,6 +49,8 @@ export interface ControllerConfig {
   agentImage: string;
   batchEnabled: boolean;
   batchPollSeconds: number;
+  /** STUCK_POD_SECONDS: a run pod waiting this long on a never-starts reason fails its Agent (OQ-22). */
+  stuckPodSeconds: number;
   realtimeEnabled: boolean;
   realtimeApiToken: string;
   realtimeSigningKey: string;
@@ -156,6 +158,7 @@ export function parseConfig(
     agentImage: nonEmpty("AGENT_IMAGE", env.AGENT_IMAGE, DEFAULT_AGENT_IMAGE),
     batchEnabled,
     batchPollSeconds,
+    stuckPodSeconds: positiveInt("STUCK_POD_SECONDS", env.STUCK_POD_SECONDS, 300),
     realtimeEnabled,
     realtimeApiToken,
     realtimeSigningKey,

@@ -91,6 +91,7 @@ export class AgentController {
       batchEnabled: c.batchEnabled,
       realtimeEnabled: c.realtimeEnabled,
       batchPollSeconds: c.batchPollSeconds,
+      stuckPodSeconds: c.stuckPodSeconds,
       ...(c.realtimeSigningKey ? { realtimeSigningKey: c.realtimeSigningKey } : {}),
     };
     const common = {

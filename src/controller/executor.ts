@@ -128,6 +128,9 @@ export class Executor {
         // A prune whose victim changed meanwhile is harmless to skip; a preempt must not proceed.
         return done || a.reason === "prune";
       }
+      case "deleteJob":
+        // OQ-22: the Agent is already Failed; the Job (and its waiting pod) only has to go.
+        return this.d.client.delete(JOBS, ns, a.job, { propagationPolicy: "Background" });
       case "addFinalizer":
         return (
           (await this.d.client.addFinalizer(

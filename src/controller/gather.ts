@@ -20,6 +20,7 @@ import type {
 } from "../core/input.js";
 import { jobNameFor } from "../core/names.js";
 import { initFailedBeforeAgent, jobState } from "../core/readback.js";
+import { DEFAULT_STUCK_POD_SECONDS, mayBeStuck, type RunningPodObservation } from "../core/stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { KubeClient } from "./kube/client.js";
 import { KubeApiError } from "./kube/errors.js";
@@ -117,6 +118,12 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
     if (state === "succeeded" || state === "failed") {
       const retryUntil = (jobFinishedAt(job) ?? input.now) + LOG_READ_RETRY_MS;
       input.pod = await readPod(d, jobName, !!definition?.spec.delivery?.pullRequest, input.now < retryUntil);
+    } else if (state === "running") {
+      const startedAt = agent.status?.startedAt ? Date.parse(agent.status.startedAt) : undefined;
+      const stuckSeconds = d.settings.stuckPodSeconds ?? DEFAULT_STUCK_POD_SECONDS;
+      if (mayBeStuck(startedAt, job?.status?.ready, input.now, stuckSeconds)) {
+        input.runningPod = await readRunningPod(d, jobName);
+      }
     }
   }
   return input;
@@ -133,6 +140,23 @@ export function jobFinishedAt(job: V1Job | undefined): number | undefined {
   );
   const t = done?.lastTransitionTime ? new Date(done.lastTransitionTime).getTime() : Number.NaN;
   return Number.isNaN(t) ? undefined : t;
+}
+
+/** The oldest pod of a running Job, statuses only (OQ-22); undefined when there is none yet. */
+async function readRunningPod(d: GatherDeps, jobName: string): Promise<RunningPodObservation | undefined> {
+  const pods = (await d.client.list<V1Pod>(PODS, d.namespace, { labelSelector: `job-name=${jobName}` }))
+    .items;
+  pods.sort((a, b) =>
+    String(a.metadata?.creationTimestamp ?? "").localeCompare(String(b.metadata?.creationTimestamp ?? "")),
+  );
+  const pod = pods[0];
+  const created = pod?.metadata?.creationTimestamp ? new Date(pod.metadata.creationTimestamp).getTime() : NaN;
+  if (!pod || Number.isNaN(created)) return undefined;
+  return {
+    createdAt: created,
+    ...(pod.status?.initContainerStatuses ? { initContainerStatuses: pod.status.initContainerStatuses } : {}),
+    ...(pod.status?.containerStatuses ? { containerStatuses: pod.status.containerStatuses } : {}),
+  };
 }
 
 async function readPod(

@@ -71,6 +71,16 @@ export interface DeleteAgentAction extends ActionBase {
 }
 
 /**
+ * Delete the run's Job (propagationPolicy Background, so its pod goes too), preconditioned on the
+ * Job's uid when known. 404 counts as success. Used when the pod can never start (OQ-22).
+ */
+export interface DeleteJobAction extends ActionBase {
+  type: "deleteJob";
+  agent: AgentRef;
+  job: string;
+}
+
+/**
  * Append `finalizer` to metadata.finalizers with a JSON patch (application/json-patch+json), so
  * other controllers' finalizers are untouched. Skip if it is already present.
  */
@@ -268,6 +278,7 @@ export type Action =
   | CreateJobAction
   | PatchStatusAction
   | DeleteAgentAction
+  | DeleteJobAction
   | AddFinalizerAction
   | RemoveFinalizerAction
   | SubmitBatchAction

@@ -4,8 +4,10 @@
  * The core never fetches: absent data is modelled explicitly (`found: false`, `available:
  * false`) so that "not there" and "not read" cannot be confused.
  */
+
 import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { BatchCleanupResult, BatchPollResult } from "../batch/provider.js";
+import type { RunningPodObservation } from "./stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
 
 /** Controller settings (runtime.md §1), already parsed and validated. */
@@ -22,6 +24,8 @@ export interface ControllerSettings {
   realtimeEnabled: boolean;
   /** BATCH_POLL_SECONDS (default 60; 0 = poll on every reconcile). */
   batchPollSeconds: number;
+  /** STUCK_POD_SECONDS: how long a run pod may wait on a never-starts reason (OQ-22; default 300). */
+  stuckPodSeconds?: number;
   /** REALTIME_SIGNING_KEY: derives each realtime run's token (OQ-40). Required when realtimeEnabled. */
   realtimeSigningKey?: string;
 }
@@ -140,6 +144,11 @@ export interface ReconcileInput {
   job?: JobObservation;
   /** The run's pod; undefined when not read. Read when the Job has finished. */
   pod?: PodObservation;
+  /**
+   * The run's pod while its Job runs; read only when the run may be stuck (old, no ready pod),
+   * to tell a pod that can never start (OQ-22).
+   */
+  runningPod?: RunningPodObservation;
   /** Every cached Agent whose spec.stationRef is this Station (may include this Agent). */
   stationAgents: Agent[];
   /**

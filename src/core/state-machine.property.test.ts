@@ -284,11 +284,14 @@ describe("reconcile properties", () => {
     );
   });
 
-  it("a terminal Agent yields no actions, except the batch finalizer's cancel and cleanup work", () => {
+  it("a terminal Agent yields no actions, except its own history prune and the batch finalizer's cancel and cleanup work", () => {
     fc.assert(
       fc.property(worldArb, (w) => {
         if (!isTerminal(phaseOf(w.input.agent))) return;
-        const actions = reconcile(w.input);
+        // terminal-prune: a finished Agent beyond its Station's history limit deletes itself (issue 13 item 5).
+        const selfPrune = (a: Action) =>
+          a.type === "deleteAgent" && a.reason === "prune" && a.agent.name === w.input.agent.metadata.name;
+        const actions = reconcile(w.input).filter((a) => !selfPrune(a));
         const hasFinalizer = (w.input.agent.metadata.finalizers ?? []).includes(BATCH_CLEANUP_FINALIZER);
         if (!hasFinalizer) {
           expect(actions).toEqual([]);

@@ -800,6 +800,73 @@ const rows: Row[] = [
     actions: [],
   },
   {
+    name: "Job running, its init waits past STUCK_POD_SECONDS on a missing key: Failed with the kubelet's reason, Job deleted (OQ-22)",
+    in: {
+      agent: agent().running(T0).build(),
+      job: { found: true, status: {} },
+      runningPod: {
+        createdAt: NOW - 301_000,
+        initContainerStatuses: [
+          {
+            name: "init",
+            image: "i",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: {
+              waiting: {
+                reason: "CreateContainerConfigError",
+                message: "couldn't find key k in Secret ns/agent-secrets",
+              },
+            },
+          },
+        ],
+      },
+    },
+    rules: ["pod-never-starts"],
+    actions: [
+      patch({
+        phase: "Failed",
+        exitCode: 1,
+        completedAt: NOW_ISO,
+        output: "",
+        failureReason: "CreateContainerConfigError: couldn't find key k in Secret ns/agent-secrets",
+      }),
+      {
+        id: "delete-job",
+        type: "deleteJob",
+        agent: REF,
+        job: "agent-job-run-1",
+        dependsOn: ["patch-status"],
+      },
+      completed("Failed", "1"),
+      duration("Failed", 60),
+      failure("job_failed"),
+    ],
+  },
+  {
+    name: "Job running, the same wait not yet past STUCK_POD_SECONDS: nothing",
+    in: {
+      agent: agent().running(T0).build(),
+      job: { found: true, status: {} },
+      runningPod: {
+        createdAt: NOW - 299_000,
+        initContainerStatuses: [
+          {
+            name: "init",
+            image: "i",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: "CreateContainerConfigError", message: "m" } },
+          },
+        ],
+      },
+    },
+    rules: ["job-running"],
+    actions: [],
+  },
+  {
     name: "Job complete: Succeeded with exitCode 0, output, sessionId",
     in: {
       agent: agent().running(T0).build(),

@@ -56,6 +56,7 @@ import {
   VENDOR_CAPABILITIES,
   type Vendor,
 } from "./routing.js";
+import { DEFAULT_STUCK_POD_SECONDS, neverStartsReason } from "./stuck-pod.js";
 import { renderPrompt } from "./templating.js";
 import {
   type Agent,
@@ -530,6 +531,20 @@ function finishJob(c: Ctx): Action[] {
   });
 }
 
+/** `<reason>: <message>` when the running Job's pod can never start (OQ-22). */
+const neverStarts = (c: Ctx) =>
+  neverStartsReason(c.input.runningPod, c.now, c.input.settings.stuckPodSeconds ?? DEFAULT_STUCK_POD_SECONDS);
+
+/** Fail the run with the kubelet's reason, then delete its Job so the pod stops waiting. */
+function giveUpOnPod(c: Ctx, reason: string): Action[] {
+  const jobName = c.agent.status?.jobName || jobNameFor(c.ref.name);
+  return finish(
+    c,
+    { phase: "Failed", exitCode: 1, output: "", failureReason: reason, failureKind: "job_failed" },
+    (dep) => [{ type: "deleteJob", id: "delete-job", agent: c.ref, job: jobName, dependsOn: dep }],
+  );
+}
+
 function jobObserved(c: Ctx): "unread" | "running" | "finished-unread-pod" | "finished" | "gone" {
   const job = c.input.job;
   if (!job) return "unread";
@@ -981,6 +996,15 @@ export const PHASE_RULES: readonly Rule[] = [
     does: "nothing (the executor supplies job and pod)",
     guard: (c) => jobRun(c) && ["unread", "finished-unread-pod"].includes(jobObserved(c)),
     act: () => [],
+  },
+  {
+    id: "pod-never-starts",
+    from: "Running",
+    to: "Failed",
+    when: "Job running; its pod's init or agent container has waited longer than STUCK_POD_SECONDS (5 min) with CreateContainerConfigError, CreateContainerError, ErrImagePull, ImagePullBackOff or InvalidImageName",
+    does: "patch Failed, exitCode 1, failureReason `<reason>: <message>`; then delete the Job; prune (OQ-22)",
+    guard: (c) => jobRun(c) && jobObserved(c) === "running" && neverStarts(c) !== undefined,
+    act: (c) => giveUpOnPod(c, neverStarts(c) as string),
   },
   {
     id: "job-running",

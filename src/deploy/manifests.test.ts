@@ -46,7 +46,7 @@ const CONTROLLER_RULES = [
     resources: ["stations", "agentdefinitions"],
     verbs: ["get", "list", "watch"],
   },
-  { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "get", "list", "watch"] },
+  { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "get", "list", "watch", "delete"] },
   { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
   { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
   {

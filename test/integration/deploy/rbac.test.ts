@@ -68,6 +68,8 @@ describe("the shipped install on a real API server", () => {
     ["get", "jobs.batch"],
     ["list", "jobs.batch"],
     ["watch", "jobs.batch"],
+    // A Job whose pod can never start (OQ-22).
+    ["delete", "jobs.batch"],
     ["list", "pods"],
     ["get", "pods[log]"],
     ["get", "leases.coordination.k8s.io/agent-controller"],
@@ -89,7 +91,6 @@ describe("the shipped install on a real API server", () => {
     ["get", "pods", "ai-agents"],
     ["watch", "pods", "ai-agents"],
     ["update", "jobs.batch", "ai-agents"],
-    ["delete", "jobs.batch", "ai-agents"],
     ["update", "agents.agents.re-cinq.com", "ai-agents"],
     ["update", "agents.agents.re-cinq.com[status]", "ai-agents"],
     ["get", "leases.coordination.k8s.io/other-lease", "ai-agents"],

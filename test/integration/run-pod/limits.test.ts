@@ -1,11 +1,12 @@
 /**
- * End to end, the two slow cases, run side by side (about a minute of wall time, bounded by the
- * Job's 60 s activeDeadlineSeconds): the supervisor's deadline (deadlineMinutes 1 ⇒
- * AGENT_DEADLINE_MS 30 s) ends a sleeping agent with 124, and a missing `agent-secrets` key keeps
- * the init container waiting with the kubelet's CreateContainerConfigError until the Job's
- * deadline fails the run.
+ * End to end, the two slow cases, run side by side (about 30 s of wall time): the supervisor's
+ * deadline (deadlineMinutes 1 ⇒ AGENT_DEADLINE_MS 30 s) ends a sleeping agent with 124, and a
+ * missing `agent-secrets` key keeps the init container waiting with the kubelet's
+ * CreateContainerConfigError until the controller gives up on the pod (OQ-22; STUCK_POD_SECONDS
+ * is 5 s here instead of 5 minutes): the Agent fails with the kubelet's reason and its Job is deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOBS } from "../../../src/controller/kube/resources.js";
 import { eventually } from "../../harness/context.js";
 import {
   createAgent,
@@ -20,7 +21,7 @@ import {
 
 let env: RunPodEnv;
 beforeAll(async () => {
-  if (RUN_POD_PROGRAMS_BUILT) env = await startRunPodEnv("run-pod-limits");
+  if (RUN_POD_PROGRAMS_BUILT) env = await startRunPodEnv("run-pod-limits", {}, { STUCK_POD_SECONDS: "5" });
 });
 afterAll(async () => {
   await env?.close();
@@ -36,7 +37,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("run limits", () => {
     expect(agent.status?.exitCode).toBe(124);
   });
 
-  it.concurrent("a missing agent-secrets key keeps the init waiting with CreateContainerConfigError", async () => {
+  it.concurrent("a missing agent-secrets key: the init waits with CreateContainerConfigError until the controller fails the run with it and deletes the Job (OQ-22)", async () => {
     await createDefinition(env, "def-secret", {
       model: "claude-sonnet-4-5",
       resources: { secrets: [{ name: "API_KEY", ref: "absent-key" }] },
@@ -49,10 +50,15 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("run limits", () => {
     });
     expect(waiting.message).toBe(`couldn't find key absent-key in Secret ${env.ns}/agent-secrets`);
     expect((await runPod(env, "no-key"))?.status?.phase).toBe("Pending");
-    // The controller leaves such a pod to the Job's deadline (OQ-22 is not implemented).
     const agent = await finishedAgent(env, "no-key", 120_000);
     expect(agent.status?.phase).toBe("Failed");
-    expect(agent.status?.failureReason).toContain("DeadlineExceeded");
+    expect(agent.status?.exitCode).toBe(1);
+    expect(agent.status?.failureReason).toBe(
+      `CreateContainerConfigError: couldn't find key absent-key in Secret ${env.ns}/agent-secrets`,
+    );
+    await eventually("the stuck run's Job is deleted", async () =>
+      (await env.client.get(JOBS, env.ns, agent.status?.jobName ?? "")) === undefined ? true : undefined,
+    );
     expect(env.journal.entries().some((e) => e.env.AGENT_NAME === "no-key")).toBe(false);
   });
 });

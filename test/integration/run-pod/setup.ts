@@ -51,6 +51,8 @@ export interface RunPodEnv {
 export async function startRunPodEnv(
   prefix: string,
   secrets: Record<string, string> = {},
+  /** Extra controller settings, e.g. STUCK_POD_SECONDS. */
+  controllerEnv: Record<string, string> = {},
 ): Promise<RunPodEnv> {
   const client = await KubeClient.fromKubeConfig(kubeConfig());
   const ns = await createTestNamespace(prefix);
@@ -70,7 +72,7 @@ export async function startRunPodEnv(
   });
   const controller = new AgentController({
     config: parseConfig(
-      { NAMESPACE: ns, POD_NAME: `${prefix}-controller`, AGENT_IMAGE: RUNNER_AGENT_IMAGE },
+      { NAMESPACE: ns, POD_NAME: `${prefix}-controller`, AGENT_IMAGE: RUNNER_AGENT_IMAGE, ...controllerEnv },
       {},
       {
         pollIntervalMs: 1000,
