@@ -1,22 +1,241 @@
 /**
- * Realtime sessions (runtime.md §10: the prompt server on 8090, one CLI process per turn, turn
- * events) are not built yet. This is the seam main.ts dispatches AGENT_EXECUTION=realtime to; the
- * realtime supervisor replaces this body, reusing runChild (child-run.ts) per turn, the vendor
- * adapter (core/vendors.ts) for terminal lines and session ids, and the interactive run's file
- * events, conversation save and exit-code file.
+ * A realtime session (runtime.md §10, seeds/prompt-api.txt, OQ-40–46, OQ-55): the supervisor serves
+ * prompts on AGENT_REALTIME_LISTEN (default 0.0.0.0:8090) and runs one CLI process per turn, in
+ * order, through the same child-run unit and vendor adapter as an interactive run.
+ *
+ * What a listener sees: `agent/started`; per turn `turn/started`, the CLI's lines, then
+ * `turn/succeeded` or `turn/failed` (with `turn` and `exitCode`); at the end the file events and
+ * exactly one terminal agent event. How it ends (OQ-43): close, then the queued turns, then exit 0;
+ * the deadline while idle behaves like close (0); the deadline during a turn stops it (124); SIGTERM
+ * stops the running turn and ends the session; a failed turn does not end it.
  */
+import { randomUUID } from "node:crypto";
+import type { Server } from "node:http";
+import { announcedSessionId, terminalVerdict } from "../../core/vendors.js";
+import { lifecycleEvent } from "../../sinks/lifecycle.js";
+import { DRAIN_TIMEOUT_MS, RunEmitter } from "../common/emitter.js";
+import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
-import type { SupervisorIo } from "./io.js";
+import { agentEnded, agentStarted } from "./agent-events.js";
+import { DEADLINE_EXIT_CODE, type RunningChild, runChild } from "./child-run.js";
+import { findExecutable } from "./command-path.js";
+import { saveConversation } from "./conversation-save.js";
+import { writeExitCodeFile } from "./exit-code-file.js";
+import { FORWARDED_SIGNALS, type SupervisorIo } from "./io.js";
+import { listen, type Reply } from "./session/http.js";
+import { PromptQueue, type QueuedTurn } from "./session/queue.js";
+import { promptProblem, recipeFromEnv, type SessionArgs, turnArgv } from "./session/turn-argv.js";
+import { supervisorSettings } from "./settings.js";
+import { watchedFileEvents } from "./watch-files.js";
 
-/** `initialPrompt` is what follows `--` (empty for a resumed session, OQ-41). */
+export const DEFAULT_REALTIME_LISTEN = "0.0.0.0:8090";
+
+/** `initialPrompt` is what follows `--`: the rendered prompt, or nothing for a resumed session (OQ-41). */
 export async function runRealtime(
-  _initialPrompt: readonly string[],
-  _env: Env,
+  initialPrompt: readonly string[],
+  env: Env,
   io: SupervisorIo,
-  _startedAt: number,
+  startedAt: number,
 ): Promise<number> {
-  io.stderr(
-    "ai-agent-supervisor: AGENT_EXECUTION=realtime: realtime sessions are not implemented in this build",
+  const settings = supervisorSettings(env);
+  const { vendor } = settings;
+  const log = runPodLogger("supervisor", io.stderr);
+  const tokenSha256 = env.AGENT_REALTIME_TOKEN_SHA256?.trim() ?? "";
+  if (tokenSha256 === "") {
+    io.stderr("ai-agent-supervisor: AGENT_REALTIME_TOKEN_SHA256 is not set: no caller could be accepted");
+    return 2;
+  }
+  const emitter = new RunEmitter({ env, vendor, stdout: io.stdout, log: runPodLogger("sinks", io.stderr) });
+  const recipe = recipeFromEnv(env);
+  // The CLI never sees the token's hash (OQ-40).
+  const cliEnv: Env = { ...env, AGENT_REALTIME_TOKEN_SHA256: undefined };
+  const deadlineAt = settings.deadlineMs !== undefined ? startedAt + settings.deadlineMs : undefined;
+
+  const resumed = env.AGENT_RESUME_SESSION?.trim() ?? "";
+  // A fresh Claude session's id is chosen here and pinned on its first turn, so it is known at once.
+  let sessionId = resumed || (vendor === "claude" ? randomUUID() : "");
+  let sessionExists = resumed !== "";
+  const queue = new PromptQueue();
+  const prompt = initialPrompt.join(" ");
+  if (resumed === "" && prompt !== "") queue.initial(prompt);
+
+  let wake: () => void = () => {};
+  let running: RunningChild | undefined;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => () => {
+    log.info(`received ${signal}; stopping the running turn and ending the session`);
+    stopping = true;
+    running?.signal(signal);
+    wake();
+  };
+  const listeners = FORWARDED_SIGNALS.map((s) => [s, onSignal(s)] as const);
+  for (const [s, l] of listeners) io.signals.on(s, l);
+
+  const handlers = {
+    prompt(text: string): Reply {
+      const problem = promptProblem(vendor, text);
+      if (problem) return { status: 400, body: { error: problem } };
+      const admitted = queue.offer(text);
+      if (!admitted.ok) return { status: admitted.status, body: { error: admitted.error } };
+      wake();
+      return { status: 202, body: { turn: admitted.turn, queued: admitted.queued, sessionId } };
+    },
+    close(): Reply {
+      const closed = queue.close();
+      if (!closed.ok) return { status: closed.status, body: { error: closed.error } };
+      wake();
+      return { status: 202, body: { queued: closed.queued } };
+    },
+  };
+
+  let server: Server | undefined;
+  let exitCode = 0;
+  let endedByDeadline = false;
+  try {
+    const listenOn = env.AGENT_REALTIME_LISTEN?.trim() || DEFAULT_REALTIME_LISTEN;
+    try {
+      const listening = await listen(listenOn, tokenSha256, handlers);
+      server = listening.server;
+      log.info(`serving prompts on ${listening.address}`);
+    } catch (err) {
+      io.stderr(`ai-agent-supervisor: cannot serve prompts on ${listenOn}: ${(err as Error).message}`);
+      return 1;
+    }
+    emitter.event(agentStarted());
+
+    for (;;) {
+      const next = stopping ? undefined : queue.take();
+      if (next) {
+        const code = await runTurn(next);
+        if (code === DEADLINE_EXIT_CODE && endedByDeadline) {
+          exitCode = DEADLINE_EXIT_CODE;
+          break;
+        }
+        if (stopping) exitCode = code;
+        continue;
+      }
+      if (stopping || queue.closing) break;
+      const woke = await new Promise<"wake" | "deadline">((resolve) => {
+        const timer =
+          deadlineAt === undefined
+            ? undefined
+            : setTimeout(() => resolve("deadline"), Math.max(0, deadlineAt - Date.now()));
+        wake = () => {
+          if (timer) clearTimeout(timer);
+          resolve("wake");
+        };
+      });
+      wake = () => {};
+      if (woke === "deadline") {
+        log.info("deadline reached while idle; the session ends as if closed");
+        queue.close();
+        break;
+      }
+    }
+  } finally {
+    for (const [s, l] of listeners) io.signals.off(s, l);
+    if (server) {
+      server.closeAllConnections();
+      server.close();
+    }
+  }
+
+  // OQ-55: watched files once, at session end, before the terminal event.
+  for (const event of await watchedFileEvents(settings.watch, settings.workspaceDir, log))
+    emitter.event(event);
+  await save();
+  emitter.event(
+    endedByDeadline
+      ? agentEnded({ kind: "deadline", exitCode: DEADLINE_EXIT_CODE })
+      : agentEnded({ kind: "exited", exitCode }),
   );
-  return 2;
+  if (!(await emitter.drain(DRAIN_TIMEOUT_MS))) {
+    log.warn(`sink queues not drained within ${DRAIN_TIMEOUT_MS} ms; undelivered events are lost`, {
+      pending: emitter.pending,
+    });
+  }
+  try {
+    await writeExitCodeFile(settings.home, exitCode);
+  } catch (err) {
+    log.error(`writing the exit-code file under ${settings.home}/run failed: ${(err as Error).message}`);
+  }
+  return exitCode;
+
+  /** One turn; returns its exit code. A failed turn is reported and the session goes on. */
+  async function runTurn({ turn, prompt: text }: QueuedTurn): Promise<number> {
+    emitter.event(lifecycleEvent("turn", "started", { turn }));
+    const session: SessionArgs =
+      vendor === "claude"
+        ? sessionExists
+          ? { resume: sessionId }
+          : { pin: sessionId }
+        : sessionId !== ""
+          ? { resume: sessionId }
+          : {};
+    let argv: string[];
+    try {
+      argv = turnArgv(recipe, text, session);
+    } catch (err) {
+      log.error(`turn ${turn}: ${(err as Error).message}`);
+      emitter.event(lifecycleEvent("turn", "failed", { turn, exitCode: 1 }));
+      return 1;
+    }
+    const file = await findExecutable(argv[0] ?? "", env.PATH);
+    if (file === undefined) {
+      log.error(`turn ${turn}: agent command not found on PATH: ${argv[0]}`, { PATH: env.PATH ?? "" });
+      emitter.event(lifecycleEvent("turn", "failed", { turn, reason: "not-found", exitCode: 1 }));
+      return 1;
+    }
+    const outcome = await runChild({
+      file,
+      argv,
+      env: cliEnv,
+      isTerminal: (line) => terminalVerdict(vendor, line),
+      graceMs: settings.graceMs,
+      ...(deadlineAt !== undefined ? { deadlineAt } : {}),
+      onSpawned: (child) => {
+        running = child;
+        if (stopping) child.signal("SIGTERM");
+      },
+      onStdoutLine: (line) => {
+        emitter.line(line);
+        const id = announcedSessionId(vendor, line);
+        if (id) sessionId = id;
+      },
+      onStderrLine: (line) => io.stderr(`[agent] ${line}`),
+      log,
+    });
+    running = undefined;
+    if (outcome.kind === "spawn-failed") {
+      log.error(`turn ${turn}: agent command could not be started: ${file}: ${outcome.error}`);
+      emitter.event(lifecycleEvent("turn", "failed", { turn, reason: "spawn", exitCode: 1 }));
+      return 1;
+    }
+    sessionExists = true;
+    if (outcome.kind === "deadline") {
+      endedByDeadline = true;
+      emitter.event(
+        lifecycleEvent("turn", "failed", { turn, reason: "deadline", exitCode: outcome.exitCode }),
+      );
+      return outcome.exitCode;
+    }
+    emitter.event(
+      outcome.exitCode === 0
+        ? lifecycleEvent("turn", "succeeded", { turn, exitCode: 0 })
+        : lifecycleEvent("turn", "failed", { turn, exitCode: outcome.exitCode }),
+    );
+    // OQ-44: saved after every turn, best-effort, under the session's id.
+    await save();
+    return outcome.exitCode;
+  }
+
+  function save(): Promise<unknown> {
+    if (sessionId === "") return Promise.resolve();
+    return saveConversation({
+      env: { ...env, AGENT_CONVERSATION_PIN: sessionId },
+      vendor,
+      home: settings.home,
+      log,
+    });
+  }
 }

@@ -101,7 +101,7 @@ describe("usage (runtime.md §8 row 1)", () => {
 
   it.each<[string, string]>([
     ["bogus", 'AGENT_EXECUTION must be "interactive" or "realtime", got: "bogus"'],
-    ["realtime", "realtime sessions are not implemented in this build"],
+    ["realtime", "AGENT_REALTIME_TOKEN_SHA256 is not set: no caller could be accepted"],
   ])("AGENT_EXECUTION=%s ⇒ exit 2 naming the problem", async (execution, message) => {
     await writeScript(dirs.bin, "agent", "exit 0\n");
     expect(await run(["agent"], { AGENT_EXECUTION: execution })).toBe(2);

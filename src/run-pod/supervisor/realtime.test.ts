@@ -1,0 +1,299 @@
+/**
+ * The realtime session end to end inside one process: the supervisor's prompt server on a real
+ * loopback socket, and fake claude / codex CLIs (small Node scripts) that print their NDJSON and
+ * journal their argv and whether they saw the token's hash.
+ */
+import { createHash } from "node:crypto";
+import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Env } from "../common/run-env.js";
+import type { SupervisorIo } from "./io.js";
+import { runSupervisorWith } from "./main.js";
+import { MAX_PROMPT_BYTES } from "./session/queue.js";
+
+const TOKEN = "run-token-3f9a";
+const TOKEN_SHA256 = createHash("sha256").update(TOKEN).digest("hex");
+
+/** One fake for both vendors, told apart by the name it is invoked as. */
+const FAKE_CLI = `#!/usr/bin/env node
+const fs = require("node:fs");
+const path = require("node:path");
+const args = process.argv.slice(2);
+const cli = path.basename(process.argv[1]);
+const prompt = args[args.length - 1];
+fs.appendFileSync(process.env.JOURNAL, JSON.stringify({ cli, args, sawToken: "AGENT_REALTIME_TOKEN_SHA256" in process.env }) + "\\n");
+const out = (o) => process.stdout.write(JSON.stringify(o) + "\\n");
+const wait = prompt.startsWith("hold") ? 5000 : prompt.startsWith("slow") ? 1500 : 0;
+setTimeout(() => {
+  if (cli === "claude") {
+    const i = Math.max(args.indexOf("--session-id"), args.indexOf("--resume"));
+    const id = i >= 0 ? args[i + 1] : "none";
+    out({ type: "system", subtype: "init", session_id: id });
+    out({ type: "result", is_error: prompt === "fail", result: "answer to " + prompt, session_id: id });
+    process.exit(prompt === "fail" ? 1 : 0);
+  }
+  const id = args[1] === "resume" ? args[2] : "thread-42";
+  out({ type: "thread.started", thread_id: id });
+  out({ type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } });
+}, wait);
+`;
+
+let dir: string;
+let port: number;
+let stdout: string[];
+let stderr: string[];
+let signalListeners: Map<string, () => void>;
+
+const io = (): SupervisorIo => ({
+  stdout: (l) => stdout.push(l),
+  stderr: (l) => stderr.push(l),
+  signals: {
+    on: (s, l) => signalListeners.set(s, l),
+    off: (s) => signalListeners.delete(s),
+  },
+});
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const { port: p } = srv.address() as { port: number };
+  await new Promise((r) => srv.close(r));
+  return p;
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "realtime-"));
+  for (const cli of ["claude", "codex"]) {
+    await writeFile(join(dir, cli), FAKE_CLI);
+    await chmod(join(dir, cli), 0o755);
+  }
+  port = await freePort();
+  stdout = [];
+  stderr = [];
+  signalListeners = new Map();
+});
+
+function env(extra: Env = {}): Env {
+  return {
+    AGENT_EXECUTION: "realtime",
+    AGENT_MODEL: "claude-sonnet-4-5",
+    AGENT_RECIPE: JSON.stringify({ model: "claude-sonnet-4-5", permission_mode: "bypass" }),
+    AGENT_REALTIME_TOKEN_SHA256: TOKEN_SHA256,
+    AGENT_REALTIME_LISTEN: `127.0.0.1:${port}`,
+    AGENT_EXIT_GRACE_MS: "200",
+    PATH: `${dir}:/usr/bin:/bin`,
+    HOME: dir,
+    WORKSPACE_DIR: dir,
+    JOURNAL: join(dir, "journal"),
+    ...extra,
+  };
+}
+
+async function call(path: string, body?: unknown, token = TOKEN, method = "POST") {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function serving(): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`the session never served on ${port}; stderr: ${stderr.join("\n")}`);
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
+  if (!check()) throw new Error(`condition not reached; events: ${events().join(", ")}`);
+}
+
+async function journal(): Promise<{ cli: string; args: string[]; sawToken: boolean }[]> {
+  const text = await readFile(join(dir, "journal"), "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
+const events = () =>
+  stdout
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((e) => e.kind === "lifecycle")
+    .map(
+      (e) =>
+        `${e.phase}/${e.status}${e.turn !== undefined ? ` ${e.turn}` : ""}${e.exitCode !== undefined ? ` =${e.exitCode}` : ""}`,
+    );
+
+afterEach(() => {
+  signalListeners.get("SIGTERM")?.();
+});
+
+describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
+  it("answers every documented status with its literal message, and closes after the queued turns", async () => {
+    const session = runSupervisorWith(["--", "slow start"], env(), io());
+    await serving();
+    expect(await call("/v1/prompt", { prompt: "x" }, "wrong")).toEqual({
+      status: 401,
+      body: { error: "the bearer token is missing or wrong" },
+    });
+    expect(await call("/v1/other", {})).toEqual({ status: 404, body: { error: "not found" } });
+    expect(await call("/v1/prompt", "not json")).toEqual({
+      status: 400,
+      body: { error: "the body is not JSON with a non-empty prompt string" },
+    });
+    expect(await call("/v1/prompt", { prompt: "" })).toMatchObject({ status: 400 });
+    expect(await call("/v1/prompt", { prompt: "a\u0000b" })).toMatchObject({ status: 400 });
+    expect(await call("/v1/prompt", { prompt: "x".repeat(MAX_PROMPT_BYTES + 1) })).toEqual({
+      status: 413,
+      body: { error: "prompt exceeds 102400 bytes" },
+    });
+    // A fresh Claude session knows its id from the start: the one pinned on turn 1.
+    const second = await call("/v1/prompt", { prompt: "second" });
+    expect(second.status).toBe(202);
+    expect(second.body).toMatchObject({ turn: 2, queued: 1 });
+    const sessionId = second.body.sessionId as string;
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await call("/v1/close")).toEqual({ status: 202, body: { queued: 1 } });
+    expect(await call("/v1/close")).toEqual({ status: 409, body: { error: "the session is ending" } });
+    expect(await call("/v1/prompt", { prompt: "late" })).toEqual({
+      status: 409,
+      body: { error: "the session is ending" },
+    });
+    expect(await session).toBe(0);
+
+    const runs = await journal();
+    expect(runs.map((r) => r.args.at(-1))).toEqual(["slow start", "second"]);
+    expect(runs[0]?.args).toEqual(expect.arrayContaining(["--session-id", sessionId]));
+    expect(runs[1]?.args).toEqual(expect.arrayContaining(["--resume", sessionId]));
+    expect(runs.every((r) => !r.sawToken)).toBe(true);
+    expect(events()).toEqual([
+      "agent/started",
+      "turn/started 1",
+      "turn/succeeded 1 =0",
+      "turn/started 2",
+      "turn/succeeded 2 =0",
+      "agent/succeeded =0",
+    ]);
+    expect(await readFile(join(dir, "run/exit-code"), "utf8")).toBe("0\n");
+  });
+
+  it("holds 16 waiting prompts behind the running turn and refuses the 17th with 429", async () => {
+    // The first turn holds long enough for 16 requests even on a loaded machine.
+    const session = runSupervisorWith(["--", "hold first"], env(), io());
+    await serving();
+    const replies = [];
+    for (let i = 1; i <= 16; i++) replies.push(await call("/v1/prompt", { prompt: `p${i}` }));
+    expect(replies.map((r) => [r.status, r.body.queued])).toEqual(
+      Array.from({ length: 16 }, (_, i) => [202, i + 1]),
+    );
+    expect(await call("/v1/prompt", { prompt: "p17" })).toEqual({
+      status: 429,
+      body: { error: "too many queued prompts" },
+    });
+    await call("/v1/close");
+    expect(await session).toBe(0);
+    expect((await journal()).length).toBe(17);
+  }, 30_000);
+
+  it("a failed turn does not end the session", async () => {
+    const session = runSupervisorWith(["--", "fail"], env(), io());
+    await serving();
+    await call("/v1/prompt", { prompt: "after" });
+    await call("/v1/close");
+    expect(await session).toBe(0);
+    expect(events()).toEqual([
+      "agent/started",
+      "turn/started 1",
+      "turn/failed 1 =1",
+      "turn/started 2",
+      "turn/succeeded 2 =0",
+      "agent/succeeded =0",
+    ]);
+  });
+
+  it("codex: the first reply carries no session id, a later one the thread id; later turns resume it", async () => {
+    const codex = env({
+      AGENT_MODEL: "gpt-5-codex",
+      AGENT_RECIPE: JSON.stringify({ model: "gpt-5-codex", permission_mode: "bypass" }),
+    });
+    const session = runSupervisorWith(["--"], codex, io());
+    await serving();
+    const first = await call("/v1/prompt", { prompt: "slow one" });
+    expect(first.body).toMatchObject({ turn: 1, sessionId: "" });
+    expect(await call("/v1/prompt", { prompt: "-rf" })).toEqual({
+      status: 400,
+      body: { error: 'a codex prompt cannot start with "-"' },
+    });
+    await until(() => events().includes("turn/succeeded 1 =0"));
+    const second = await call("/v1/prompt", { prompt: "two" });
+    expect(second.body).toMatchObject({ turn: 2, sessionId: "thread-42" });
+    await call("/v1/close");
+    expect(await session).toBe(0);
+    const runs = await journal();
+    expect(runs[0]?.args).toEqual([
+      "exec",
+      "--json",
+      "--model",
+      "gpt-5-codex",
+      "--dangerously-bypass-approvals-and-sandbox",
+      "--",
+      "slow one",
+    ]);
+    expect(runs[1]?.args).toEqual([
+      "exec",
+      "resume",
+      "thread-42",
+      "--json",
+      "--model",
+      "gpt-5-codex",
+      "--dangerously-bypass-approvals-and-sandbox",
+      "two",
+    ]);
+  });
+
+  it("a resumed session sends no initial prompt and continues the saved id", async () => {
+    const session = runSupervisorWith(["--"], env({ AGENT_RESUME_SESSION: "sess-earlier" }), io());
+    await serving();
+    expect((await call("/v1/prompt", { prompt: "go on" })).body).toMatchObject({
+      turn: 1,
+      sessionId: "sess-earlier",
+    });
+    await call("/v1/close");
+    expect(await session).toBe(0);
+    const runs = await journal();
+    expect(runs.length).toBe(1);
+    expect(runs[0]?.args).toEqual(expect.arrayContaining(["--resume", "sess-earlier"]));
+  });
+
+  it("the deadline while idle ends the session like a close (0); during a turn it stops it (124)", async () => {
+    const idle = runSupervisorWith(["--", "quick"], env({ AGENT_DEADLINE_MS: "3000" }), io());
+    expect(await idle).toBe(0);
+    expect(events().at(-1)).toBe("agent/succeeded =0");
+
+    stdout = [];
+    port = await freePort();
+    const busy = runSupervisorWith(["--", "slow turn"], env({ AGENT_DEADLINE_MS: "500" }), io());
+    expect(await busy).toBe(124);
+    expect(events().slice(-2)).toEqual(["turn/failed 1 =124", "agent/failed =124"]);
+  });
+
+  it("SIGTERM stops the running turn and ends the session", async () => {
+    const session = runSupervisorWith(["--", "slow and stopped"], env(), io());
+    await serving();
+    await new Promise((r) => setTimeout(r, 300));
+    signalListeners.get("SIGTERM")?.();
+    expect(await session).toBe(143);
+    expect(events().at(-1)).toBe("agent/failed =143");
+  });
+});
