@@ -13,7 +13,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Agent } from "../../../src/core/types.js";
 import { type GitHttpServer, startGitHttpServer } from "../../fakes/git-http.js";
-import { freePort } from "../../harness/ports.js";
 import {
   createAgent,
   createDefinition,
@@ -32,7 +31,6 @@ let files: Server;
 let filesUrl: string;
 let git: GitHttpServer;
 let gitRoot: string;
-let closedPort: number;
 
 /** A bare repo whose only commit holds `outside` → /tmp (a symlink out of the workspace). */
 function createSymlinkRepo(root: string, name: string): void {
@@ -73,7 +71,6 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => files.listen(0, "127.0.0.1", () => r()));
   filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
-  closedPort = await freePort();
   gitRoot = mkdtempSync(join(tmpdir(), "run-pod-git-"));
   createSymlinkRepo(gitRoot, "links");
   git = await startGitHttpServer({ root: gitRoot });
@@ -123,7 +120,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("spec.files", () => {
       "an unreachable URL",
       () => ({
         path: "notes/far.md",
-        url: `http://127.0.0.1:${closedPort}/far.md`,
+        url: "http://127.0.0.1:1/far.md",
         headers_secret: "files-auth",
       }),
       "notes/far.md",
