@@ -201,7 +201,17 @@ describe("watch + poll resilience", () => {
       const stuck: string[] = [];
       for (const a of agents.items.filter((x) => x.status?.phase === "Running")) {
         const job = await client.get<V1Job>(JOBS, ns, a.status?.jobName ?? "").catch(() => undefined);
-        stuck.push(`${a.metadata.name}: job ${JSON.stringify(job?.status ?? "missing")}`);
+        // The pod's own view too: a Job still "active" whose pod ended points at the plane, not the controller.
+        const pods = await client
+          .list<V1Pod>(PODS, ns, { labelSelector: `job-name=${a.status?.jobName}` })
+          .catch(() => ({ items: [] as V1Pod[] }));
+        const podView = pods.items.map(
+          (p) =>
+            `${p.metadata?.name}=${p.status?.phase} finish-at=${p.metadata?.annotations?.["harness.test.example/finish-at"] ?? "?"}`,
+        );
+        stuck.push(
+          `${a.metadata.name}: job ${JSON.stringify(job?.status ?? "missing")} pods ${podView.join(",")}`,
+        );
       }
       const who = replicas.map(
         (r) =>
