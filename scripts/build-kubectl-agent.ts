@@ -4,7 +4,7 @@
  * bundled by esbuild into one CommonJS file, a Node single executable application blob from it,
  * injected with postject into a (stripped) copy of the running Node. Writes
  * dist/kubectl-agent/kubectl-agent and the hard link kubectl_complete-agent (kubectl's name for a
- * plugin's completion helper). Also writes the bundle, dist/kubectl-agent/plugin.cjs, which
+ * plugin's completion helper). Also writes the bundle, dist/kubectl-agent/kubectl-agent.cjs, which
  * any Node ≥ 20 runs as is. docs/kubectl-plugin.md.
  */
 import { execFile } from "node:child_process";
@@ -33,8 +33,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const ENTRY = path.join(ROOT, "src", "cli", "main.ts");
 export const OUT_DIR = path.join(ROOT, "dist", "kubectl-agent");
 export const EXECUTABLE = path.join(OUT_DIR, "kubectl-agent");
-// Not named kubectl-*: kubectl would list it as a second plugin.
-export const BUNDLE = path.join(OUT_DIR, "plugin.cjs");
+export const BUNDLE = path.join(OUT_DIR, "kubectl-agent.cjs");
 export const COMPLETION_LINK = "kubectl_complete-agent";
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 
