@@ -11,6 +11,9 @@ import { AGENT_IMAGE } from "../version.js";
 /** Image of the init container and courier when AGENT_IMAGE is unset: this release's agent image. */
 export const DEFAULT_AGENT_IMAGE = AGENT_IMAGE;
 
+/** Where components/admission mounts the webhook's serving certificate Secret. */
+export const DEFAULT_ADMISSION_CERT_DIR = "/var/run/agent-admission/tls";
+
 /** Timings the seed fixes; overridable only by code (tests), never by the environment. */
 export interface ControllerTimings {
   /** Leader-election tick (~5 s). */
@@ -56,6 +59,12 @@ export interface ControllerConfig {
   realtimeSigningKey: string;
   /** Port of the realtime prompt API (PROMPT_API_PORT, default 8082, the agent-controller-api Service's). */
   promptApiPort: number;
+  /** ADMISSION_ENABLED: serve the validating admission webhook (components/admission; docs/admission.md). */
+  admissionEnabled: boolean;
+  /** ADMISSION_PORT: the webhook's HTTPS port (default 9443). */
+  admissionPort: number;
+  /** ADMISSION_CERT_DIR: directory holding tls.crt and tls.key (the mounted cert-manager Secret). */
+  admissionCertDir: string;
   timings: ControllerTimings;
 }
 
@@ -154,6 +163,9 @@ export function parseConfig(
     healthPort: port("HEALTH_PORT", env.HEALTH_PORT, 8081),
     healthHost: nonEmpty("HEALTH_HOST", env.HEALTH_HOST, "0.0.0.0"),
     promptApiPort: port("PROMPT_API_PORT", env.PROMPT_API_PORT, 8082),
+    admissionEnabled: strictBool("ADMISSION_ENABLED", env.ADMISSION_ENABLED),
+    admissionPort: port("ADMISSION_PORT", env.ADMISSION_PORT, 9443),
+    admissionCertDir: nonEmpty("ADMISSION_CERT_DIR", env.ADMISSION_CERT_DIR, DEFAULT_ADMISSION_CERT_DIR),
     maxOutputBytes: positiveInt("MAX_OUTPUT_BYTES", env.MAX_OUTPUT_BYTES, 262144),
     agentImage: nonEmpty("AGENT_IMAGE", env.AGENT_IMAGE, DEFAULT_AGENT_IMAGE),
     batchEnabled,

@@ -4,13 +4,18 @@
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
+import { startAdmissionServer } from "../admission/index.js";
 import { agentSecretsReader, retryFromEnv, SinkDispatcher } from "../sinks/index.js";
 import { ConfigError, parseConfig } from "./config.js";
 import { KubeClient } from "./kube/client.js";
 import { SECRETS } from "./kube/resources.js";
 import { ControllerReplica } from "./process.js";
 import { startControllerPromptApi } from "./prompt-api.js";
+
+/** Lookups of one admission review; the webhook's timeoutSeconds (5) leaves room for the answer. */
+const ADMISSION_LOOKUP_TIMEOUT_MS = 3_000;
 
 const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
@@ -50,6 +55,21 @@ async function main(): Promise<void> {
   const promptApi = config.realtimeEnabled
     ? await startControllerPromptApi({ config, client, port: config.promptApiPort, host: config.healthHost })
     : undefined;
+  // The admission webhook serves on every replica too (reads only, answers with warnings only).
+  const admission = config.admissionEnabled
+    ? await startAdmissionServer({
+        namespace: config.namespace,
+        modes: { batchEnabled: config.batchEnabled, realtimeEnabled: config.realtimeEnabled },
+        reader: client,
+        lookupTimeoutMs: ADMISSION_LOOKUP_TIMEOUT_MS,
+        port: config.admissionPort,
+        host: config.healthHost,
+        tls: {
+          certFile: join(config.admissionCertDir, "tls.crt"),
+          keyFile: join(config.admissionCertDir, "tls.key"),
+        },
+      })
+    : undefined;
   console.log(
     JSON.stringify({
       level: "info",
@@ -62,6 +82,7 @@ async function main(): Promise<void> {
     stopping = true;
     console.log(JSON.stringify({ level: "info", msg: `${signal}: shutting down` }));
     await promptApi?.close();
+    await admission?.close();
     await replica.stop({ releaseLease: true });
     await client.close();
     process.exit(0);

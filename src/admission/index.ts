@@ -1,0 +1,5 @@
+export type { AdmissionChecks } from "./lookups.js";
+export { reviewWarnings } from "./lookups.js";
+export { allowedReview, kindToCheck, parseReview } from "./review.js";
+export { ADMISSION_PATH, type AdmissionServer, startAdmissionServer } from "./server.js";
+export type { TlsFiles } from "./tls.js";

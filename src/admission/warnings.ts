@@ -1,0 +1,160 @@
+/**
+ * The admission warnings for one object: pure, given the neighbours the webhook looked up. Every
+ * warning is advice; the API server still stores the object and the controller still fails a
+ * broken Agent with its literal reason (the seeds' run failures stay controller decisions).
+ */
+
+import { SECRET_NAME } from "../core/job-builder.js";
+import type { Agent, AgentDefinition, Station } from "../core/types.js";
+import {
+  admissionFailure,
+  executionOf,
+  MSG_BATCH_DISABLED,
+  MSG_REALTIME_DISABLED,
+} from "../core/validation.js";
+import { validateAgent, validateAgentDefinition, validateStation } from "../validation/index.js";
+import type { Lookup } from "./facts.js";
+import { agentSecretKeys, definitionSecretKeys, type SecretKeyRef } from "./secret-refs.js";
+
+export type AdmittedKind = "Agent" | "Station" | "AgentDefinition";
+
+export interface ControllerModes {
+  batchEnabled: boolean;
+  realtimeEnabled: boolean;
+}
+
+export interface AgentFacts {
+  station: Lookup<Station>;
+  /** Looked up only when the Station was found. */
+  definition?: Lookup<AgentDefinition>;
+  /** Keys of agent-secrets; looked up only when something references a key. */
+  secretKeys?: Lookup<ReadonlySet<string>>;
+}
+
+export interface StationFacts {
+  definition: Lookup<AgentDefinition>;
+}
+
+export interface DefinitionFacts {
+  secretKeys?: Lookup<ReadonlySet<string>>;
+}
+
+/** The schema problems ajv finds (normally none: the API server has applied the same schema). */
+export function schemaWarnings(kind: AdmittedKind, obj: unknown): string[] {
+  const result =
+    kind === "Agent"
+      ? validateAgent(obj)
+      : kind === "Station"
+        ? validateStation(obj)
+        : validateAgentDefinition(obj);
+  return result.ok ? [] : result.issues.map((i) => `schema: ${i.message}`);
+}
+
+/** Secret keys an Agent's run reads: its own files' headers, then its definition's keys. */
+export function agentRunSecretKeys(agent: Agent, definition: AgentDefinition | undefined): SecretKeyRef[] {
+  const own = agentSecretKeys(agent);
+  if (!definition) return own;
+  const prefix = `AgentDefinition ${definition.metadata?.name ?? ""} `;
+  return [...own, ...definitionSecretKeys(definition).map((r) => ({ ...r, path: prefix + r.path }))];
+}
+
+function secretWarnings(
+  namespace: string,
+  refs: readonly SecretKeyRef[],
+  keys: Lookup<ReadonlySet<string>> | undefined,
+): string[] {
+  if (refs.length === 0 || keys === undefined) return [];
+  if (keys.state === "unknown") {
+    return [`could not read Secret ${SECRET_NAME} to check the keys this object references: ${keys.error}`];
+  }
+  if (keys.state === "missing") {
+    const named = [...new Set(refs.map((r) => r.key))].join(", ");
+    return [`Secret ${SECRET_NAME} does not exist in namespace ${namespace}; runs need its keys: ${named}`];
+  }
+  return refs
+    .filter((r) => !keys.value.has(r.key))
+    .map((r) => `${r.path}: key "${r.key}" is not in Secret ${SECRET_NAME} in namespace ${namespace}`);
+}
+
+const disabledMessage = (execution: string): string | undefined =>
+  execution === "batch" ? MSG_BATCH_DISABLED : execution === "realtime" ? MSG_REALTIME_DISABLED : undefined;
+
+function modeDisabled(def: AgentDefinition, modes: ControllerModes): string | undefined {
+  const execution = executionOf(def);
+  if (execution === "batch" && !modes.batchEnabled) return disabledMessage(execution);
+  if (execution === "realtime" && !modes.realtimeEnabled) return disabledMessage(execution);
+  return undefined;
+}
+
+export function agentWarnings(
+  agent: Agent,
+  namespace: string,
+  modes: ControllerModes,
+  facts: AgentFacts,
+): string[] {
+  const out: string[] = [];
+  const stationName = agent.spec.stationRef;
+  const { station, definition } = facts;
+  if (station.state === "missing") {
+    out.push(
+      `Station ${stationName} does not exist in namespace ${namespace}: the controller will fail this Agent with "Station ${stationName} not found"`,
+    );
+  } else if (station.state === "unknown") {
+    out.push(`could not check Station ${stationName}: ${station.error}`);
+  } else if (definition) {
+    const defName = station.value.spec.agentDefRef;
+    if (definition.state === "missing") {
+      out.push(
+        `AgentDefinition ${defName} (agentDefRef of Station ${stationName}) does not exist in namespace ${namespace}: the controller will fail this Agent with "AgentDefinition ${defName} not found"`,
+      );
+    } else if (definition.state === "unknown") {
+      out.push(`could not check AgentDefinition ${defName}: ${definition.error}`);
+    } else {
+      const reason = admissionFailure(agent, definition.value, modes);
+      if (reason !== undefined) {
+        out.push(`the controller will fail this Agent with "${reason}" (AgentDefinition ${defName})`);
+      }
+    }
+  }
+  const def = definition?.state === "found" ? definition.value : undefined;
+  out.push(...secretWarnings(namespace, agentRunSecretKeys(agent, def), facts.secretKeys));
+  return out;
+}
+
+export function stationWarnings(
+  station: Station,
+  namespace: string,
+  modes: ControllerModes,
+  facts: StationFacts,
+): string[] {
+  const defName = station.spec.agentDefRef;
+  const { definition } = facts;
+  if (definition.state === "missing") {
+    return [
+      `AgentDefinition ${defName} does not exist in namespace ${namespace}: Agents of this Station will fail with "AgentDefinition ${defName} not found" until it is created`,
+    ];
+  }
+  if (definition.state === "unknown")
+    return [`could not check AgentDefinition ${defName}: ${definition.error}`];
+  const disabled = modeDisabled(definition.value, modes);
+  return disabled === undefined
+    ? []
+    : [
+        `AgentDefinition ${defName} runs as ${executionOf(definition.value)}: Agents of this Station will fail with "${disabled}"`,
+      ];
+}
+
+export function definitionWarnings(
+  def: AgentDefinition,
+  namespace: string,
+  modes: ControllerModes,
+  facts: DefinitionFacts,
+): string[] {
+  const out: string[] = [];
+  const disabled = modeDisabled(def, modes);
+  if (disabled !== undefined) {
+    out.push(`spec.execution: Agents using this AgentDefinition will fail with "${disabled}"`);
+  }
+  out.push(...secretWarnings(namespace, definitionSecretKeys(def), facts.secretKeys));
+  return out;
+}
