@@ -1,0 +1,103 @@
+/** components/admission rendered with `kubectl kustomize` the way docs/deploy.md installs it. */
+import { beforeAll, describe, expect, it } from "vitest";
+import { findObject, type K8sObject, objectKey, renderInstall } from "./render.js";
+
+let base: K8sObject[];
+let withAdmission: K8sObject[];
+
+beforeAll(async () => {
+  [base, withAdmission] = await Promise.all([renderInstall([]), renderInstall(["admission"])]);
+}, 60_000);
+
+describe("components/admission", () => {
+  it("adds the webhook, its Service, the cert-manager objects and get on agent-secrets", () => {
+    const before = new Set(base.map(objectKey));
+    expect(
+      withAdmission
+        .map(objectKey)
+        .filter((k) => !before.has(k))
+        .sort(),
+    ).toEqual([
+      "Certificate/ai-agents/agent-admission-ca",
+      "Certificate/ai-agents/agent-controller-admission",
+      "Issuer/ai-agents/agent-admission-ca",
+      "Issuer/ai-agents/agent-admission-selfsigned",
+      "Role/ai-agents/agent-controller-admission",
+      "RoleBinding/ai-agents/agent-controller-admission",
+      "Service/ai-agents/agent-controller-admission",
+      "ValidatingWebhookConfiguration//agent-controller-admission",
+    ]);
+    expect(findObject(withAdmission, "Role", "agent-controller-admission").rules).toEqual([
+      { apiGroups: [""], resources: ["secrets"], resourceNames: ["agent-secrets"], verbs: ["get"] },
+    ]);
+  });
+
+  it("registers a webhook that can only warn: failurePolicy Ignore, no side effects, our kinds only", () => {
+    const config = findObject(withAdmission, "ValidatingWebhookConfiguration", "agent-controller-admission");
+    expect(config.metadata.annotations).toEqual({
+      "cert-manager.io/inject-ca-from": "ai-agents/agent-controller-admission",
+    });
+    const [hook, ...others] = config.webhooks;
+    expect(others).toEqual([]);
+    expect(hook).toMatchObject({
+      failurePolicy: "Ignore",
+      sideEffects: "None",
+      admissionReviewVersions: ["v1"],
+      clientConfig: {
+        service: { name: "agent-controller-admission", namespace: "ai-agents", path: "/validate", port: 443 },
+      },
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ai-agents" } },
+      rules: [
+        {
+          apiGroups: ["agents.re-cinq.com"],
+          apiVersions: ["v1beta1"],
+          operations: ["CREATE", "UPDATE"],
+          resources: ["agents", "stations", "agentdefinitions"],
+          scope: "Namespaced",
+        },
+      ],
+    });
+    expect(hook.timeoutSeconds).toBeLessThanOrEqual(10);
+  });
+
+  it("issues the serving certificate for the Service's DNS name from the CA whose bundle is injected", () => {
+    const serving = findObject(withAdmission, "Certificate", "agent-controller-admission");
+    expect(serving.spec.dnsNames).toContain("agent-controller-admission.ai-agents.svc");
+    expect(serving.spec.issuerRef).toEqual({ kind: "Issuer", name: "agent-admission-ca" });
+    expect(findObject(withAdmission, "Issuer", "agent-admission-ca").spec.ca.secretName).toBe(
+      findObject(withAdmission, "Certificate", "agent-admission-ca").spec.secretName,
+    );
+    const ca = findObject(withAdmission, "Certificate", "agent-admission-ca");
+    expect(ca.spec.isCA).toBe(true);
+    expect(ca.spec.privateKey.rotationPolicy).toBe("Never");
+  });
+
+  it("turns the webhook on in the controller and mounts the serving certificate where it reads it", () => {
+    const deployment = findObject(withAdmission, "Deployment", "agent-controller");
+    const pod = deployment.spec.template.spec;
+    const [container] = pod.containers;
+    const env = new Map((container.env as { name: string; value?: string }[]).map((e) => [e.name, e.value]));
+    expect(env.get("ADMISSION_ENABLED")).toBe("true");
+    expect(container.ports).toContainEqual({
+      name: "admission",
+      containerPort: Number(env.get("ADMISSION_PORT")),
+      protocol: "TCP",
+    });
+    expect(container.volumeMounts).toContainEqual({
+      name: "admission-tls",
+      mountPath: env.get("ADMISSION_CERT_DIR"),
+      readOnly: true,
+    });
+    expect(pod.volumes).toContainEqual({
+      name: "admission-tls",
+      secret: {
+        secretName: findObject(withAdmission, "Certificate", "agent-controller-admission").spec.secretName,
+      },
+    });
+    const service = findObject(withAdmission, "Service", "agent-controller-admission");
+    expect(service.spec.ports).toEqual([
+      { name: "admission", port: 443, targetPort: "admission", protocol: "TCP" },
+    ]);
+    expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+  });
+});
