@@ -6,11 +6,12 @@ import path from "node:path";
 import { baseName, readCrds } from "./crd-source.js";
 import { emitDeployCrd } from "./emit-deploy.js";
 import { emitProviderTypes, listProviderSchemas } from "./emit-providers.js";
+import { emitReference, REFERENCE_PATH } from "./emit-reference.js";
 import { emitCrdIndex, emitCrdTypes, emitMetaTypes } from "./emit-types.js";
 import { emitCelRules, emitValidators } from "./emit-validators.js";
 
 /** Directories (relative to the output root) codegen owns entirely: anything else in them is extra. */
-export const managedDirs = ["generated", "deploy/crds"] as const;
+export const managedDirs = ["generated", "deploy/crds", "docs/reference"] as const;
 
 export interface GenerateOptions {
   /** Directory holding `crds/` and `providers/`. */
@@ -49,6 +50,7 @@ export async function generate(options: GenerateOptions): Promise<GeneratedFiles
   files.set("generated/crds/validators.js", validators.js);
   files.set("generated/crds/validators.d.ts", validators.dts);
   files.set("generated/crds/cel-rules.ts", emitCelRules(validators.rules, sources));
+  files.set(REFERENCE_PATH, emitReference(crds, sources));
 
   const providerDir = path.join(options.schemasDir, "providers");
   for (const name of await listProviderSchemas(providerDir)) {
