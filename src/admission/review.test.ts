@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { minimalAgent } from "../validation/fixtures.js";
+import { minimalAgent } from "../../test/support/validation-fixtures.js";
 import {
   type AdmissionRequest,
   allowedReview,

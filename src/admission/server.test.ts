@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { minimalAgent, minimalStation } from "../validation/fixtures.js";
+import { minimalAgent, minimalStation } from "../../test/support/validation-fixtures.js";
 import { type AdmissionServer, startAdmissionServer } from "./server.js";
 
 const run = promisify(execFile);

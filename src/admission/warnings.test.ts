@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
+import {
+  fullDefinition,
+  minimalAgent,
+  minimalDefinition,
+  minimalStation,
+} from "../../test/support/validation-fixtures.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
-import { fullDefinition, minimalAgent, minimalDefinition, minimalStation } from "../validation/fixtures.js";
 import { found, missing, unknown } from "./facts.js";
 import { agentSecretKeys, definitionSecretKeys } from "./secret-refs.js";
 import { agentWarnings, definitionWarnings, schemaWarnings, stationWarnings } from "./warnings.js";

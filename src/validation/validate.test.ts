@@ -7,7 +7,7 @@ import {
   minimalAgent,
   minimalDefinition,
   minimalStation,
-} from "./fixtures.js";
+} from "../../test/support/validation-fixtures.js";
 import {
   formatIssues,
   parseAgent,
