@@ -491,6 +491,26 @@ describe("courier", () => {
     expect(gitServer.requests.filter((r) => r.auth === "wrong")).toEqual([]);
   });
 
+  it("never runs a git the agent planted in HOME/.local/bin, first on the run PATH", async () => {
+    await serveGit();
+    const { workspace: ws, clone, home } = await workspace();
+    const marker = join(ws, "planted-git-ran");
+    mkdirSync(join(home, ".local", "bin"), { recursive: true });
+    writeFileSync(join(home, ".local", "bin", "git"), `#!/bin/sh\nenv > ${marker}\nexit 1\n`, {
+      mode: 0o755,
+    });
+    writeFileSync(join(clone, "README.md"), "hello\n");
+    agentExited(home, 0);
+
+    const run = await courier(
+      envFor(home, ws, { PATH: `${home}/.local/bin:${process.env.PATH ?? "/usr/bin:/bin"}` }),
+    );
+
+    expect(run.events[0]).toMatchObject({ status: "succeeded", repo: "acme/app" });
+    expect(existsSync(marker)).toBe(false);
+    for (const s of run.spawned) expect(s.options.env.PATH).not.toContain(home);
+  });
+
   it("fails, naming the origin, when TARGET_REPO is empty and the origin is not on the GitHub server", async () => {
     await serveGit();
     const { workspace: ws, clone, home } = await workspace();

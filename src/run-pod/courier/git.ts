@@ -2,12 +2,16 @@
  * How the courier runs git. The clone was last touched by the agent, so its config, hooks and
  * attributes are untrusted: every git process gets a minimal environment built here (never the
  * courier's own, which holds DELIVERY_TOKEN and clone tokens), hooks, fsmonitor, signing and
- * auto-gc switched off through GIT_CONFIG_* (which outranks the repository's config), and no
- * global or system config (HOME is read-only in the courier, so nothing may be written there).
+ * auto-gc switched off through GIT_CONFIG_* (which outranks the repository's config), no
+ * global or system config (HOME is read-only in the courier, so nothing may be written there), and
+ * a PATH without the directories the agent could write (HOME, the workspace): the run PATH starts
+ * with /agent/.local/bin, where an agent could otherwise plant a `git` that the courier would run
+ * with the token.
  * Only the process that talks to the forge gets the token, as DELIVERY_TOKEN, which the
  * credential helper reads at use time: the token is never in argv, a config value or a log.
  */
 import { spawn } from "node:child_process";
+import { isAbsolute, resolve } from "node:path";
 
 export interface ProcessResult {
   /** Exit status; -1 when the process could not be started or was killed by the timeout. */
@@ -74,8 +78,27 @@ const HARDENING: ReadonlyArray<readonly [string, string]> = [
   ["maintenance.auto", "false"],
 ];
 
+/** PATH for git when nothing trusted is left of the courier's (the agent image's system dirs). */
+export const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/**
+ * The courier's PATH without entries the agent could have written to: relative ones and those
+ * inside HOME (the shared `agent` volume, `/agent/.local/bin` first on the run PATH) or the
+ * workspace. The courier mounts /agent read-only, but a program the agent put there still runs.
+ */
+export function trustedPath(env: Readonly<Record<string, string | undefined>>): string {
+  const agentWritable = [env.HOME || "/agent", env.WORKSPACE_DIR || "/workspace"].map((d) => resolve(d));
+  const inside = (dir: string, root: string) =>
+    dir === root || dir.startsWith(root === "/" ? "/" : `${root}/`);
+  const kept = (env.PATH ?? "")
+    .split(":")
+    .filter((e) => e !== "" && isAbsolute(e))
+    .filter((e) => !agentWritable.some((root) => inside(resolve(e), root)));
+  return kept.length > 0 ? [...new Set(kept)].join(":") : FALLBACK_PATH;
+}
+
 export interface GitEnvOptions {
-  /** The courier's environment: PATH and HOME are taken from it, nothing else. */
+  /** The courier's environment: PATH (see trustedPath) and HOME are taken from it, nothing else. */
   env: Readonly<Record<string, string | undefined>>;
   /** Extra config entries, after the hardening (later entries win for single-valued keys). */
   config?: ReadonlyArray<readonly [string, string]>;
@@ -90,7 +113,7 @@ export function gitEnv(options: GitEnvOptions): Record<string, string> {
     config.push(["credential.helper", ""], ["credential.helper", CREDENTIAL_HELPER]);
   }
   const env: Record<string, string> = {
-    PATH: options.env.PATH || "/usr/local/bin:/usr/bin:/bin",
+    PATH: trustedPath(options.env),
     HOME: options.env.HOME || "/agent",
     LANG: "C",
     LC_ALL: "C",

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { CREDENTIAL_HELPER, FALLBACK_PATH, gitEnv, trustedPath } from "./git.js";
+
+/** The run PATH the job builder gives every run container (RUN_PATH). */
+const RUN_PATH = "/agent/.local/bin:/agent/.opencode/bin:/usr/local/bin:/usr/bin:/bin";
+
+describe("trustedPath: git is never looked up where the agent could have put one", () => {
+  it.each([
+    ["the run PATH loses the agent volume's bin dirs", { PATH: RUN_PATH, HOME: "/agent" }, FALLBACK_PATH],
+    [
+      "a workspace entry goes too",
+      { PATH: "/workspace/bin:/opt/git/bin:/usr/bin", HOME: "/agent", WORKSPACE_DIR: "/workspace" },
+      "/opt/git/bin:/usr/bin",
+    ],
+    [
+      "HOME and WORKSPACE_DIR default to /agent and /workspace",
+      { PATH: "/agent/x:/workspace/y:/usr/bin" },
+      "/usr/bin",
+    ],
+    [
+      "another HOME is honoured, and a path merely sharing its prefix is kept",
+      { PATH: "/home/run/bin:/home/runner/bin:/bin", HOME: "/home/run" },
+      "/home/runner/bin:/bin",
+    ],
+    ["relative and empty entries go", { PATH: ".:bin::/usr/bin", HOME: "/agent" }, "/usr/bin"],
+    ["dot-dot tricks resolve first", { PATH: "/usr/../agent/.local/bin:/bin", HOME: "/agent" }, "/bin"],
+    ["duplicates are kept once", { PATH: "/usr/bin:/usr/bin:/bin", HOME: "/agent" }, "/usr/bin:/bin"],
+    ["nothing left ⇒ the image's system dirs", { PATH: "/agent/.local/bin", HOME: "/agent" }, FALLBACK_PATH],
+    ["no PATH ⇒ the image's system dirs", { HOME: "/agent" }, FALLBACK_PATH],
+  ])("%s", (_name, env, expected) => {
+    expect(trustedPath(env)).toBe(expected);
+  });
+});
+
+describe("gitEnv", () => {
+  it("gives git the trusted PATH, HOME and nothing else of the courier's environment", () => {
+    const env = gitEnv({
+      env: {
+        PATH: RUN_PATH,
+        HOME: "/agent",
+        DELIVERY_TOKEN: "secret",
+        GH_TOKEN: "secret2",
+        WORKSPACE_DIR: "/w",
+      },
+    });
+    expect(env.PATH).toBe(FALLBACK_PATH);
+    expect(env.HOME).toBe("/agent");
+    expect(Object.values(env)).not.toContain("secret");
+    expect(Object.values(env)).not.toContain("secret2");
+    expect(env.WORKSPACE_DIR).toBeUndefined();
+  });
+
+  it("gives the forge process the token as DELIVERY_TOKEN and the helper naming only the variable", () => {
+    const env = gitEnv({ env: { PATH: "/usr/bin" }, token: "tok-123" });
+    expect(env.DELIVERY_TOKEN).toBe("tok-123");
+    const keys = Object.keys(env).filter((k) => k.startsWith("GIT_CONFIG_KEY_"));
+    const config = keys.map((k) => [env[k], env[k.replace("KEY", "VALUE")]]);
+    expect(config.filter(([k]) => k === "credential.helper").map(([, v]) => v)).toEqual([
+      "",
+      CREDENTIAL_HELPER,
+    ]);
+    expect(CREDENTIAL_HELPER).not.toContain("tok-123");
+    expect(Object.entries(env).filter(([, v]) => v.includes("tok-123"))).toEqual([
+      ["DELIVERY_TOKEN", "tok-123"],
+    ]);
+  });
+});
