@@ -24,6 +24,8 @@ describe("parseConfig defaults", () => {
       realtimeEnabled: false,
       realtimeApiToken: "",
       realtimeSigningKey: "",
+      githubApiUrl: "https://api.github.com",
+      githubServerUrl: "https://github.com",
       timings: DEFAULT_TIMINGS,
     });
   });
@@ -66,6 +68,10 @@ describe("parseConfig accepted values", () => {
     [{ STUCK_POD_SECONDS: "20" }, "stuckPodSeconds", 20],
     [{ NAMESPACE: "team-a" }, "namespace", "team-a"],
     [{ AGENT_IMAGE: "reg/x@sha256:abc" }, "agentImage", "reg/x@sha256:abc"],
+    [{ GITHUB_API_URL: "https://ghe.example.com/api/v3" }, "githubApiUrl", "https://ghe.example.com/api/v3"],
+    [{ GITHUB_API_URL: "http://127.0.0.1:8080/" }, "githubApiUrl", "http://127.0.0.1:8080"],
+    [{ GITHUB_SERVER_URL: "https://ghe.example.com" }, "githubServerUrl", "https://ghe.example.com"],
+    [{ GITHUB_SERVER_URL: "http://127.0.0.1:9418/git//" }, "githubServerUrl", "http://127.0.0.1:9418/git"],
     [
       { REALTIME_ENABLED: "true", REALTIME_API_TOKEN: "t", REALTIME_SIGNING_KEY: "k" },
       "realtimeEnabled",
@@ -110,6 +116,30 @@ describe("parseConfig rejects with exact messages", () => {
     [{ NAMESPACE: "" }, "NAMESPACE must not be empty"],
     [{ AGENT_IMAGE: " " }, "AGENT_IMAGE must not be empty"],
     [{ POD_NAME: "" }, "POD_NAME must be set (the Lease holder identity)"],
+    [
+      { GITHUB_API_URL: "api.github.com" },
+      'GITHUB_API_URL must be an http or https URL without credentials, query or fragment, got: "api.github.com"',
+    ],
+    [
+      { GITHUB_API_URL: "" },
+      'GITHUB_API_URL must be an http or https URL without credentials, query or fragment, got: ""',
+    ],
+    [
+      { GITHUB_API_URL: "ftp://ghe.example.com" },
+      'GITHUB_API_URL must be an http or https URL without credentials, query or fragment, got: "ftp://ghe.example.com"',
+    ],
+    [
+      { GITHUB_SERVER_URL: "https://x-access-token:t@ghe.example.com" },
+      'GITHUB_SERVER_URL must be an http or https URL without credentials, query or fragment, got: "https://x-access-token:t@ghe.example.com"',
+    ],
+    [
+      { GITHUB_SERVER_URL: "https://ghe.example.com?x=1" },
+      'GITHUB_SERVER_URL must be an http or https URL without credentials, query or fragment, got: "https://ghe.example.com?x=1"',
+    ],
+    [
+      { GITHUB_SERVER_URL: " https://ghe.example.com" },
+      'GITHUB_SERVER_URL must be an http or https URL without credentials, query or fragment, got: " https://ghe.example.com"',
+    ],
   ] as const)("%j", (env, message) => {
     expect(() => parseConfig({ ...base, ...env })).toThrow(message);
     try {

@@ -6,6 +6,7 @@
  * Pure: takes the environment as a plain record, so it is table-tested without touching
  * process.env.
  */
+import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/job-builder.js";
 import { AGENT_IMAGE } from "../version.js";
 
 /** Image of the init container and courier when AGENT_IMAGE is unset: this release's agent image. */
@@ -65,6 +66,10 @@ export interface ControllerConfig {
   admissionPort: number;
   /** ADMISSION_CERT_DIR: directory holding tls.crt and tls.key (the mounted cert-manager Secret). */
   admissionCertDir: string;
+  /** GITHUB_API_URL: the GitHub REST API the courier opens pull requests on (no trailing slash). */
+  githubApiUrl: string;
+  /** GITHUB_SERVER_URL: the git host the courier pushes to (no trailing slash). */
+  githubServerUrl: string;
   timings: ControllerTimings;
 }
 
@@ -116,6 +121,31 @@ function port(name: string, raw: string | undefined, fallback: number): number {
     throw new ConfigError(`${name} must be a port number between 1 and 65535, got: "${raw}"`);
   }
   return n;
+}
+
+/** An http(s) base URL without credentials, query or fragment; trailing slashes removed. */
+function baseUrl(name: string, raw: string | undefined, fallback: string): string {
+  if (raw === undefined) return fallback;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (
+    !url ||
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    url.username !== "" ||
+    url.password !== "" ||
+    url.search !== "" ||
+    url.hash !== "" ||
+    raw.trim() !== raw
+  ) {
+    throw new ConfigError(
+      `${name} must be an http or https URL without credentials, query or fragment, got: "${raw}"`,
+    );
+  }
+  return raw.replace(/\/+$/, "");
 }
 
 /** RFC 1123 label, the shape of a namespace name. */
@@ -174,6 +204,8 @@ export function parseConfig(
     realtimeEnabled,
     realtimeApiToken,
     realtimeSigningKey,
+    githubApiUrl: baseUrl("GITHUB_API_URL", env.GITHUB_API_URL, DEFAULT_GITHUB_API_URL),
+    githubServerUrl: baseUrl("GITHUB_SERVER_URL", env.GITHUB_SERVER_URL, DEFAULT_GITHUB_SERVER_URL),
     timings: { ...DEFAULT_TIMINGS, ...timings },
   };
 }

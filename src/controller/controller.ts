@@ -93,6 +93,8 @@ export class AgentController {
       batchPollSeconds: c.batchPollSeconds,
       stuckPodSeconds: c.stuckPodSeconds,
       ...(c.realtimeSigningKey ? { realtimeSigningKey: c.realtimeSigningKey } : {}),
+      githubApiUrl: c.githubApiUrl,
+      githubServerUrl: c.githubServerUrl,
     };
     const common = {
       client: d.client,

@@ -28,6 +28,10 @@ export interface ControllerSettings {
   stuckPodSeconds?: number;
   /** REALTIME_SIGNING_KEY: derives each realtime run's token (OQ-40). Required when realtimeEnabled. */
   realtimeSigningKey?: string;
+  /** GITHUB_API_URL for the courier (default https://api.github.com; GitHub Enterprise: `https://<host>/api/v3`). */
+  githubApiUrl?: string;
+  /** GITHUB_SERVER_URL for the courier: the git host its push URLs are built on (default https://github.com). */
+  githubServerUrl?: string;
 }
 
 /**

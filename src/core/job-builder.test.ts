@@ -588,6 +588,40 @@ describe("delivery courier (runtime.md §4.3, OQ-32, OQ-47)", () => {
       { name: "api", url: "o/api", token_secret: "API_TOKEN" },
     ]);
   });
+  it.each([
+    ["GitHub by default", {}, "https://api.github.com", "https://github.com"],
+    [
+      "a GitHub Enterprise server",
+      { githubApiUrl: "https://ghe.example.com/api/v3", githubServerUrl: "https://ghe.example.com" },
+      "https://ghe.example.com/api/v3",
+      "https://ghe.example.com",
+    ],
+    [
+      "local test servers",
+      { githubApiUrl: "http://127.0.0.1:4001", githubServerUrl: "http://127.0.0.1:4002" },
+      "http://127.0.0.1:4001",
+      "http://127.0.0.1:4002",
+    ],
+  ] as const)("points the courier at %s, and only the courier", (_name, forge, apiUrl, serverUrl) => {
+    const built = buildJob(
+      agent("run-1").build(),
+      station().build(),
+      definition()
+        .spec({ delivery: { pullRequest: { tokenSecret: "forge-token" } } })
+        .build(),
+      { ...settings, ...forge },
+      "interactive",
+    );
+    if (!built.ok) throw new Error(built.reason);
+    expect(envOf(container(built.job, "courier"))).toMatchObject({
+      GITHUB_API_URL: apiUrl,
+      GITHUB_SERVER_URL: serverUrl,
+    });
+    for (const name of ["init", "agent"]) {
+      const env = envOf(container(built.job, name));
+      expect([env.GITHUB_API_URL, env.GITHUB_SERVER_URL], name).toEqual([undefined, undefined]);
+    }
+  });
   it("keeps clone tokens out of the agent container and shortens its deadline", () => {
     const env = envOf(container(job, "agent"));
     expect(env.API_TOKEN).toBeUndefined();

@@ -26,6 +26,9 @@ export const RUN_PATH = "/agent/.local/bin:/agent/.opencode/bin:/usr/local/bin:/
 export const SECRET_NAME = "agent-secrets";
 export const REALTIME_PORT = 8090;
 export const COURIER_COMMAND = ["/usr/local/bin/ai-agent-courier"];
+/** Where the courier talks to GitHub unless the controller says otherwise (GITHUB_API_URL / _SERVER_URL). */
+export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
+export const DEFAULT_GITHUB_SERVER_URL = "https://github.com";
 
 export const LABEL_COMPONENT = "agents.re-cinq.com/component";
 export const LABEL_AGENT = "agents.re-cinq.com/agent";
@@ -225,6 +228,9 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
   if (kind === "courier" && delivery) {
     env.add({ name: "AGENT_DELIVERY", value: JSON.stringify(deliveryOf(ctx)) });
     if (delivery.tokenSecret) env.add(secretEnv("DELIVERY_TOKEN", delivery.tokenSecret));
+    // The forge the courier pushes to and opens the PR on: GitHub, or a GitHub Enterprise server.
+    env.add({ name: "GITHUB_API_URL", value: settings.githubApiUrl ?? DEFAULT_GITHUB_API_URL });
+    env.add({ name: "GITHUB_SERVER_URL", value: settings.githubServerUrl ?? DEFAULT_GITHUB_SERVER_URL });
   }
   return env.vars;
 }
