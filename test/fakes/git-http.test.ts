@@ -97,4 +97,46 @@ describe("git smart-HTTP fake", () => {
     expect(refused.status).not.toBe(0);
     expect(server.requests.some((r) => r.status === 403)).toBe(true);
   });
+
+  it("accepts labelled extra tokens and refuses pushes to the repositories in refusePushTo only", async () => {
+    const root = mkdtempSync(join(tmpdir(), "git-root-"));
+    const open = createBareRepo(root, "acme/app", { "a.txt": "a\n" });
+    createBareRepo(root, "acme/protected", { "a.txt": "a\n" });
+    server = await startGitHttpServer({
+      root,
+      token: TOKEN,
+      moreTokens: { delivery: "tok-delivery-77" },
+      refusePushTo: ["acme/protected"],
+    });
+    const work = mkdtempSync(join(tmpdir(), "git-work-"));
+    expect((await git(["clone", "--quiet", server.repoUrl("acme/app"), "app"], work, TOKEN)).status).toBe(0);
+    expect(server.requests.filter((r) => r.status === 200).map((r) => r.tokenLabel)).toContain("token");
+    const repo = join(work, "app");
+    writeFileSync(join(repo, "b.txt"), "b\n");
+    await git(["add", "b.txt"], repo);
+    await git(["commit", "--quiet", "-m", "b"], repo);
+    server.requests.length = 0;
+
+    const pushed = await git(
+      ["push", "--quiet", "origin", "HEAD:refs/heads/agent/x"],
+      repo,
+      "tok-delivery-77",
+    );
+    expect(pushed.status).toBe(0);
+    expect(spawnSync("git", ["--git-dir", open, "rev-parse", "--verify", "-q", "agent/x"]).status).toBe(0);
+    const pushes = server.requests.filter((r) => r.path.includes("git-receive-pack") && r.status === 200);
+    expect(pushes.map((r) => r.tokenLabel)).toEqual(["delivery", "delivery"]);
+
+    const refused = await git(
+      ["push", "--quiet", server.repoUrl("acme/protected"), "HEAD:refs/heads/agent/y"],
+      repo,
+      "tok-delivery-77",
+    );
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain("403");
+    expect(server.requests.filter((r) => r.status === 403).map((r) => r.path)).toEqual([
+      "/acme/protected.git/info/refs?service=git-receive-pack",
+    ]);
+    expect(JSON.stringify(server.requests)).not.toContain("tok-delivery-77");
+  });
 });

@@ -6,8 +6,10 @@
  * - With `token`, every request must carry HTTP Basic `x-access-token:<token>` (the username git
  *   credential helpers answer for GitHub tokens); otherwise 401 with `WWW-Authenticate`, which is
  *   what makes git ask its credential helper.
- * - `refusePush` answers every push (receive-pack) with 403, to play a protected branch or a
- *   token without write access.
+ * - `moreTokens` accepts further passwords, each under a label (a read-only clone token and a
+ *   delivery token, say); each request records which label it authenticated with.
+ * - `refusePush` answers every push (receive-pack) with 403, `refusePushTo` only the pushes to the
+ *   named repositories, to play a protected branch or a token without write access.
  * - `requests` records method, path and whether (and how) each request was authenticated, never
  *   the secret itself, so a test can assert that auth happened without the token leaking here.
  */
@@ -23,8 +25,12 @@ export interface GitHttpOptions {
   root: string;
   /** Required HTTP Basic password (username `x-access-token`); no auth when unset. */
   token?: string;
+  /** Further accepted passwords (username `x-access-token`), by label; recorded as `tokenLabel`. */
+  moreTokens?: Record<string, string>;
   /** Refuse every push with 403. */
   refusePush?: boolean;
+  /** Refuse pushes with 403 to these repositories only (`owner/name`, as in repoUrl). */
+  refusePushTo?: readonly string[];
 }
 
 export interface GitHttpRequest {
@@ -33,6 +39,8 @@ export interface GitHttpRequest {
   path: string;
   /** `none`, `ok` (the expected credentials) or `wrong`. */
   auth: "none" | "ok" | "wrong";
+  /** With auth `ok` and a token required: `token` for options.token, else its moreTokens label. */
+  tokenLabel?: string;
   status: number;
 }
 
@@ -50,28 +58,44 @@ const BACKEND = join(
   "git-http-backend",
 );
 
-function authOf(req: IncomingMessage, token: string | undefined): GitHttpRequest["auth"] {
+function authOf(
+  req: IncomingMessage,
+  tokens: Record<string, string> | undefined,
+): Pick<GitHttpRequest, "auth" | "tokenLabel"> {
   const header = req.headers.authorization;
-  if (!header) return "none";
-  if (token === undefined) return "ok";
-  const expected = `Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`;
-  return header === expected ? "ok" : "wrong";
+  if (!header) return { auth: "none" };
+  if (tokens === undefined) return { auth: "ok" };
+  for (const [label, token] of Object.entries(tokens)) {
+    if (header === `Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`) {
+      return { auth: "ok", tokenLabel: label };
+    }
+  }
+  return { auth: "wrong" };
 }
+
+/** `owner/name` of a request path such as `/acme/app.git/info/refs?…`. */
+const repoOfPath = (path: string) => /^\/(.+?)\.git(?:\/|$)/.exec(path)?.[1];
 
 export async function startGitHttpServer(options: GitHttpOptions): Promise<GitHttpServer> {
   const requests: GitHttpRequest[] = [];
+  const tokens =
+    options.token === undefined && options.moreTokens === undefined
+      ? undefined
+      : { ...(options.token !== undefined ? { token: options.token } : {}), ...options.moreTokens };
   const server = createServer((req, res) => {
     const path = req.url ?? "/";
-    const auth = authOf(req, options.token);
-    const record = (status: number) => requests.push({ method: req.method ?? "", path, auth, status });
-    if (options.token !== undefined && auth !== "ok") {
+    const { auth, tokenLabel } = authOf(req, tokens);
+    const record = (status: number) =>
+      requests.push({ method: req.method ?? "", path, auth, ...(tokenLabel ? { tokenLabel } : {}), status });
+    if (tokens !== undefined && auth !== "ok") {
       record(401);
       res.writeHead(401, { "WWW-Authenticate": 'Basic realm="git"', "Content-Type": "text/plain" });
       res.end("authentication required\n");
       return;
     }
     const isPush = path.includes("git-receive-pack");
-    if (isPush && options.refusePush) {
+    const repo = repoOfPath(path);
+    if (isPush && (options.refusePush || (repo !== undefined && options.refusePushTo?.includes(repo)))) {
       record(403);
       res.writeHead(403, { "Content-Type": "text/plain" });
       res.end("push refused by the test server\n");
