@@ -1,10 +1,18 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliName, type FakeCliScript, outputLines, parseInvocation } from "./fake-cli.js";
+import {
+  answerText,
+  type CliName,
+  type FakeCliScript,
+  gateOf,
+  outputLines,
+  parseInvocation,
+  TRANSCRIPT_DIRS,
+} from "./fake-cli.js";
 import { installFakeClis } from "./install.js";
 
 const run = promisify(execFile);
@@ -41,6 +49,18 @@ describe("parseInvocation: the session a run reports, from the argv the controll
     expect(inv.sessionId).toBe(session);
     expect(inv.prompt).toBe(prompt);
     expect(inv.usageError).toBeUndefined();
+  });
+
+  it.each([
+    ["claude", ["--print", "--resume", "old", "--", "hi"], "old"],
+    ["claude", ["--print", "--resume", "old", "--fork-session", "--session-id", "new", "--", "hi"], "old"],
+    ["claude", ["--print", "--session-id", "pin", "--", "hi"], undefined],
+    ["codex", ["exec", "resume", "t-9", "--json", "hi"], "t-9"],
+    ["codex", ["exec", "--json", "--", "hi"], undefined],
+    ["gemini", ["--resume", "g-1", "--prompt=hi"], "g-1"],
+    ["opencode", ["run", "--format", "json", "--", "hi"], undefined],
+  ] as [CliName, string[], string | undefined][])("%s %j continues %s", (cli, argv, from) => {
+    expect(parseInvocation(cli, argv, "fallback").resumedFrom).toBe(from);
   });
 
   it("refuses claude stream-json without --verbose as the real CLI does", () => {
@@ -106,6 +126,19 @@ describe("outputLines: each CLI's NDJSON (cli-output.md)", () => {
   });
 });
 
+describe("gates and answers", () => {
+  it("a prompt names its gate with [gate <name>]", () => {
+    expect(gateOf("Summarise tests. [gate t1]")).toBe("t1");
+    expect(gateOf("no gate here")).toBeUndefined();
+    expect(gateOf("[gate ../x]")).toBeUndefined();
+  });
+
+  it("{prompt} and {transcript} in the answer", () => {
+    expect(answerText("re: {prompt} (after: {transcript})", "c", ["a", "b"])).toBe("re: c (after: a | b)");
+    expect(answerText("plain", "c", [])).toBe("plain");
+  });
+});
+
 describe("the installed executables", () => {
   let bin: string;
   beforeAll(async () => {
@@ -141,5 +174,57 @@ describe("the installed executables", () => {
     expect(entry.cli).toBe("codex");
     expect(entry.argv).toEqual(["exec", "resume", "t-1", "--json", "go"]);
     expect(entry.env.SECRET_LOOKING).toBe("v");
+  });
+
+  const runCli = (cli: CliName, argv: string[], env: Record<string, string>) =>
+    run(join(bin, cli), argv, { env, cwd: bin }).catch(
+      (e: unknown) => e as { code: number; stdout: string; stderr: string },
+    );
+
+  it("transcript: a session keeps its prompts under $HOME and a resume reads them, or fails without them", async () => {
+    const home = mkdtempSync(join(tmpdir(), "fake-cli-home-"));
+    try {
+      const env = {
+        HOME: home,
+        FAKE_CLI_SCRIPT: JSON.stringify({ transcript: true, answer: "re: {prompt} (after: {transcript})" }),
+      };
+      const claude = ["--print", "--verbose", "--output-format", "stream-json"];
+      await runCli("claude", [...claude, "--session-id", "s-1", "--", "one"], env);
+      const second = await runCli("claude", [...claude, "--resume", "s-1", "--", "two"], env);
+      const answer = parse(second.stdout.trimEnd().split("\n")).find((l) => l.type === "result");
+      expect(answer?.result).toBe("re: two (after: one)");
+      expect(readFileSync(join(home, TRANSCRIPT_DIRS.claude, "s-1.ndjson"), "utf8")).toBe('"one"\n"two"\n');
+      const missing = (await runCli("claude", [...claude, "--resume", "s-2", "--", "x"], env)) as {
+        code: number;
+        stderr: string;
+      };
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toBe("No conversation found with session ID: s-2\n");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it("a gated run prints nothing until its gate file exists", async () => {
+    const gates = mkdtempSync(join(tmpdir(), "fake-cli-gates-"));
+    try {
+      const env = { FAKE_CLI_SCRIPT: JSON.stringify({ gates, answer: "{prompt}" }) };
+      const outcome = runCli("codex", ["exec", "--json", "--", "wait [gate g1]"], env);
+      let settled = false;
+      void outcome.then(() => {
+        settled = true;
+      });
+      // Ordering, not timing: the run cannot end before the gate exists, however long we look.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(settled).toBe(false);
+      expect(existsSync(join(gates, "g1"))).toBe(false);
+      writeFileSync(join(gates, "g1"), "");
+      const done = (await outcome) as { stdout: string };
+      const lines = parse(done.stdout.trimEnd().split("\n"));
+      expect(lines.at(-1)).toMatchObject({ type: "turn.completed" });
+      expect(lines[2]).toMatchObject({ item: { text: "wait [gate g1]" } });
+    } finally {
+      rmSync(gates, { recursive: true, force: true });
+    }
   });
 });

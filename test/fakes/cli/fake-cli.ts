@@ -10,8 +10,8 @@
  * it in the image bin dir the runner mounts over /usr/local/bin.
  */
 import { randomUUID } from "node:crypto";
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, dirname, resolve } from "node:path";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 
 export type CliName = "claude" | "codex" | "gemini" | "opencode";
 export const CLI_NAMES: readonly CliName[] = ["claude", "codex", "gemini", "opencode"];
@@ -38,6 +38,44 @@ export interface FakeCliScript {
   fail?: boolean;
   /** Keep running on SIGTERM (the supervisor then has to SIGKILL). */
   ignoreSigterm?: boolean;
+  /**
+   * Host directory of gates: a run whose prompt contains `[gate <name>]` waits, before printing
+   * anything, until the file `<gates>/<name>` exists (polled every 50 ms). A test opens a gate to
+   * let that turn end, so what piles up meanwhile never depends on speed.
+   */
+  gates?: string;
+  /**
+   * Keep a conversation as the real CLIs do, in the vendor's state directory under $HOME (see
+   * TRANSCRIPT_DIRS; what a conversation save archives and a restore brings back): each run
+   * appends its prompt to `<dir>/<session>.ndjson`; a run that resumes a session (claude
+   * `--resume`, codex `exec resume`, gemini `--resume`) first reads that session's prompts and
+   * fails like the real CLI (exit 1) when there is no such session.
+   */
+  transcript?: boolean;
+}
+
+/**
+ * Where `transcript` keeps a session, under $HOME: inside each vendor's conversation state
+ * directory (templating-and-routing.md §2.4); opencode keeps none that is saved.
+ */
+export const TRANSCRIPT_DIRS: Readonly<Record<CliName, string>> = {
+  claude: ".claude/projects/fake-cli",
+  codex: ".codex/sessions/fake-cli",
+  gemini: ".gemini/fake-cli",
+  opencode: ".local/share/opencode/fake-cli",
+};
+
+/** The gate a prompt names with `[gate <name>]`, if any. */
+export function gateOf(prompt: string): string | undefined {
+  return /\[gate ([A-Za-z0-9_.-]+)\]/.exec(prompt)?.[1];
+}
+
+/**
+ * The scripted answer with `{prompt}` replaced by this run's prompt and `{transcript}` by the
+ * session's earlier prompts (joined by " | ", empty when there are none or no transcript is kept).
+ */
+export function answerText(template: string, prompt: string, earlier: readonly string[]): string {
+  return template.replaceAll("{prompt}", prompt).replaceAll("{transcript}", earlier.join(" | "));
 }
 
 export interface Invocation {
@@ -46,6 +84,8 @@ export interface Invocation {
   model: string;
   /** The session/thread id the run reports. */
   sessionId: string;
+  /** The session this run continues (claude `--resume`, also when forking; codex `exec resume`; gemini `--resume`). */
+  resumedFrom?: string;
   /** A usage error the real CLI would print before doing anything (exit 1). */
   usageError?: string;
 }
@@ -77,6 +117,7 @@ export function parseInvocation(cli: CliName, argv: readonly string[], fallbackS
         prompt: afterDashDash ?? argv.at(-1) ?? "",
         model,
         sessionId,
+        ...(resume ? { resumedFrom: resume } : {}),
         ...(usageError ? { usageError } : {}),
       };
     }
@@ -87,16 +128,19 @@ export function parseInvocation(cli: CliName, argv: readonly string[], fallbackS
         prompt: afterDashDash ?? argv.at(-1) ?? "",
         model,
         sessionId: resume ?? fallbackSession,
+        ...(resume ? { resumedFrom: resume } : {}),
         ...(argv[0] !== "exec" ? { usageError: "error: the fake codex only supports `codex exec`" } : {}),
       };
     }
     case "gemini": {
       const promptArg = argv.find((a) => a.startsWith("--prompt="));
+      const resume = flagValue(argv, "--resume");
       return {
         cli,
         prompt: promptArg ? promptArg.slice("--prompt=".length) : (flagValue(argv, "--prompt") ?? ""),
         model,
-        sessionId: flagValue(argv, "--resume") ?? fallbackSession,
+        sessionId: resume ?? fallbackSession,
+        ...(resume ? { resumedFrom: resume } : {}),
       };
     }
     case "opencode":
@@ -327,19 +371,63 @@ export function main(): void {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exit(2);
   }
-  if (script.answerFromFile !== undefined) {
-    let content = "(missing)";
-    try {
-      content = readFileSync(resolve(process.cwd(), script.answerFromFile), "utf8");
-    } catch {}
-    script = { ...script, answer: content };
-  }
   const inv = parseInvocation(cli, argv, script.sessionId ?? randomUUID());
   if (inv.usageError) {
     process.stderr.write(`${inv.usageError}\n`);
     process.exit(1);
   }
   if (script.ignoreSigterm) process.on("SIGTERM", () => process.stderr.write("fake CLI: ignoring SIGTERM\n"));
+  const gate = script.gates !== undefined ? gateOf(inv.prompt) : undefined;
+  if (gate === undefined) {
+    run(cli, inv, script);
+    return;
+  }
+  const gateFile = join(script.gates as string, gate);
+  const poll = setInterval(() => {
+    if (!existsSync(gateFile)) return;
+    clearInterval(poll);
+    run(cli, inv, script);
+  }, 50);
+}
+
+/** What a run does once its gate (if any) is open. */
+function run(cli: CliName, inv: Invocation, scripted: FakeCliScript): void {
+  let script = scripted;
+  let earlier: string[] = [];
+  if (script.transcript) {
+    const dir = join(process.env.HOME || "/", TRANSCRIPT_DIRS[cli]);
+    if (inv.resumedFrom !== undefined) {
+      try {
+        earlier = readFileSync(join(dir, `${inv.resumedFrom}.ndjson`), "utf8")
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => JSON.parse(l) as string);
+      } catch {
+        process.stderr.write(
+          cli === "claude"
+            ? `No conversation found with session ID: ${inv.resumedFrom}\n`
+            : `${cli}: no saved session ${inv.resumedFrom} under ${dir}\n`,
+        );
+        process.exit(1);
+      }
+    }
+    mkdirSync(dir, { recursive: true });
+    const own = join(dir, `${inv.sessionId}.ndjson`);
+    // A fork (claude --resume A --session-id B) starts B with A's prompts.
+    if (inv.resumedFrom !== undefined && inv.resumedFrom !== inv.sessionId) {
+      writeFileSync(own, earlier.map((p) => `${JSON.stringify(p)}\n`).join(""));
+    }
+    appendFileSync(own, `${JSON.stringify(inv.prompt)}\n`);
+  }
+  if (script.answerFromFile !== undefined) {
+    let content = "(missing)";
+    try {
+      content = readFileSync(resolve(process.cwd(), script.answerFromFile), "utf8");
+    } catch {}
+    script = { ...script, answer: content };
+  } else if (script.answer !== undefined) {
+    script = { ...script, answer: answerText(script.answer, inv.prompt, earlier) };
+  }
   for (const line of script.stderr ?? []) process.stderr.write(`${line}\n`);
   for (const [path, content] of Object.entries(script.files ?? {})) {
     const target = resolve(process.cwd(), path);

@@ -57,3 +57,21 @@ export function fakeCliEnv(
     ...(journal ? [{ name: "FAKE_CLI_JOURNAL", value: journal.path }] : []),
   ];
 }
+
+/** A host directory of gates for `FakeCliScript.gates`; `open(name)` lets a run held by `[gate <name>]` go on. */
+export interface FakeCliGates {
+  /** Host path (outside /agent and /workspace), readable by the agent's uid. */
+  dir: string;
+  open(name: string): void;
+  remove(): void;
+}
+
+export function createFakeCliGates(): FakeCliGates {
+  const dir = mkdtempSync(join(tmpdir(), "fake-cli-gates-"));
+  chmodSync(dir, 0o755);
+  return {
+    dir,
+    open: (name) => writeFileSync(join(dir, name), ""),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
