@@ -28,6 +28,7 @@ fs.appendFileSync(process.env.JOURNAL, JSON.stringify({ cli, args, sawToken: "AG
 const out = (o) => process.stdout.write(JSON.stringify(o) + "\\n");
 const wait = prompt.startsWith("hold") ? 5000 : prompt.startsWith("slow") ? 1500 : 0;
 setTimeout(() => {
+  if (prompt === "crash") process.exit(3);
   if (cli === "claude") {
     const i = Math.max(args.indexOf("--session-id"), args.indexOf("--resume"));
     const id = i >= 0 ? args[i + 1] : "none";
@@ -218,6 +219,32 @@ describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
       "turn/failed 1 =1",
       "turn/started 2",
       "turn/succeeded 2 =0",
+      "agent/succeeded =0",
+    ]);
+  });
+
+  it("claude: a turn that died before announcing its session pins the same id again, not --resume", async () => {
+    const session = runSupervisorWith(["--", "crash"], env(), io());
+    await serving();
+    const reply = await call("/v1/prompt", { prompt: "after" });
+    const sessionId = reply.body.sessionId as string;
+    await call("/v1/prompt", { prompt: "third" });
+    await call("/v1/close");
+    expect(await session).toBe(0);
+    const runs = await journal();
+    expect(runs.map((r) => r.args.at(-1))).toEqual(["crash", "after", "third"]);
+    expect(runs[0]?.args).toEqual(expect.arrayContaining(["--session-id", sessionId]));
+    expect(runs[1]?.args).toEqual(expect.arrayContaining(["--session-id", sessionId]));
+    expect(runs[1]?.args).not.toContain("--resume");
+    expect(runs[2]?.args).toEqual(expect.arrayContaining(["--resume", sessionId]));
+    expect(events()).toEqual([
+      "agent/started",
+      "turn/started 1",
+      "turn/failed 1 =3",
+      "turn/started 2",
+      "turn/succeeded 2 =0",
+      "turn/started 3",
+      "turn/succeeded 3 =0",
       "agent/succeeded =0",
     ]);
   });

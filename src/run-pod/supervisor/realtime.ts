@@ -200,7 +200,12 @@ export async function runRealtime(
       onStdoutLine: (line) => {
         emitter.line(line);
         const id = announcedSessionId(vendor, line);
-        if (id) sessionId = id;
+        if (id) {
+          sessionId = id;
+          // Only a session the CLI announced exists to be resumed: a Claude turn that died before
+          // its init line pins the same id again next turn instead of resuming nothing forever.
+          sessionExists = true;
+        }
       },
       onStderrLine: (line) => io.stderr(`[agent] ${line}`),
       log,
@@ -211,7 +216,6 @@ export async function runRealtime(
       emitter.event(lifecycleEvent("turn", "failed", { turn, reason: "spawn", exitCode: 1 }));
       return 1;
     }
-    sessionExists = true;
     if (outcome.kind === "deadline") {
       endedByDeadline = true;
       emitter.event(
