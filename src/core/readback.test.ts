@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { JobObservation, PodObservation } from "./input.js";
 import {
   initFailedBeforeAgent,
+  initFailureLine,
   jobState,
   MSG_JOB_GC,
   MSG_POD_GC,
@@ -209,6 +210,35 @@ describe("terminalFromJob", () => {
       { exitCode: 1, failureReason: "init failed: [init] files: notes/brief.md: HTTP 404" },
     ],
     [
+      "init failure: the cause, even when the init/failed event (stdout) landed after it (stderr)",
+      failedBackoff,
+      pod(undefined, {
+        initContainerStatuses: [
+          {
+            name: "init",
+            image: "i",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: {
+              terminated: {
+                exitCode: 1,
+                message:
+                  '{"kind":"lifecycle","phase":"init","status":"started"}\n' +
+                  "[init] conversation: cannot restore session s-1: no saved conversation (HTTP 404)\n" +
+                  '{"kind":"lifecycle","phase":"init","status":"failed","tool":"conversation","reason":"restore"}\n',
+              },
+            },
+          },
+        ],
+      }),
+      {
+        exitCode: 1,
+        failureReason:
+          "init failed: [init] conversation: cannot restore session s-1: no saved conversation (HTTP 404)",
+      },
+    ],
+    [
       "the agent never ran: output is the tail of the init log (OQ-23)",
       failedBackoff,
       pod(undefined, {
@@ -332,5 +362,23 @@ describe("initFailedBeforeAgent (OQ-23: when to read the init log)", () => {
     ["init still running", [], [status("init", { running: {} })], false],
   ])("%s", (_n, containers, inits, want) => {
     expect(initFailedBeforeAgent(containers as never, inits as never)).toBe(want);
+  });
+});
+
+describe("initFailureLine (OQ-23: the cause, not an event)", () => {
+  it.each([
+    ["[init] a\n[init] b\n", "[init] b"],
+    ['[init] cause\n{"kind":"lifecycle","phase":"init","status":"failed"}', "[init] cause"],
+    [
+      '{"kind":"lifecycle","phase":"init","status":"failed"}',
+      '{"kind":"lifecycle","phase":"init","status":"failed"}',
+    ],
+    [
+      '[init] cause\n{"level":"warn","msg":"sink down","component":"sinks"}',
+      '{"level":"warn","msg":"sink down","component":"sinks"}',
+    ],
+    ["", ""],
+  ])("%j ⇒ %j", (message, line) => {
+    expect(initFailureLine(message)).toBe(line);
   });
 });

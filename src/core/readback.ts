@@ -76,6 +76,30 @@ export function initFailedBeforeAgent(
   return terminated(containerStatuses, "agent") === undefined && init !== undefined && init.exitCode !== 0;
 }
 
+/**
+ * The line of the init's termination message that says why it failed (OQ-23): the last line that
+ * is not one of its events. The init writes its `init/failed` event on stdout and then the cause
+ * on stderr, but the kubelet reads the two streams through separate pipes, so the event can land
+ * after the cause in the log; only when there is no other line does an event stand in.
+ */
+export function initFailureLine(message: string): string {
+  const lines = message
+    .trim()
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+  const isEvent = (line: string): boolean => {
+    if (!line.startsWith("{")) return false;
+    try {
+      const v: unknown = JSON.parse(line);
+      return typeof v === "object" && v !== null && typeof (v as { kind?: unknown }).kind === "string";
+    } catch {
+      return false;
+    }
+  };
+  return lines.findLast((l) => !isEvent(l)) ?? lines.at(-1) ?? "";
+}
+
 function lastDeliveryFailure(courierLog: string): string | undefined {
   let reason: string | undefined;
   for (const line of courierLog.split("\n")) {
@@ -149,7 +173,7 @@ export function terminalFromJob(
     initEnd &&
     initFailedBeforeAgent(pod.containerStatuses, pod.initContainerStatuses)
   ) {
-    const lastLine = (initEnd.message ?? "").trim().split("\n").pop() ?? "";
+    const lastLine = initFailureLine(initEnd.message ?? "");
     reason = lastLine ? `init failed: ${lastLine}` : `init failed with exit code ${initEnd.exitCode}`;
     code = initEnd.exitCode;
     // OQ-23: the agent never ran, so what there is to show is the init's own log.
