@@ -1,7 +1,14 @@
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import {
+  extractSeedManifests,
+  SEED_FIXTURES_DIR,
+  SEEDS_DIR,
+  seedManifests,
+} from "../../test/support/seed-manifests.js";
 import { readManifestSources } from "./manifest-files.js";
 import { formatProblem, validateManifests } from "./validate-manifests.js";
 
@@ -9,6 +16,14 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const EXAMPLES = path.join(ROOT, "deploy/examples");
 const SEEDS = path.join(ROOT, "test/integration/client/fixtures/seeds");
 const noStdin = async () => "";
+
+/** YAML documents in deploy/examples (or one file of it), counted independently of the validator. */
+function exampleObjects(only?: string): number {
+  return readdirSync(EXAMPLES)
+    .filter((f) => f.endsWith(".yaml") && (only === undefined || f === only))
+    .flatMap((f) => parseAllDocuments(readFileSync(path.join(EXAMPLES, f), "utf8")))
+    .filter((d) => d.toJS() !== null).length;
+}
 
 function lines(text: string, file = "m.yaml"): string[] {
   return validateManifests([{ file, text }]).problems.map(formatProblem);
@@ -20,13 +35,14 @@ describe("the shipped manifests are valid", () => {
     expect(problems).toEqual([]);
     const report = validateManifests(sources);
     expect(report.problems.map(formatProblem)).toEqual([]);
-    expect(report.checked).toBe(1);
+    expect(report.checked).toBe(exampleObjects(file));
   });
 
   it("deploy/examples as one directory, so the Agent is judged against its Station and definition", async () => {
     const { sources } = await readManifestSources([EXAMPLES], false, noStdin);
     const report = validateManifests(sources);
-    expect(report).toEqual({ checked: 3, skipped: 0, problems: [] });
+    // Every example is an object of ours, whoever adds one.
+    expect(report).toEqual({ checked: exampleObjects(), skipped: 0, problems: [] });
   });
 
   it.each(readdirSync(SEEDS).filter((f) => f.endsWith(".yaml")))("the seeds' %s", async (file) => {
@@ -40,9 +56,79 @@ describe("the shipped manifests are valid", () => {
     const { sources } = await readManifestSources([path.join(ROOT, "deploy")], true, noStdin);
     const report = validateManifests(sources);
     expect(report.problems.map(formatProblem)).toEqual([]);
-    expect(report.checked).toBe(3);
+    // Outside deploy/examples, deploy/ holds no Agent, Station or AgentDefinition.
+    expect(report.checked).toBe(exampleObjects());
     expect(report.skipped).toBeGreaterThan(3);
   });
+});
+
+/** kind + spec of every object of our group, sorted: what a seed says, whatever the metadata. */
+function objectsOf(texts: readonly string[]): string[] {
+  return texts
+    .flatMap((t) => parseAllDocuments(t).map((d) => d.toJS() as Record<string, unknown> | null))
+    .filter((o) => typeof o?.apiVersion === "string" && o.apiVersion.startsWith("agents.re-cinq.com/"))
+    .map((o) => JSON.stringify({ kind: o?.kind, spec: o?.spec }))
+    .sort();
+}
+
+describe("the manifests the seeds quote", () => {
+  it("are extracted from prose: whole objects, multi-document blocks, snippets completed, other kinds kept", () => {
+    const seed = [
+      "Agent CRD",
+      "Group/Version: agents.re-cinq.com/v1beta1 · Kind: Agent · Scope: Namespaced",
+      "",
+      "spec:",
+      "  stationRef: writer",
+      "",
+      "Some prose about it.",
+      "",
+      "apiVersion: agents.re-cinq.com/v1beta1",
+      "kind: Station",
+      "metadata:",
+      "  name: s",
+      "spec:",
+      "  agentDefRef: d",
+      "",
+      "  template: {spec: {containers: [{name: agent, image: x}]}}",
+      "---",
+      "apiVersion: v1",
+      "kind: ConfigMap",
+      "metadata: {name: c}",
+      "",
+      "kubectl create -f agent.yaml",
+      "  --dry-run=client",
+    ].join("\n");
+    expect(extractSeedManifests("x.txt", seed)).toEqual([
+      {
+        source: "x.txt:4",
+        text: "apiVersion: agents.re-cinq.com/v1beta1\nkind: Agent\nmetadata:\n  name: x-4\nspec:\n  stationRef: writer\n",
+      },
+      {
+        source: "x.txt:9",
+        text: "apiVersion: agents.re-cinq.com/v1beta1\nkind: Station\nmetadata:\n  name: s\nspec:\n  agentDefRef: d\n\n  template: {spec: {containers: [{name: agent, image: x}]}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+      },
+    ]);
+  });
+
+  // The seeds sit next to the checkout in this workspace; a clean clone (CI) has only the committed
+  // copies, which the tests above validate and the next test keeps equal to the seeds.
+  const haveSeeds = existsSync(SEEDS_DIR);
+
+  it.skipIf(!haveSeeds)(`every one in ${SEEDS_DIR} is valid, with no problem at all`, () => {
+    const manifests = seedManifests();
+    const report = validateManifests(manifests.map((m) => ({ file: m.source, text: m.text })));
+    expect(report.problems.map(formatProblem)).toEqual([]);
+    // batch-runs.txt alone quotes 3 + 1 + 1 objects of the group, agent-crd.txt one snippet.
+    expect(report.checked).toBeGreaterThanOrEqual(6);
+  });
+
+  it.skipIf(!haveSeeds)(
+    "the committed copies in fixtures/seeds hold the objects the seeds quote",
+    async () => {
+      const { sources } = await readManifestSources([SEED_FIXTURES_DIR], false, noStdin);
+      expect(objectsOf(sources.map((s) => s.text))).toEqual(objectsOf(seedManifests().map((m) => m.text)));
+    },
+  );
 });
 
 const station = `apiVersion: agents.re-cinq.com/v1beta1
