@@ -38,9 +38,9 @@ function failNext<K extends "create" | "readLog">(
   times: number,
   err: () => Error,
   when: (...args: Parameters<KubeClient[K]>) => boolean,
-): { calls: number } {
+): { calls: number; succeeded: number } {
   const original = controllerClient[method].bind(controllerClient) as (...a: unknown[]) => Promise<unknown>;
-  const seen = { calls: 0 };
+  const seen = { calls: 0, succeeded: 0 };
   let left = times;
   (controllerClient as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
     if (when(...(args as Parameters<KubeClient[K]>))) {
@@ -49,6 +49,9 @@ function failNext<K extends "create" | "readLog">(
         left--;
         throw err();
       }
+      const result = await original(...args);
+      seen.succeeded++;
+      return result;
     }
     return original(...args);
   };
@@ -120,7 +123,10 @@ describe("Job creation failures (item 1)", () => {
     const done = await waitForPhase(client, ns, "flaky-1", ["Succeeded", "Failed"]).catch(explain);
     expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
     expect(done.status?.output).toContain("made it");
-    expect(seen.calls).toBe(3);
+    // Two refusals, then the create that made the Job. A reconcile that runs before the
+    // watch delivers that Job may try once more and get 409, which is not a second Job.
+    expect(seen.calls).toBeGreaterThanOrEqual(3);
+    expect(seen.succeeded).toBe(1);
     expect(reports.some((x) => x.agent === "flaky-1" && x.succeeded.includes("report-waiting"))).toBe(true);
   });
 });
