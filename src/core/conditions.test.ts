@@ -241,6 +241,22 @@ describe("transitions: the conditions ride in the rule's own status patch", () =
     ]);
   });
 
+  it("conditions as the API server returns them (its own key order) are the same conditions: no write", () => {
+    // The API server serialises each condition's fields in alphabetical order, not in ours.
+    const served = (c: AgentCondition) =>
+      Object.fromEntries(Object.entries(c).sort(([a], [b]) => a.localeCompare(b))) as AgentCondition;
+    const written = conditionsOf(
+      run({ agent: agent().running(T0).build(), job: { found: true, status: {} } }),
+    );
+    expect(written).toBeDefined();
+    const running = agent()
+      .running(T0)
+      .status({ conditions: (written ?? []).map(served) })
+      .build();
+    expect(JSON.stringify(running.status?.conditions)).not.toBe(JSON.stringify(written));
+    expect(run({ agent: running, job: { found: true, status: {} } })).toEqual([]);
+  });
+
   it("a terminal Agent is never touched (terminal → terminal is a no-op)", () => {
     expect(run({ agent: agent().completed("Succeeded", T0).build() })).toEqual([]);
   });

@@ -290,8 +290,23 @@ export function mergeConditions(
   return out;
 }
 
-const sameConditions = (a: AgentCondition[] | undefined, b: AgentCondition[]) =>
-  JSON.stringify(a ?? []) === JSON.stringify(b);
+const CONDITION_FIELDS = [
+  "type",
+  "status",
+  "observedGeneration",
+  "lastTransitionTime",
+  "reason",
+  "message",
+] as const;
+
+/**
+ * Field by field: the API server returns each condition's keys in its own order, so comparing
+ * serialisations would see a change in every read-back and patch the same conditions again.
+ */
+function sameConditions(current: AgentCondition[] | undefined, b: AgentCondition[]): boolean {
+  const a = current ?? [];
+  return a.length === b.length && b.every((c, i) => CONDITION_FIELDS.every((f) => a[i]?.[f] === c[f]));
+}
 
 const conditionOf = (list: AgentCondition[] | undefined, type: ConditionType) =>
   list?.find((c) => c.type === type);
