@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { agent, station, T0 } from "../../test/support/core-builders.js";
 import { agentsToPrune, beyondHistoryLimit } from "./pruning.js";
@@ -65,5 +66,44 @@ describe("beyondHistoryLimit: the same verdict as agentsToPrune, for one Agent",
   it("a failed run with failedRunsHistoryLimit 0 is beyond it even alone", () => {
     const f = done("f", "Failed", 1);
     expect(beyondHistoryLimit(station().spec({ failedRunsHistoryLimit: 0 }).build(), [f], f)).toBe(true);
+  });
+});
+
+describe("beyondHistoryLimit over a list it has seen (computed once per list and Station)", () => {
+  const listArb = fc.array(
+    fc.record({
+      phase: fc.constantFrom("Succeeded", "Failed", "Running", "Pending") as fc.Arbitrary<string>,
+      min: fc.integer({ min: 0, max: 5 }),
+      deleting: fc.boolean(),
+      other: fc.boolean(),
+    }),
+    { maxLength: 12 },
+  );
+  it("answers as the scan of the list does, for every member and every limit", () => {
+    fc.assert(
+      fc.property(listArb, fc.nat(3), fc.nat(3), (rows, ok, failed) => {
+        const list = rows.map((r, i) => {
+          const b = agent(`a-${i}`);
+          if (r.phase === "Running") b.running(T0);
+          if (r.phase === "Succeeded" || r.phase === "Failed") b.completed(r.phase, T0 + r.min * 60_000);
+          if (r.deleting) b.deleting();
+          if (r.other) b.spec({ stationRef: "other" });
+          return b.build();
+        });
+        const st = station().spec({ successfulRunsHistoryLimit: ok, failedRunsHistoryLimit: failed }).build();
+        for (const a of list) {
+          // A copy is not a member: it takes the scan.
+          expect(beyondHistoryLimit(st, list, a)).toBe(beyondHistoryLimit(st, list, structuredClone(a)));
+        }
+        // Another Station object (its limits edited) is not answered from the first one's history.
+        const st2 = station()
+          .spec({ successfulRunsHistoryLimit: ok + 1, failedRunsHistoryLimit: failed + 1 })
+          .build();
+        for (const a of list) {
+          expect(beyondHistoryLimit(st2, list, a)).toBe(beyondHistoryLimit(st2, list, structuredClone(a)));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
