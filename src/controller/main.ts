@@ -5,7 +5,6 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
 import { startAdmissionServer } from "../admission/index.js";
 import { agentSecretsReader, retryFromEnv, SinkDispatcher } from "../sinks/index.js";
 import { ConfigError, parseConfig } from "./config.js";
@@ -41,9 +40,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  const client = await KubeClient.fromKubeConfig(kc);
+  const client = await KubeClient.fromEnvironment();
   // Batch runs' sink events; http sink header blocks come from agent-secrets (batch component's grant).
   const sinks = new SinkDispatcher({
     readSecretKey: agentSecretsReader((ns, name) => client.get(SECRETS, ns, name)),

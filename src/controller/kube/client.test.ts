@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KubeClient } from "./client.js";
-import { JOBS, STATIONS } from "./resources.js";
+import { AGENTS, JOBS, STATIONS } from "./resources.js";
 
 /** A loopback server answering each path with a fixed status, body and headers. */
 const answers: Record<string, { status: number; body: string; headers?: Record<string, string> }> = {};
@@ -14,7 +14,8 @@ let client: KubeClient;
 beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(req.url ?? "");
-    const a = answers[(req.url ?? "").split("?")[0] as string] ?? { status: 500, body: "unscripted" };
+    const a = answers[req.url ?? ""] ??
+      answers[(req.url ?? "").split("?")[0] as string] ?? { status: 500, body: "unscripted" };
     res.writeHead(a.status, { "content-type": "application/json", ...a.headers });
     res.end(a.body);
   });
@@ -86,5 +87,51 @@ describe("KubeClient.readLog (by bytes; only a missing log is undefined)", () =>
   it.each([500, 503, 429, 403])("%i throws (retried), never reads as a gone pod", async (code) => {
     answers[path] = { status: code, body: status(code, "", "kubelet says no") };
     await expect(client.readLog("ns", "p", "agent")).rejects.toMatchObject({ status: code });
+  });
+});
+
+describe("KubeClient.list", () => {
+  it("follows continue tokens and applies map to each item as its page arrives", async () => {
+    const path = "/apis/batch/v1/namespaces/ns/jobs";
+    const page = (names: string[], cont?: string, rv?: string) =>
+      JSON.stringify({
+        metadata: { ...(rv ? { resourceVersion: rv } : {}), ...(cont ? { continue: cont } : {}) },
+        items: names.map((name) => ({ metadata: { name }, spec: { big: "x".repeat(1000) } })),
+      });
+    answers[`${path}?limit=2`] = { status: 200, body: page(["a", "b"], "c1", "42") };
+    answers[`${path}?limit=2&continue=c1`] = { status: 200, body: page(["c", "d"], undefined, "43") };
+    const mapped: string[] = [];
+    const res = await client.list<{ metadata: { name: string }; spec?: unknown }>(JOBS, "ns", {
+      limit: 2,
+      map: (it) => {
+        mapped.push(it.metadata.name);
+        return it.metadata.name === "c" ? undefined : { metadata: it.metadata };
+      },
+    });
+    expect(mapped).toEqual(["a", "b", "c", "d"]);
+    expect(res).toEqual({
+      resourceVersion: "42",
+      items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }, { metadata: { name: "d" } }],
+    });
+  });
+});
+
+describe("KubeClient.patchStatus", () => {
+  const path = "/apis/agents.re-cinq.com/v1beta1/namespaces/ns/agents/a/status";
+  it("hands the stored object to `written` on success", async () => {
+    answers[path] = { status: 200, body: JSON.stringify({ metadata: { name: "a", resourceVersion: "8" } }) };
+    const written: unknown[] = [];
+    expect(
+      await client.patchStatus(AGENTS, "ns", "a", "7", { phase: "Running" }, (o) => written.push(o)),
+    ).toBe("ok");
+    expect(written).toEqual([{ metadata: { name: "a", resourceVersion: "8" } }]);
+  });
+  it("a 409 is a conflict and writes nothing through", async () => {
+    answers[path] = { status: 409, body: status(409, "Conflict", "the object has been modified") };
+    const written: unknown[] = [];
+    expect(
+      await client.patchStatus(AGENTS, "ns", "a", "7", { phase: "Running" }, (o) => written.push(o)),
+    ).toBe("conflict");
+    expect(written).toEqual([]);
   });
 });

@@ -3,11 +3,13 @@
  * failure semantics the seed asks for (idempotent create, conflict-guarded status writes,
  * single-entry finalizer patches, best-effort log reads).
  *
- * Configuration and authentication come from @kubernetes/client-node's KubeConfig (in-cluster or
- * kubeconfig); undici carries the requests so watch streams get precise timeouts.
+ * Configuration and authentication come from access.ts (kubeconfig or in-cluster), or from
+ * @kubernetes/client-node's KubeConfig for what that does not read; undici carries the requests so
+ * watch streams get precise timeouts.
  */
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Agent, type Dispatcher } from "undici";
+import { loadKubeAccess } from "./access.js";
 import { KubeApiError, parseRetryAfter } from "./errors.js";
 import { type Resource, resourcePath } from "./resources.js";
 
@@ -46,7 +48,12 @@ interface RequestOpts {
   /** Extra time beyond the server-side timeout before the client gives up on a silent socket. */
   bodyTimeoutMs?: number;
   signal?: AbortSignal;
+  /** The Accept header (default application/json). */
+  accept?: string;
 }
+
+/** Asks a LIST for metadata only: `PartialObjectMetadataList` (kube-apiserver ≥ 1.15, any resource). */
+export const METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 
 export class KubeClient {
   /** Every request issued, for the benchmark's requests-per-Agent figure. */
@@ -88,6 +95,27 @@ export class KubeClient {
     });
   }
 
+  /**
+   * The client `npm run controller` and the image use: the kubeconfig or the in-cluster service
+   * account read by access.ts, or, for what that does not read (auth plugins, proxies, …),
+   * @kubernetes/client-node's KubeConfig, loaded only then.
+   */
+  static async fromEnvironment(requestTimeoutMs?: number): Promise<KubeClient> {
+    const access = loadKubeAccess();
+    if (!access) {
+      const { KubeConfig } = await import("@kubernetes/client-node");
+      const kc = new KubeConfig();
+      kc.loadFromDefault();
+      return KubeClient.fromKubeConfig(kc, requestTimeoutMs);
+    }
+    return new KubeClient({
+      server: access.server,
+      dispatcher: new Agent({ connect: access.tls, keepAliveTimeout: 30_000, connections: 64 }),
+      headers: async () => access.headers(),
+      requestTimeoutMs,
+    });
+  }
+
   async close(): Promise<void> {
     await this.opts.dispatcher.close();
   }
@@ -101,7 +129,10 @@ export class KubeClient {
 
   private async send(method: Dispatcher.HttpMethod, path: string, o: RequestOpts = {}) {
     this.requestCount++;
-    const headers: Record<string, string> = { ...(await this.opts.headers()), accept: "application/json" };
+    const headers: Record<string, string> = {
+      ...(await this.opts.headers()),
+      accept: o.accept ?? "application/json",
+    };
     let body: string | undefined;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
@@ -144,11 +175,22 @@ export class KubeClient {
     }
   }
 
-  /** Full LIST, page by page (limit/continue); the resourceVersion is the first page's. */
+  /**
+   * Full LIST, page by page (limit/continue); the resourceVersion is the first page's. `map` is
+   * applied to each item as its page arrives (undefined drops it), so a caller that keeps only part
+   * of each object never holds more than one page of whole ones.
+   */
   async list<T>(
     r: Resource,
     ns: string,
-    o: { labelSelector?: string; limit?: number; signal?: AbortSignal } = {},
+    o: {
+      labelSelector?: string;
+      limit?: number;
+      signal?: AbortSignal;
+      map?: (item: T) => T | undefined;
+      /** Each item is then `{metadata}` only (PartialObjectMetadata): the poll's cheap LIST. */
+      metadataOnly?: boolean;
+    } = {},
   ): Promise<ListResult<T>> {
     const items: T[] = [];
     let cont: string | undefined;
@@ -160,8 +202,12 @@ export class KubeClient {
       }>("GET", resourcePath(r, ns), {
         query: { limit: o.limit ?? 500, continue: cont, labelSelector: o.labelSelector },
         signal: o.signal,
+        ...(o.metadataOnly ? { accept: METADATA_ONLY } : {}),
       });
-      for (const it of page.items ?? []) items.push(it);
+      for (const it of page.items ?? []) {
+        const kept = o.map ? o.map(it) : it;
+        if (kept !== undefined) items.push(kept);
+      }
       if (!resourceVersion) resourceVersion = page.metadata?.resourceVersion ?? "";
       cont = page.metadata?.continue || undefined;
     } while (cont);
@@ -257,7 +303,8 @@ export class KubeClient {
 
   /**
    * Merge-patch of the status subresource guarded by `resourceVersion`: a 409 means our read was
-   * stale, so the write is dropped ("conflict") for the next reconcile to recompute.
+   * stale, so the write is dropped ("conflict") for the next reconcile to recompute. `written`
+   * receives the object as the API server stored it.
    */
   async patchStatus(
     r: Resource,
@@ -265,13 +312,15 @@ export class KubeClient {
     name: string,
     resourceVersion: string,
     status: Record<string, unknown>,
+    written?: (object: unknown) => void,
   ): Promise<WriteOutcome> {
-    return this.guarded(() =>
-      this.request("PATCH", resourcePath(r, ns, name, "status"), {
+    return this.guarded(async () => {
+      const object = await this.request("PATCH", resourcePath(r, ns, name, "status"), {
         body: { metadata: { resourceVersion }, status },
         contentType: "application/merge-patch+json",
-      }),
-    );
+      });
+      if (object !== undefined) written?.(object);
+    });
   }
 
   /** JSON patch (application/json-patch+json); a failed `test` (422) or 409 is a conflict. */
