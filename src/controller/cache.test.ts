@@ -56,3 +56,13 @@ describe("isOlder", () => {
     expect(isOlder(a, b)).toBe(r);
   });
 });
+
+describe("ObjectCache.replace keeps what it holds", () => {
+  it("an object listed again at the same resourceVersion stays the cached one", () => {
+    const c = new ObjectCache<ReturnType<typeof o>>();
+    c.replace([o("a", "1", "first")], "1");
+    const held = c.get("a");
+    expect(c.replace([o("a", "1", "relisted")], "2")).toEqual([]);
+    expect(c.get("a")).toBe(held);
+  });
+});

@@ -47,6 +47,11 @@ export class ObjectCache<T extends KubeObject> {
     return this.items.size;
   }
 
+  /** Removes an object without reporting a change. */
+  evict(name: string): void {
+    this.items.delete(name);
+  }
+
   /** Applies one watch event; returns the change, or undefined when it changed nothing. */
   apply(type: "ADDED" | "MODIFIED" | "DELETED", object: T): Change<T> | undefined {
     const name = object.metadata?.name;
@@ -78,9 +83,9 @@ export class ObjectCache<T extends KubeObject> {
       seen.add(name);
       const existing = this.items.get(name);
       if (existing && isOlder(obj.metadata?.resourceVersion, existing.metadata?.resourceVersion)) continue;
-      if (existing?.metadata?.resourceVersion !== obj.metadata?.resourceVersion || !existing) {
-        changes.push({ type: "upsert", name, object: obj });
-      }
+      // The same version is the same object: the cached one stays (readers may hold on to it).
+      if (existing?.metadata?.resourceVersion === obj.metadata?.resourceVersion && existing) continue;
+      changes.push({ type: "upsert", name, object: obj });
       this.items.set(name, obj);
     }
     for (const [name, obj] of this.items) {

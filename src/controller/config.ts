@@ -25,8 +25,13 @@ export interface ControllerTimings {
   pollIntervalMs: number;
   /** Server-side timeoutSeconds on each watch request. */
   watchTimeoutSeconds: number;
-  /** Page size of every paginated LIST. */
+  /** Page size of every paginated LIST (the poll's metadata LISTs included). */
   listPageSize: number;
+  /**
+   * Page size of a LIST of whole Agents (the initial sync, a re-list after 410): each may carry a
+   * status.output of MAX_OUTPUT_BYTES (256 KiB), so 100 bounds a page to about 25 MiB.
+   */
+  agentListPageSize: number;
   /** Exponential backoff of the watch loop on real errors. */
   backoffBaseMs: number;
   backoffMaxMs: number;
@@ -38,6 +43,7 @@ export const DEFAULT_TIMINGS: ControllerTimings = {
   pollIntervalMs: 15_000,
   watchTimeoutSeconds: 300,
   listPageSize: 500,
+  agentListPageSize: 100,
   backoffBaseMs: 500,
   backoffMaxMs: 30_000,
 };

@@ -12,6 +12,7 @@ import type { V1Job } from "@kubernetes/client-node";
 import { providerFor } from "../batch/index.js";
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
 import type { ControllerSettings } from "../core/input.js";
+import { jobNameFor } from "../core/names.js";
 import { reconcile } from "../core/state-machine.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { Change } from "./cache.js";
@@ -25,21 +26,11 @@ import type { KubeClient } from "./kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "./kube/resources.js";
 import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
+import { cachedAgent, cachedDefinition, cachedJob, cachedStation } from "./transform.js";
 import { WorkQueue } from "./workqueue.js";
 
 /** Jobs the controller creates carry this label (runtime.md §3). */
 export const JOB_SELECTOR = "agents.re-cinq.com/component=job";
-
-/**
- * OQ-52: Agents are cached without status.output (up to MAX_OUTPUT_BYTES each). Nothing the
- * controller decides reads it back: a terminal Agent is a no-op, and a terminal patch computes the
- * output afresh from the pod log or the batch result.
- */
-export function withoutOutput(agent: Agent): Agent {
-  if (agent.status?.output === undefined) return agent;
-  const { output: _dropped, ...status } = agent.status;
-  return { ...agent, status };
-}
 
 export interface ControllerDeps {
   config: ControllerConfig;
@@ -68,6 +59,8 @@ export class AgentController {
   readonly events: AgentEventRecorder;
   private readonly ownRecorder: EventRecorder | undefined;
   private readonly byStation = new Map<string, Set<string>>();
+  /** stationAgents() results, dropped whenever one of the Station's Agents changes. */
+  private readonly stationViews = new Map<string, readonly Agent[]>();
   private readonly queue: WorkQueue;
   private readonly executor: Executor;
   private readonly now: () => number;
@@ -111,7 +104,8 @@ export class AgentController {
     this.agents = new Informer<Agent>({
       ...common,
       resource: AGENTS,
-      transform: withoutOutput,
+      fullPageSize: t.agentListPageSize,
+      transform: cachedAgent,
       onChanges: (ch) => this.onAgentChanges(ch),
       onList: () => d.metrics.resyncs.inc(),
       onReconnect: () => d.metrics.watchReconnects.inc(),
@@ -119,6 +113,7 @@ export class AgentController {
     this.stations = new Informer<Station>({
       ...common,
       resource: STATIONS,
+      transform: cachedStation,
       onChanges: (ch) => {
         for (const x of ch) this.enqueueWaiting(x.name);
       },
@@ -126,12 +121,16 @@ export class AgentController {
     this.definitions = new Informer<AgentDefinition>({
       ...common,
       resource: AGENT_DEFINITIONS,
+      transform: cachedDefinition,
       onChanges: () => {},
     });
     this.jobs = new Informer<V1Job>({
       ...common,
       resource: JOBS,
       labelSelector: JOB_SELECTOR,
+      transform: cachedJob,
+      // Nothing reads the Job of a finished Agent again (gather reads Jobs of Running runs only).
+      keep: (job) => !this.ownerFinished(job),
       onChanges: (ch) => {
         for (const x of ch) {
           const owner = x.object.metadata?.ownerReferences?.find((r) => r.controller && r.kind === "Agent");
@@ -151,6 +150,7 @@ export class AgentController {
       provider: d.provider ?? ((name) => providerFor(name)),
       sinks: d.sinks,
       events: this.events,
+      observeAgent: (agent) => this.agents.observe(agent),
       now: this.now,
       log: this.log,
     });
@@ -176,6 +176,8 @@ export class AgentController {
     await Promise.all(aux.map((x) => x.synced));
     const agents = this.startInformer(this.agents, abort.signal);
     await agents.synced;
+    // The Jobs were listed before the Agents that own them: drop those of finished runs now.
+    this.jobs.sweep();
     this.d.metrics.setPhaseCounts([...this.agents.cache.values()].map((a) => a.status?.phase ?? "Pending"));
     this.loops = Promise.all([...aux.map((x) => x.done), agents.done, this.pollLoop(abort.signal)]);
   }
@@ -233,10 +235,17 @@ export class AgentController {
     }
   }
 
-  /** The safety net: re-list everything and reconcile every Agent. */
+  /**
+   * The safety net: re-list everything and reconcile every Agent. The LISTs carry metadata only;
+   * an object whose listed resourceVersion the cache lacks (a missed event) is read whole.
+   */
   async pollOnce(signal?: AbortSignal): Promise<void> {
-    await Promise.all([this.stations.list(signal), this.definitions.list(signal), this.jobs.list(signal)]);
-    await this.agents.list(signal);
+    await Promise.all([
+      this.stations.resync(signal),
+      this.definitions.resync(signal),
+      this.jobs.resync(signal),
+    ]);
+    await this.agents.resync(signal);
     const phases: string[] = [];
     for (const a of this.agents.cache.values()) {
       phases.push(a.status?.phase ?? "Pending");
@@ -246,12 +255,16 @@ export class AgentController {
   }
 
   private onAgentChanges(changes: Change<Agent>[]): void {
+    const freed = new Set<string>();
     for (const ch of changes) {
       const name = ch.name;
       const station = ch.object.spec?.stationRef;
       this.memory.observe(ch.object, ch.type === "delete");
       // Keep the by-Station index exact (an Agent's stationRef could in principle change).
-      for (const [s, set] of this.byStation) if (s !== station || ch.type === "delete") set.delete(name);
+      for (const [s, set] of this.byStation) {
+        if ((s !== station || ch.type === "delete") && set.delete(name)) this.stationViews.delete(s);
+      }
+      if (station) this.stationViews.delete(station);
       if (ch.type === "upsert" && station) {
         let set = this.byStation.get(station);
         if (!set) {
@@ -262,10 +275,22 @@ export class AgentController {
       }
       if (ch.type === "upsert") this.queue.add(name);
       const phase = ch.object.status?.phase;
+      if (ch.type === "delete" || phase === "Succeeded" || phase === "Failed")
+        this.jobs.forget(ch.object.status?.jobName || jobNameFor(name));
       // A run that ended or vanished frees a slot: the Station's waiting Agents may go now.
       if (station && (ch.type === "delete" || phase === "Succeeded" || phase === "Failed"))
-        this.enqueueWaiting(station);
+        freed.add(station);
     }
+    // Once per Station and batch: a LIST can report thousands of finished Agents of one Station.
+    for (const station of freed) this.enqueueWaiting(station);
+  }
+
+  /** True when the Agent that owns this Job is cached as finished (its Job is no longer read). */
+  private ownerFinished(job: V1Job): boolean {
+    const owner = job.metadata?.ownerReferences?.find((r) => r.controller && r.kind === "Agent");
+    const agent = owner ? this.agents.cache.get(owner.name) : undefined;
+    const phase = agent?.status?.phase;
+    return agent?.metadata.uid === owner?.uid && (phase === "Succeeded" || phase === "Failed");
   }
 
   private enqueueWaiting(station: string): void {
@@ -275,13 +300,22 @@ export class AgentController {
     }
   }
 
-  private stationAgents(station: string): Agent[] {
+  /**
+   * The Station's cached Agents. The same array is handed out until one of them changes, so a poll
+   * builds it once per Station rather than once per Agent, and the core's pruning can compute a
+   * Station's history once per version of it (pruning.ts). Nobody may modify it.
+   */
+  private stationAgents(station: string): readonly Agent[] {
+    let view = this.stationViews.get(station);
+    if (view) return view;
     const out: Agent[] = [];
     for (const name of this.byStation.get(station) ?? []) {
       const a = this.agents.cache.get(name);
       if (a) out.push(a);
     }
-    return out;
+    view = Object.freeze(out);
+    this.stationViews.set(station, view);
+    return view;
   }
 
   private async reconcileOne(name: string): Promise<void> {
@@ -294,7 +328,8 @@ export class AgentController {
         station: (n) => this.stations.cache.get(n),
         definition: (n) => this.definitions.cache.get(n),
         job: (n) => this.jobs.cache.get(n),
-        stationAgents: (s) => this.stationAgents(s),
+        // Frozen: the core only reads it (a write would throw rather than corrupt the view).
+        stationAgents: (s) => this.stationAgents(s) as Agent[],
       },
       client: this.d.client,
       namespace: this.d.config.namespace,

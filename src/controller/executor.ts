@@ -33,6 +33,8 @@ export interface ExecutorDeps {
   sinks?: SinkDelivery;
   /** Kubernetes Events (recordEvent actions); fire-and-forget. */
   events?: AgentEventRecorder;
+  /** Receives the Agent as stored by a successful status patch (the cache's write-through). */
+  observeAgent?: (agent: Agent) => void;
   now: () => number;
   log: (msg: string) => void;
 }
@@ -115,6 +117,7 @@ export class Executor {
           a.agent.name,
           a.resourceVersion,
           a.status as Record<string, unknown>,
+          this.d.observeAgent && ((obj) => this.d.observeAgent?.(obj as Agent)),
         );
         if (outcome !== "ok")
           this.d.log(`${a.agent.name}: status patch ${outcome}; dropped, next reconcile recomputes`);

@@ -133,3 +133,227 @@ describe("Informer", () => {
     expect(fake.calls.filter((c) => c === "list")).toHaveLength(1);
   });
 });
+
+describe("Informer: what the cache holds", () => {
+  type Job = { metadata: { name: string; resourceVersion: string }; owner: string; spec?: string };
+  const job = (name: string, rv: string, owner: string): Job => ({
+    metadata: { name, resourceVersion: rv },
+    owner,
+    spec: "x".repeat(100),
+  });
+  const finished = new Set<string>();
+
+  function informer(items: Job[], events: WatchEvent<Job>[]) {
+    const changes: Change<Job>[] = [];
+    const pages: number[] = [];
+    const inf = new Informer<Job>({
+      client: {
+        async list(_r: unknown, _ns: string, o: { map?: (x: Job) => Job | undefined }) {
+          // Like KubeClient.list: map applied item by item, undefined dropped.
+          const kept = items
+            .map((x) => (o.map ? o.map(structuredClone(x)) : x))
+            .filter((x) => x !== undefined);
+          pages.push(kept.length);
+          return { items: kept as Job[], resourceVersion: "10" };
+        },
+        async watch(_r: unknown, _ns: string, _o: unknown, onEvent: (e: WatchEvent<Job>) => void) {
+          for (const e of events.splice(0)) onEvent(e);
+          await new Promise((r) => setImmediate(r));
+          throw new Error("script done");
+        },
+      } as never,
+      resource: AGENTS,
+      namespace: "ns",
+      pageSize: 500,
+      watchTimeoutSeconds: 60,
+      backoffBaseMs: 100,
+      backoffMaxMs: 1000,
+      random: () => 0,
+      now: () => 0,
+      sleep: async () => {},
+      transform: ({ spec: _s, ...rest }) => rest,
+      keep: (j) => !finished.has(j.owner),
+      onChanges: (c) => changes.push(...c),
+    });
+    return { inf, changes, pages };
+  }
+
+  it("transforms each listed object and leaves out those that fail keep", async () => {
+    finished.clear();
+    finished.add("done");
+    const { inf, changes } = informer([job("j1", "1", "running"), job("j2", "2", "done")], []);
+    await inf.list();
+    expect([...inf.cache.values()]).toEqual([
+      { metadata: { name: "j1", resourceVersion: "1" }, owner: "running" },
+    ]);
+    expect(changes.map((c) => c.name)).toEqual(["j1"]);
+  });
+
+  it("a watch event for an object that no longer passes keep evicts it silently", async () => {
+    finished.clear();
+    const { inf, changes } = informer(
+      [job("j1", "1", "a")],
+      [{ type: "MODIFIED", object: job("j1", "5", "a") }],
+    );
+    inf.resourceVersion = await inf.list();
+    finished.add("a");
+    const ctrl = new AbortController();
+    const p = inf.run(ctrl.signal);
+    for (let i = 0; i < 100 && inf.cache.get("j1"); i++) await new Promise((r) => setImmediate(r));
+    ctrl.abort();
+    await p;
+    expect(inf.cache.get("j1")).toBeUndefined();
+    expect(inf.resourceVersion).toBe("5");
+    expect(changes.map((c) => `${c.type}:${c.name}`)).toEqual(["upsert:j1"]);
+  });
+
+  it("sweep evicts what keep now refuses; forget drops one object", async () => {
+    finished.clear();
+    const { inf, changes } = informer([job("j1", "1", "a"), job("j2", "2", "b"), job("j3", "3", "c")], []);
+    await inf.list();
+    finished.add("b");
+    inf.sweep();
+    // A later LIST leaves the refused object out without reporting it gone.
+    changes.length = 0;
+    await inf.list();
+    expect(changes).toEqual([]);
+    inf.forget("j3");
+    expect([...inf.cache.values()].map((j) => j.metadata.name)).toEqual(["j1"]);
+  });
+
+  it("observe applies a written object like its watch event, never backwards, never the cursor", async () => {
+    finished.clear();
+    const { inf, changes } = informer([job("j1", "4", "a")], []);
+    inf.resourceVersion = await inf.list();
+    inf.observe(job("j1", "7", "a"));
+    expect(inf.cache.get("j1")).toEqual({ metadata: { name: "j1", resourceVersion: "7" }, owner: "a" });
+    inf.observe(job("j1", "6", "a")); // older than what the cache holds
+    expect(inf.cache.get("j1")?.metadata.resourceVersion).toBe("7");
+    inf.observe(job("gone", "8", "a")); // deleted meanwhile: not brought back
+    expect(inf.cache.get("gone")).toBeUndefined();
+    expect(inf.resourceVersion).toBe("10");
+    expect(changes.map((c) => `${c.type}:${c.name}@${c.object.metadata.resourceVersion}`)).toEqual([
+      "upsert:j1@4",
+      "upsert:j1@7",
+    ]);
+  });
+});
+
+describe("Informer.resync (the poll: metadata LIST, then GET what changed)", () => {
+  type Item = { metadata: { name: string; resourceVersion: string; owner?: string }; body?: string };
+  const item = (name: string, rv: string, owner?: string): Item => ({
+    metadata: { name, resourceVersion: rv, ...(owner ? { owner } : {}) },
+    body: `${name}@${rv}`,
+  });
+
+  function setup(server: Map<string, Item>, listRv = "100") {
+    const calls: string[] = [];
+    const changes: string[] = [];
+    const inf = new Informer<Item>({
+      client: {
+        async list(
+          _r: unknown,
+          _ns: string,
+          o: { metadataOnly?: boolean; map?: (x: Item) => Item | undefined },
+        ) {
+          calls.push(o.metadataOnly ? "list-metadata" : "list");
+          const items = [...server.values()].map((x) =>
+            o.metadataOnly ? { metadata: x.metadata } : (o.map?.(structuredClone(x)) ?? x),
+          );
+          return { items: items.filter((x) => x !== undefined) as Item[], resourceVersion: listRv };
+        },
+        async get(_r: unknown, _ns: string, name: string) {
+          calls.push(`get ${name}`);
+          return structuredClone(server.get(name));
+        },
+        async watch() {
+          throw new Error("not used");
+        },
+      } as never,
+      resource: AGENTS,
+      namespace: "ns",
+      pageSize: 500,
+      watchTimeoutSeconds: 60,
+      backoffBaseMs: 100,
+      backoffMaxMs: 1000,
+      random: () => 0,
+      now: () => 0,
+      sleep: async () => {},
+      keep: (x) => x.metadata.owner !== "finished",
+      onChanges: (c) =>
+        changes.push(...c.map((x) => `${x.type}:${x.name}@${x.object.metadata.resourceVersion}`)),
+    });
+    return { inf, calls, changes };
+  }
+
+  it("reads nothing whole when the cache holds every listed version", async () => {
+    const server = new Map([
+      ["a", item("a", "1")],
+      ["b", item("b", "2")],
+    ]);
+    const { inf, calls, changes } = setup(server);
+    await inf.list();
+    calls.length = 0;
+    changes.length = 0;
+    const held = inf.cache.get("a");
+    expect(await inf.resync()).toBe("100");
+    expect(calls).toEqual(["list-metadata"]);
+    expect(changes).toEqual([]);
+    expect(inf.cache.get("a")).toBe(held);
+  });
+
+  it("GETs an object whose event was missed, drops one deleted unseen, keeps one created after the LIST", async () => {
+    const server = new Map([
+      ["a", item("a", "1")],
+      ["b", item("b", "2")],
+      ["c", item("c", "3")],
+    ]);
+    const { inf, calls, changes } = setup(server, "50");
+    await inf.list();
+    calls.length = 0;
+    changes.length = 0;
+    server.set("a", item("a", "40")); // modified, its event missed
+    server.delete("b"); // deleted, its event missed
+    inf.observe(item("d", "60")); // not held: observe never adds
+    inf.cache.apply("ADDED", item("e", "70")); // created after the LIST's version 50
+    await inf.resync();
+    expect(calls).toEqual(["list-metadata", "get a"]);
+    expect(changes).toEqual(["upsert:a@40", "delete:b@2"]);
+    expect(inf.cache.get("a")?.body).toBe("a@40");
+    expect(inf.cache.get("e")).toBeDefined();
+    expect(inf.resourceVersion).toBe("");
+  });
+
+  it("an object deleted between the LIST and its GET is dropped; one `keep` refuses is never fetched", async () => {
+    const server = new Map([["a", item("a", "1")]]);
+    const { inf, calls, changes } = setup(server);
+    await inf.list();
+    server.set("a", item("a", "5"));
+    server.set("job", item("job", "6", "finished"));
+    calls.length = 0;
+    changes.length = 0;
+    const get = (inf as unknown as { o: { client: { get: (...a: unknown[]) => unknown } } }).o.client.get;
+    (inf as unknown as { o: { client: { get: (...a: unknown[]) => unknown } } }).o.client.get = async (
+      ...a: unknown[]
+    ) => {
+      await get(...a);
+      return undefined; // 404: gone since the LIST
+    };
+    await inf.resync();
+    expect(calls).toEqual(["list-metadata", "get a"]);
+    expect(changes).toEqual(["delete:a@1"]);
+    expect(inf.cache.get("job")).toBeUndefined();
+  });
+
+  it("falls back to the full LIST when more objects changed than it has pages", async () => {
+    const server = new Map(Array.from({ length: 20 }, (_, i) => [`o${i}`, item(`o${i}`, "1")]));
+    const { inf, calls, changes } = setup(server);
+    await inf.list();
+    for (const k of server.keys()) server.set(k, item(k, "2"));
+    calls.length = 0;
+    changes.length = 0;
+    await inf.resync();
+    expect(calls).toEqual(["list-metadata", "list"]);
+    expect(changes).toHaveLength(20);
+  });
+});

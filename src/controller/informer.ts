@@ -9,17 +9,19 @@
  * can hold us. Real errors back off exponentially with jitter.
  */
 import { Backoff } from "./backoff.js";
-import { type Change, type KubeObject, ObjectCache } from "./cache.js";
+import { type Change, isOlder, type KubeObject, ObjectCache } from "./cache.js";
 import type { KubeClient, WatchEvent } from "./kube/client.js";
 import { KubeApiError } from "./kube/errors.js";
 import type { Resource } from "./kube/resources.js";
 
 export interface InformerOptions<T extends KubeObject> {
-  client: Pick<KubeClient, "list" | "watch">;
+  client: Pick<KubeClient, "list" | "watch" | "get">;
   resource: Resource;
   namespace: string;
   labelSelector?: string;
   pageSize: number;
+  /** Page size of a LIST of whole objects, when smaller than `pageSize` (big objects). */
+  fullPageSize?: number;
   watchTimeoutSeconds: number;
   backoffBaseMs: number;
   backoffMaxMs: number;
@@ -29,6 +31,12 @@ export interface InformerOptions<T extends KubeObject> {
   onChanges: (changes: Change<T>[]) => void;
   /** Applied to every object before it is cached (e.g. to drop fields the controller never reads). */
   transform?: (obj: T) => T;
+  /**
+   * Which (transformed) objects the cache holds at all; one that fails is treated as absent: a
+   * LIST leaves it out and a watch event evicts it, without reporting a change. It must decide from
+   * `metadata` alone (the poll's LIST carries nothing else).
+   */
+  keep?: (obj: T) => boolean;
   onList?: () => void;
   onReconnect?: () => void;
   log?: (msg: string) => void;
@@ -49,14 +57,73 @@ export class Informer<T extends KubeObject> {
 
   /** A full paginated LIST that refreshes the cache; returns the LIST's resourceVersion. */
   async list(signal?: AbortSignal): Promise<string> {
+    const refused: string[] = [];
+    const res = await this.o.client.list<T>(this.o.resource, this.o.namespace, {
+      labelSelector: this.o.labelSelector,
+      limit: Math.min(this.o.pageSize, this.o.fullPageSize ?? this.o.pageSize),
+      signal,
+      // Page by page, so only one page of whole objects is ever held.
+      map: (obj) => {
+        const kept = this.admit(obj);
+        if (kept === undefined && obj.metadata?.name) refused.push(obj.metadata.name);
+        return kept;
+      },
+    });
+    this.o.onList?.();
+    for (const name of refused) this.cache.evict(name);
+    const changes = this.cache.replace(res.items, res.resourceVersion);
+    this.synced = true;
+    if (changes.length > 0) this.o.onChanges(changes);
+    return res.resourceVersion;
+  }
+
+  /**
+   * The poll's refresh: a paginated LIST of metadata only (names and resourceVersions, whatever
+   * size the objects are: an Agent's status.output alone may be 256 KiB), then a GET of each object
+   * whose listed version the cache does not hold yet. Deletions are applied as by `list()`. The
+   * result is the cache a full LIST would leave; when more objects changed than the full LIST has
+   * pages, it is that LIST instead. Returns the LIST's resourceVersion.
+   */
+  async resync(signal?: AbortSignal): Promise<string> {
     const res = await this.o.client.list<T>(this.o.resource, this.o.namespace, {
       labelSelector: this.o.labelSelector,
       limit: this.o.pageSize,
       signal,
+      metadataOnly: true,
     });
+    const stale: string[] = [];
+    const listed = new Set<string>();
+    for (const meta of res.items) {
+      const name = meta.metadata?.name;
+      if (!name) continue;
+      listed.add(name);
+      const cached = this.cache.get(name);
+      if (cached && !isOlder(cached.metadata?.resourceVersion, meta.metadata?.resourceVersion)) continue;
+      // Not held because it fails `keep`: nothing to fetch.
+      if (!cached && this.o.keep && !this.o.keep((this.o.transform ? this.o.transform(meta) : meta) as T))
+        continue;
+      stale.push(name);
+    }
+    if (stale.length > Math.max(10, Math.ceil(res.items.length / this.o.pageSize))) return this.list(signal);
     this.o.onList?.();
-    const items = this.o.transform ? res.items.map(this.o.transform) : res.items;
-    const changes = this.cache.replace(items, res.resourceVersion);
+    const changes: Change<T>[] = [];
+    for (const name of stale) {
+      const obj = await this.o.client.get<T>(this.o.resource, this.o.namespace, name, signal);
+      const held = this.cache.get(name);
+      const t = obj && this.admit(obj);
+      let change: Change<T> | undefined;
+      if (t !== undefined) change = this.cache.apply("MODIFIED", t);
+      else if (obj)
+        this.cache.evict(name); // refused by `keep`
+      else if (held) change = this.cache.apply("DELETED", held); // deleted since the LIST
+      if (change) changes.push(change);
+    }
+    for (const obj of [...this.cache.values()]) {
+      const name = obj.metadata?.name;
+      if (!name || listed.has(name) || isOlder(res.resourceVersion, obj.metadata?.resourceVersion)) continue;
+      const change = this.cache.apply("DELETED", obj);
+      if (change) changes.push(change);
+    }
     this.synced = true;
     if (changes.length > 0) this.o.onChanges(changes);
     return res.resourceVersion;
@@ -123,12 +190,58 @@ export class Informer<T extends KubeObject> {
       case "ADDED":
       case "MODIFIED":
       case "DELETED": {
-        const change = this.cache.apply(e.type, this.o.transform ? this.o.transform(e.object) : e.object);
         if (rv) this.resourceVersion = rv;
-        if (change) this.o.onChanges([change]);
+        if (e.type === "DELETED") {
+          const obj = this.o.transform ? this.o.transform(e.object) : e.object;
+          const change = this.cache.apply("DELETED", obj);
+          if (change) this.o.onChanges([change]);
+        } else this.upsert(e.object);
         return;
       }
     }
+  }
+
+  /**
+   * Applies an object the API server returned for one of our own writes, as if its watch event had
+   * arrived: the reconcile that follows sees what was written instead of the state before it (no
+   * write computed from the old state, no 409), and the watch event, when it comes, is a no-op.
+   * The watch cursor does not move: it only ever follows the stream. An object the cache no longer
+   * holds was deleted meanwhile and is not brought back.
+   */
+  observe(obj: T): void {
+    const name = obj.metadata?.name;
+    if (name && this.cache.get(name)) this.upsert(obj);
+  }
+
+  /** Drops one object from the cache without reporting a change (it no longer passes `keep`). */
+  forget(name: string): void {
+    this.cache.evict(name);
+  }
+
+  /** Evicts every cached object that no longer passes `keep` (after what `keep` reads changed). */
+  sweep(): void {
+    if (!this.o.keep) return;
+    for (const obj of [...this.cache.values()]) {
+      const name = obj.metadata?.name;
+      if (name && !this.o.keep(obj)) this.cache.evict(name);
+    }
+  }
+
+  /** The object as cached, or undefined when the cache does not hold it. */
+  private admit(obj: T): T | undefined {
+    const t = this.o.transform ? this.o.transform(obj) : obj;
+    return this.o.keep && !this.o.keep(t) ? undefined : t;
+  }
+
+  private upsert(obj: T): void {
+    const t = this.admit(obj);
+    if (t === undefined) {
+      const name = obj.metadata?.name;
+      if (name) this.cache.evict(name);
+      return;
+    }
+    const change = this.cache.apply("MODIFIED", t);
+    if (change) this.o.onChanges([change]);
   }
 }
 
