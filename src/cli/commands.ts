@@ -5,7 +5,7 @@ import { PromptApiError, PromptUnavailableError } from "../client/errors.js";
 import { PromptApiClient } from "../client/prompt-api.js";
 import { exitCodeOf, phaseOf, reasonOf } from "../client/terminal.js";
 import type { Command, GlobalFlags } from "./args.js";
-import { followAgent, LinePrinter } from "./follow.js";
+import { agentNotFound, followAgent, LinePrinter } from "./follow.js";
 import { formatAgentDetail, formatAgentTable, formatObjects, formatValue } from "./format.js";
 import { CliError, type CliIo } from "./io.js";
 import { readManifestSources } from "./manifest-files.js";
@@ -24,11 +24,7 @@ export function defaultApiUrl(namespace: string): string {
 
 async function mustGet(agents: AgentsClient, name: string, io: CliIo): Promise<Agent> {
   const agent = await agents.get(name, io.signal);
-  if (!agent) {
-    throw new CliError(
-      `Error from server (NotFound): agents.agents.re-cinq.com "${name}" not found in namespace ${agents.namespace}`,
-    );
-  }
+  if (!agent) throw agentNotFound(name, agents.namespace);
   return agent;
 }
 

@@ -12,6 +12,13 @@ import { isTerminal, phaseOf, queuePlaceOf, reasonOf } from "../client/terminal.
 import { CliError, type CliIo } from "./io.js";
 import { OutputRenderer, vendorFor } from "./render-output.js";
 
+/** kubectl's line for an Agent that does not exist. */
+export function agentNotFound(name: string, namespace: string): CliError {
+  return new CliError(
+    `Error from server (NotFound): agents.agents.re-cinq.com "${name}" not found in namespace ${namespace}`,
+  );
+}
+
 /** Prints raw or rendered lines; the renderer is chosen from the first lines seen. */
 export class LinePrinter {
   private renderer: OutputRenderer | undefined;
@@ -72,6 +79,7 @@ export async function followAgent(
   let lastNote = "";
   while (true) {
     const agent = await agents.get(name, io.signal);
+    if (!agent && printer === undefined) throw agentNotFound(name, agents.namespace);
     if (!agent) throw new CliError(`Agent ${name} was deleted${lastNote ? ` while ${lastNote.trim()}` : ""}`);
     printer ??= new LinePrinter(io, o.raw, agent.spec?.model);
     const note = phaseNote(agent);
