@@ -162,26 +162,34 @@ async function createStation(
   name: string,
   definition: string,
   template: Record<string, unknown>,
+  spec: Record<string, unknown> = {},
 ): Promise<void> {
   await env.client.create(STATIONS, env.ns, {
     apiVersion: GROUP_VERSION,
     kind: "Station",
     metadata: { name },
-    spec: { agentDefRef: definition, deadlineMinutes: 10, template },
+    spec: { agentDefRef: definition, deadlineMinutes: 10, ...spec, template },
   });
 }
 
-/** A Station whose run pods (on kwok) end as `script` says. */
+/** A Station whose run pods (on kwok) end as `script` says; `spec` adds Station fields. */
 export function createKwokStation(
   env: ClientEnv,
   name: string,
   definition: string,
   script: PodScript,
+  spec: Record<string, unknown> = {},
 ): Promise<void> {
-  return createStation(env, name, definition, {
-    metadata: { annotations: podScriptAnnotations(script) },
-    spec: { containers: [{ name: "agent", image: "example.test/agent:1" }] },
-  });
+  return createStation(
+    env,
+    name,
+    definition,
+    {
+      metadata: { annotations: podScriptAnnotations(script) },
+      spec: { containers: [{ name: "agent", image: "example.test/agent:1" }] },
+    },
+    spec,
+  );
 }
 
 /** A Station whose run pods go to the pod runner, where the fake CLI follows `script`. */
