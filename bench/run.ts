@@ -1,136 +1,102 @@
 /**
- * `npm run bench [-- --agents N]`: a benchmark, not a test. On a fresh local control plane (kwok
- * completes the pods), N Agents go through the controller; beside that, the raw limit: the same
- * Job creates and status patches issued directly with no controller. Prints a table and writes
- * bench/results/<timestamp>.json.
+ * `npm run bench [-- --agents N] [--scale [--scale-agents M]] [--cpu-prof] [--heap-snapshot] [--no-build]`:
+ * a benchmark, not a test. On a fresh local control plane (watch cache on, as in production; kwok
+ * runs each pod for 1 s) it runs the controller as the image does (`npm run build`, then
+ * `node --enable-source-maps dist/src/controller/main.js`, observed by bench/controller-probe.mjs)
+ * and sets every figure beside the plane's own limit, measured in the same run:
+ *
+ * - **raw**: for each of N Agents, create the Agent, create the Job the core builds and patch
+ *   Running, 32 in flight (the write path with no controller: the baseline for "to Running");
+ *   then the same N Jobs are timed until Complete (the plane's Job completion rate: the baseline
+ *   for "to terminal");
+ * - **controller**: the controller alone in a namespace of its own; N Agents created 32 in flight
+ *   and watched to Running and terminal; then one idle minute.
+ *
+ * `--scale` runs bench/scale.ts instead (10,000 Agents held in one namespace). Prints a table and
+ * writes bench/results/<time>-n<N>.json (gitignored).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { KubeConfig, type V1Job } from "@kubernetes/client-node";
 import { KubeClient } from "../src/controller/kube/client.js";
-import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "../src/controller/kube/resources.js";
+import { AGENTS, JOBS } from "../src/controller/kube/resources.js";
 import { buildJob } from "../src/core/job-builder.js";
-import type { Agent, AgentDefinition, Station } from "../src/core/types.js";
+import { jobNameFor } from "../src/core/names.js";
+import type { Agent } from "../src/core/types.js";
 import { installCrds, startControlPlane } from "../test/harness/cluster.js";
 import { projectCrdFiles } from "../test/harness/global-setup.js";
-import { podScriptAnnotations } from "../test/harness/pod-script.js";
+import {
+  type Args,
+  agentObj,
+  build,
+  ControllerProcess,
+  createNamespace,
+  diagnosticArgs,
+  isEvent,
+  isLease,
+  isListOrWatch,
+  load,
+  log,
+  mib,
+  observeAgents,
+  observeJobs,
+  pct,
+  pool,
+  printRows,
+  RESULTS,
+  requestDelta,
+  setupStation,
+  sum,
+  waitUntil,
+  writeResult,
+} from "./lib.js";
+import { scale } from "./scale.js";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-
-function argN(): number {
-  const i = process.argv.indexOf("--agents");
-  if (i < 0) return 1000;
-  const n = Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n < 1)
-    throw new Error(`--agents must be a positive integer, got: "${process.argv[i + 1]}"`);
-  return n;
+function parseArgs(argv: string[]): Args {
+  const value = (flag: string, fallback: number) => {
+    const i = argv.indexOf(flag);
+    if (i < 0) return fallback;
+    const n = Number(argv[i + 1]);
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`${flag} must be a positive integer, got: "${argv[i + 1]}"`);
+    return n;
+  };
+  return {
+    agents: value("--agents", 1000),
+    scale: argv.includes("--scale"),
+    scaleAgents: value("--scale-agents", 10_000),
+    cpuProf: argv.includes("--cpu-prof"),
+    heapSnapshot: argv.includes("--heap-snapshot"),
+    build: !argv.includes("--no-build"),
+    idleSeconds: value("--idle-seconds", 60),
+  };
 }
 
-/** Runs `fn` over items with at most `limit` in flight. */
-async function pool<T>(items: T[], limit: number, fn: (x: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
-    }),
-  );
-}
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number) : Number.NaN;
-};
-
-async function setupNamespace(client: KubeClient, ns: string, n: number) {
-  await client.request("POST", "/api/v1/namespaces", { body: { metadata: { name: ns } } });
-  const def: AgentDefinition = {
-    apiVersion: "agents.re-cinq.com/v1beta1",
-    kind: "AgentDefinition",
-    metadata: { name: "def", namespace: ns },
-    spec: { prompt: "Summarise {topic}.", model: "claude-sonnet-4-5", execution: "interactive" },
-  } as AgentDefinition;
-  const station: Station = {
-    apiVersion: "agents.re-cinq.com/v1beta1",
-    kind: "Station",
-    metadata: { name: "bench", namespace: ns },
-    spec: {
-      agentDefRef: "def",
-      deadlineMinutes: 30,
-      maxConcurrentRuns: n,
-      successfulRunsHistoryLimit: n,
-      failedRunsHistoryLimit: n,
-      template: {
-        metadata: {
-          annotations: podScriptAnnotations({ exitCode: 0, runTime: "1s", logs: { agent: "bench run" } }),
-        },
-        spec: { containers: [{ name: "agent", image: "example.test/agent:1" }] },
-      },
-    },
-  } as Station;
-  await client.create(AGENT_DEFINITIONS, ns, def);
-  await client.create(STATIONS, ns, station);
-  return { def, station };
-}
-
-const agentObj = (ns: string, name: string) => ({
-  apiVersion: "agents.re-cinq.com/v1beta1",
-  kind: "Agent",
-  metadata: { name, namespace: ns },
-  spec: { stationRef: "bench", parameters: { topic: "bench" } },
-});
-
-/** Watches Agents and records when each was first seen Running and terminal. */
-function observe(client: KubeClient, ns: string, signal: AbortSignal) {
-  const running = new Map<string, number>();
-  const terminal = new Map<string, number>();
-  const loop = (async () => {
-    let rv = (await client.list<Agent>(AGENTS, ns)).resourceVersion;
-    while (!signal.aborted) {
-      try {
-        await client.watch<Agent>(AGENTS, ns, { resourceVersion: rv, timeoutSeconds: 60, signal }, (e) => {
-          const name = e.object.metadata?.name ?? "";
-          if (e.object.metadata?.resourceVersion) rv = e.object.metadata.resourceVersion;
-          const phase = e.object.status?.phase;
-          const t = Date.now();
-          if ((phase === "Running" || phase === "Succeeded" || phase === "Failed") && !running.has(name))
-            running.set(name, t);
-          if ((phase === "Succeeded" || phase === "Failed") && !terminal.has(name)) terminal.set(name, t);
-        });
-      } catch {
-        if (signal.aborted) return;
-        rv = (await client.list<Agent>(AGENTS, ns)).resourceVersion;
-      }
-    }
-  })();
-  return { running, terminal, loop };
-}
-
-async function waitUntil(what: string, check: () => boolean, timeoutMs: number) {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function main() {
-  const n = argN();
-  const log = (m: string) => console.error(`[bench] ${m}`);
-  log(`starting control plane (watch cache on, as in production); N = ${n}`);
+async function throughput(a: Args) {
+  const n = a.agents;
+  const at = new Date().toISOString();
+  const loads: { start: number[]; [phase: string]: number[] } = { start: load() };
+  log(`starting control plane (watch cache on, as in production); N = ${n}; load ${loads.start.join(" ")}`);
   const plane = await startControlPlane({ watchCache: true });
-  let child: ChildProcess | undefined;
+  let controller: ControllerProcess | undefined;
+  const abort = new AbortController();
   try {
     await installCrds(plane.api(), projectCrdFiles());
     const kc = new KubeConfig();
     kc.loadFromFile(plane.kubeconfig);
     const client = await KubeClient.fromKubeConfig(kc);
+    const server = kc.getCurrentCluster()?.server ?? "";
     const names = Array.from({ length: n }, (_, i) => `b-${i}`);
 
-    // Raw limit: the same writes with no controller (create Agent, create Job, patch Running, patch Succeeded).
+    // 1. Raw writes, then the plane completing the same Jobs.
     const rawNs = "bench-raw";
-    const raw = await setupNamespace(client, rawNs, n);
+    await createNamespace(client, rawNs);
+    const raw = await setupStation(client, rawNs, {
+      station: "bench",
+      maxConcurrentRuns: n,
+      historyLimit: n,
+      runTime: "1s",
+    });
     const settings = {
       namespace: rawNs,
       agentImage: "example.test/init:1",
@@ -140,71 +106,78 @@ async function main() {
       batchPollSeconds: 60,
     };
     const rawClient = await KubeClient.fromKubeConfig(kc);
+    const rawJobs = observeJobs(client, rawNs, abort.signal);
+    await new Promise((r) => setTimeout(r, 1000));
+    loads.raw = load();
     log("raw: issuing the writes directly");
     const rawStart = Date.now();
     const rawRunning: number[] = [];
     await pool(names, 32, async (name) => {
       const t0 = Date.now();
-      const created = await rawClient.create(AGENTS, rawNs, agentObj(rawNs, name));
+      const created = await rawClient.create(AGENTS, rawNs, agentObj(rawNs, name, "bench"));
       const agent = created.object as unknown as Agent;
       const built = buildJob(agent, raw.station, raw.def, settings, "interactive");
-      if (!("job" in built)) throw new Error(`raw: job builder refused: ${JSON.stringify(built)}`);
+      if (!built.ok) throw new Error(`raw: job builder refused: ${built.reason}`);
       await rawClient.create<V1Job>(JOBS, rawNs, built.job as V1Job);
-      const rv = agent.metadata.resourceVersion ?? "";
-      await rawClient.patchStatus(AGENTS, rawNs, name, rv, {
+      await rawClient.patchStatus(AGENTS, rawNs, name, agent.metadata.resourceVersion ?? "", {
         phase: "Running",
         jobName: built.job.metadata?.name,
       });
       rawRunning.push(Date.now() - t0);
     });
     const rawRunningSecs = (Date.now() - rawStart) / 1000;
-    await pool(names, 32, async (name) => {
-      const a = await rawClient.get<Agent>(AGENTS, rawNs, name);
-      await rawClient.patchStatus(AGENTS, rawNs, name, a?.metadata.resourceVersion ?? "", {
-        phase: "Succeeded",
-        exitCode: 0,
-      });
-    });
-    const rawTerminalSecs = (Date.now() - rawStart) / 1000;
     const rawRequests = rawClient.requestCount;
-    log(`raw: ${rawRunningSecs.toFixed(2)} s to Running, ${rawTerminalSecs.toFixed(2)} s to terminal`);
+    log(`raw: ${rawRunningSecs.toFixed(2)} s to Running; waiting for the plane to complete the ${n} Jobs`);
+    await waitUntil("every raw Job finished", () => rawJobs.finished.size >= n, Math.max(600_000, n * 2000));
+    const planeSecs = (Math.max(...rawJobs.finished.values()) - rawStart) / 1000;
+    log(`plane: ${planeSecs.toFixed(1)} s until the last Job completed`);
 
-    // Controller run.
+    // 2. The controller, alone on the plane.
     const ns = "bench-ctrl";
-    await setupNamespace(client, ns, n);
-    child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "bench/controller-child.ts")], {
-      env: { ...process.env, KUBECONFIG: plane.kubeconfig, NAMESPACE: ns, POD_NAME: "bench-controller" },
-      stdio: ["ignore", "pipe", "inherit"],
+    await createNamespace(client, ns);
+    await setupStation(client, ns, {
+      station: "bench",
+      maxConcurrentRuns: n,
+      historyLimit: n,
+      runTime: "1s",
     });
-    const lines: string[] = [];
-    let buf = "";
-    child.stdout?.on("data", (c: Buffer) => {
-      buf += c.toString();
-      let i = buf.indexOf("\n");
-      while (i >= 0) {
-        lines.push(buf.slice(0, i));
-        buf = buf.slice(i + 1);
-        i = buf.indexOf("\n");
-      }
+    loads.controller = load();
+    controller = await ControllerProcess.start({
+      kubeconfig: plane.kubeconfig,
+      server,
+      namespace: ns,
+      logFile: join(RESULTS, `${at.replace(/[:.]/g, "-")}-controller.log`),
+      nodeArgs: diagnosticArgs(a),
     });
-    await waitUntil("controller ready", () => lines.some((l) => l.includes('"ready"')), 60_000);
-    const abort = new AbortController();
-    const obs = observe(client, ns, abort.signal);
-    // Let the controller take the Lease (first tick) and sync.
+    const readyMs = await controller.ready(60_000);
+    const obs = observeAgents(client, ns, abort.signal);
+    const jobsObs = observeJobs(client, ns, abort.signal);
     await new Promise((r) => setTimeout(r, 1000));
+    const s0 = await controller.stats();
     log("controller: creating Agents");
     const createdAt = new Map<string, number>();
     const start = Date.now();
     await pool(names, 32, async (name) => {
       createdAt.set(name, Date.now());
-      await client.create(AGENTS, ns, agentObj(ns, name));
+      await client.create(AGENTS, ns, agentObj(ns, name, "bench"));
     });
-    const timeout = Math.max(300_000, n * 1000);
+    const timeout = Math.max(600_000, n * 2000);
     await waitUntil("every Agent Running", () => obs.running.size >= n, timeout);
     const toRunningSecs = (Math.max(...obs.running.values()) - start) / 1000;
     await waitUntil("every Agent terminal", () => obs.terminal.size >= n, timeout);
     const toTerminalSecs = (Math.max(...obs.terminal.values()) - start) / 1000;
+    // Let the last terminal patches' watch events and Events drain before counting.
+    await new Promise((r) => setTimeout(r, 3000));
+    const s1 = await controller.stats(true);
+    loads.controllerEnd = load();
+    if (a.heapSnapshot) controller.child.kill("SIGUSR2");
+    log(`controller: all terminal; idle for ${a.idleSeconds} s`);
+    const i0 = await controller.stats();
+    await new Promise((r) => setTimeout(r, a.idleSeconds * 1000));
+    const i1 = await controller.stats(true);
+    loads.end = load();
     abort.abort();
+
     // Job completion (status.completionTime, 1 s resolution) → Agent terminal: the controller's
     // own share of the terminal latency, separated from how fast the plane runs the pods.
     const jobs = await client.list<V1Job>(JOBS, ns);
@@ -216,83 +189,128 @@ async function main() {
       if (done && seen) readBack.push(seen - new Date(done as unknown as string).getTime());
     }
     const latencies = names.map((x) => (obs.running.get(x) as number) - (createdAt.get(x) as number));
-    child.kill("SIGTERM");
-    await waitUntil("controller report", () => lines.some((l) => l.includes('"requests"')), 60_000);
-    const report = JSON.parse(lines.find((l) => l.includes('"requests"')) as string) as {
-      requests: number;
-      cpuSeconds: number;
-      peakRssBytes: number;
-    };
-    child = undefined;
+    const jobLatencies = names.map(
+      (x) => (jobsObs.seen.get(jobNameFor(x)) ?? Number.NaN) - (createdAt.get(x) as number),
+    );
+    await controller.stop();
+    controller = undefined;
 
-    const result = {
-      agents: n,
-      at: new Date().toISOString(),
-      controller: {
-        agentsPerSecondToRunning: n / toRunningSecs,
-        agentsPerSecondToTerminal: n / toTerminalSecs,
-        creationToRunningMs: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
-        jobCompleteToTerminalMs: { p50: pct(readBack, 50), p99: pct(readBack, 99) },
-        apiRequestsPerAgent: report.requests / n,
-        cpuSeconds: report.cpuSeconds,
-        peakRssMiB: report.peakRssBytes / 1024 / 1024,
+    const run = requestDelta(s0, s1);
+    const idle = requestDelta(i0, i1);
+    const idleMinutes = (i1.at - i0.at) / 60_000;
+    const perAgent = (f: (k: string) => boolean) => Number((sum(run, f) / n).toFixed(2));
+    const c = {
+      readyMs,
+      agentsPerSecondToRunning: n / toRunningSecs,
+      agentsPerSecondToTerminal: n / toTerminalSecs,
+      creationToRunningMs: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
+      creationToJobMs: { p50: pct(jobLatencies, 50), p99: pct(jobLatencies, 99) },
+      jobCompleteToTerminalMs: { p50: pct(readBack, 50), p99: pct(readBack, 99) },
+      apiRequestsPerAgent: {
+        total: perAgent((k) => !isLease(k)),
+        reconcile: perAgent((k) => !isLease(k) && !isEvent(k) && !isListOrWatch(k)),
+        events: perAgent(isEvent),
+        listAndWatch: perAgent(isListOrWatch),
+        byRequest: Object.fromEntries(Object.entries(run).map(([k, v]) => [k, Number((v / n).toFixed(3))])),
       },
-      raw: {
-        agentsPerSecondToRunning: n / rawRunningSecs,
-        agentsPerSecondToTerminal: n / rawTerminalSecs,
-        creationToRunningMs: { p50: pct(rawRunning, 50), p99: pct(rawRunning, 99) },
-        apiRequestsPerAgent: rawRequests / n,
+      cpuSeconds: { run: s1.cpuSeconds - s0.cpuSeconds, startup: s0.cpuSeconds, total: s1.cpuSeconds },
+      peakRssMiB: mib(s1.peakRssBytes),
+      peakHeapUsedMiB: mib(s1.peakHeapUsedBytes),
+      heapAfterGcMiB: mib(s1.heapAfterGcBytes ?? 0),
+      rssAfterGcMiB: mib(s1.rssAfterGcBytes ?? 0),
+      idle: {
+        requestsPerMinuteBesidesLease: sum(idle, (k) => !isLease(k)) / idleMinutes,
+        leaseRequestsPerMinute: sum(idle, isLease) / idleMinutes,
+        requests: idle,
+        cpuSecondsPer15s: ((i1.cpuSeconds - i0.cpuSeconds) / ((i1.at - i0.at) / 1000)) * 15,
+        heapAfterGcMiB: mib(i1.heapAfterGcBytes ?? 0),
+      },
+    };
+    const baseline = {
+      rawAgentsPerSecondToRunning: n / rawRunningSecs,
+      rawCreationToRunningMs: { p50: pct(rawRunning, 50), p99: pct(rawRunning, 99) },
+      rawApiRequestsPerAgent: rawRequests / n,
+      planeJobsPerSecondToComplete: n / planeSecs,
+    };
+    const result = {
+      mode: "throughput",
+      agents: n,
+      at,
+      load: loads,
+      controller: c,
+      baseline,
+      ratios: {
+        toRunning: c.agentsPerSecondToRunning / baseline.rawAgentsPerSecondToRunning,
+        toTerminal: c.agentsPerSecondToTerminal / baseline.planeJobsPerSecondToComplete,
+      },
+      targets: {
+        toRunningRatio: 0.9,
+        toTerminalRatio: 0.9,
+        apiRequestsPerAgent: 5,
+        idleRequestsPerMinuteBesidesLease: 2,
       },
       notes:
-        "terminal includes kwok's 1 s pod run time for the controller; the raw path patches Succeeded without waiting for pods",
+        "raw: Agent create + Job create + Running patch, no controller; plane: the same raw Jobs timed from the first write until the last is Complete; controller figures exclude Lease requests",
     };
-    const rows: [string, string, string][] = [
+    printRows(`N = ${n}   load (1/5/15 min) at start ${loads.start.join(" ")}, end ${loads.end?.join(" ")}`, [
+      ["figure", "controller", "baseline"],
       [
-        "Agents/s to Running",
-        result.controller.agentsPerSecondToRunning.toFixed(1),
-        result.raw.agentsPerSecondToRunning.toFixed(1),
+        "Agents/s to Running (baseline: raw writes)",
+        c.agentsPerSecondToRunning.toFixed(1),
+        baseline.rawAgentsPerSecondToRunning.toFixed(1),
       ],
       [
-        "Agents/s to terminal",
-        result.controller.agentsPerSecondToTerminal.toFixed(1),
-        result.raw.agentsPerSecondToTerminal.toFixed(1),
+        "Agents/s to terminal (baseline: plane Jobs/s)",
+        c.agentsPerSecondToTerminal.toFixed(2),
+        baseline.planeJobsPerSecondToComplete.toFixed(2),
       ],
       [
-        "creation → Running p50 (ms)",
-        String(result.controller.creationToRunningMs.p50),
-        String(result.raw.creationToRunningMs.p50),
+        "ratio to Running / to terminal",
+        result.ratios.toRunning.toFixed(2),
+        result.ratios.toTerminal.toFixed(2),
       ],
       [
-        "creation → Running p99 (ms)",
-        String(result.controller.creationToRunningMs.p99),
-        String(result.raw.creationToRunningMs.p99),
+        "creation → Running p50 / p99 (ms)",
+        `${c.creationToRunningMs.p50}/${c.creationToRunningMs.p99}`,
+        `${baseline.rawCreationToRunningMs.p50}/${baseline.rawCreationToRunningMs.p99}`,
       ],
       [
         "Job complete → terminal p50/p99 (ms, ±1000)",
-        `${result.controller.jobCompleteToTerminalMs.p50}/${result.controller.jobCompleteToTerminalMs.p99}`,
-        "-",
+        `${c.jobCompleteToTerminalMs.p50}/${c.jobCompleteToTerminalMs.p99}`,
       ],
       [
-        "API requests per Agent",
-        result.controller.apiRequestsPerAgent.toFixed(2),
-        result.raw.apiRequestsPerAgent.toFixed(2),
+        "API requests per Agent (all / reconcile / Events)",
+        `${c.apiRequestsPerAgent.total}/${c.apiRequestsPerAgent.reconcile}/${c.apiRequestsPerAgent.events}`,
+        baseline.rawApiRequestsPerAgent.toFixed(2),
       ],
-      ["controller CPU seconds", result.controller.cpuSeconds.toFixed(2), "-"],
-      ["controller peak RSS (MiB)", result.controller.peakRssMiB.toFixed(1), "-"],
-    ];
-    console.log(`\nN = ${n}\n${"metric".padEnd(44)}${"controller".padStart(12)}${"raw".padStart(12)}`);
-    for (const [k, c, r] of rows) console.log(`${k.padEnd(44)}${c.padStart(12)}${r.padStart(12)}`);
-    const dir = join(ROOT, "bench/results");
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, `${result.at.replace(/[:.]/g, "-")}-n${n}.json`);
-    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(`\nwrote ${file}`);
+      [
+        "controller CPU s (run / start-up)",
+        `${c.cpuSeconds.run.toFixed(1)}/${c.cpuSeconds.startup.toFixed(2)}`,
+      ],
+      ["controller peak RSS / peak heap used (MiB)", `${c.peakRssMiB}/${c.peakHeapUsedMiB}`],
+      ["heap after GC, N terminal cached (MiB)", String(c.heapAfterGcMiB)],
+      [
+        "idle requests/min besides Lease (Lease)",
+        `${c.idle.requestsPerMinuteBesidesLease.toFixed(1)} (${c.idle.leaseRequestsPerMinute.toFixed(1)})`,
+      ],
+      ["idle CPU s per 15 s", c.idle.cpuSecondsPer15s.toFixed(3)],
+    ]);
+    console.log(`\nwrote ${writeResult(`${at.replace(/[:.]/g, "-")}-n${n}.json`, result)}`);
     await client.close();
     await rawClient.close();
   } finally {
-    child?.kill("SIGKILL");
+    abort.abort();
+    await controller?.stop();
     await plane.stop();
   }
+}
+
+async function main() {
+  const a = parseArgs(process.argv.slice(2));
+  if (a.build) await build();
+  mkdirSync(RESULTS, { recursive: true });
+  if (a.scale) await scale(a);
+  else await throughput(a);
 }
 
 main().catch((err) => {

@@ -1,0 +1,107 @@
+/**
+ * Loaded into the controller under benchmark with `node --import` (plain JavaScript, so it runs
+ * beside the compiled dist/ build without tsx). It changes nothing the controller does; it only
+ * observes this process and answers the benchmark over the IPC channel:
+ * - API requests, by verb and resource, from undici's `undici:request:create` diagnostics channel
+ *   (only those to BENCH_API_ORIGIN, the API server);
+ * - CPU seconds (process.cpuUsage), RSS and its kernel-tracked peak (VmHWM), heap used and its
+ *   peak (sampled every 200 ms), and, on request, the heap after a full garbage collection (what
+ *   the process really holds).
+ *
+ * Messages: {type: "stats", gc?: true} → a stats object; {type: "reset-peaks"} → peaks restart
+ * from the current values (VmHWM through /proc/self/clear_refs).
+ */
+import { subscribe } from "node:diagnostics_channel";
+import { readFileSync, writeFileSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+const origin = process.env.BENCH_API_ORIGIN ?? "";
+/** "verb resource" → count, e.g. "list agents", "patch agents/status", "create events". */
+const requests = new Map();
+let total = 0;
+
+function classify(method, path) {
+  const [pathname, query = ""] = path.split("?");
+  const parts = pathname.split("/").filter(Boolean);
+  // /api/v1/namespaces/<ns>/<plural>[/<name>[/<sub>]] or /apis/<group>/<version>/namespaces/...
+  const i = parts.indexOf("namespaces");
+  const rest = i >= 0 ? parts.slice(i + 2) : parts.slice(parts[0] === "api" ? 2 : 3);
+  const resource = rest.length >= 3 ? `${rest[0]}/${rest[2]}` : (rest[0] ?? pathname);
+  const named = rest.length >= 2;
+  const m = method.toUpperCase();
+  let verb = m.toLowerCase();
+  if (m === "GET") verb = /(^|&)watch=(1|true)/.test(query) ? "watch" : named ? "get" : "list";
+  else if (m === "POST") verb = "create";
+  return `${verb} ${resource}`;
+}
+
+subscribe("undici:request:create", ({ request }) => {
+  if (origin && request.origin !== origin) return;
+  total++;
+  const key = classify(request.method, request.path);
+  requests.set(key, (requests.get(key) ?? 0) + 1);
+});
+
+let peakHeapUsed = 0;
+const sample = () => {
+  const h = process.memoryUsage().heapUsed;
+  if (h > peakHeapUsed) peakHeapUsed = h;
+};
+setInterval(sample, 200).unref();
+
+function vmHwmBytes() {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+let gc;
+function fullGc() {
+  if (!gc) {
+    setFlagsFromString("--expose-gc");
+    gc = runInNewContext("gc");
+  }
+  gc();
+}
+
+function stats(withGc) {
+  sample();
+  const cpu = process.cpuUsage();
+  const out = {
+    at: Date.now(),
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    rssBytes: process.memoryUsage.rss(),
+    peakRssBytes: Math.max(vmHwmBytes(), process.memoryUsage.rss()),
+    heapUsedBytes: process.memoryUsage().heapUsed,
+    peakHeapUsedBytes: peakHeapUsed,
+    requests: total,
+    requestsBy: Object.fromEntries([...requests].sort()),
+  };
+  if (withGc) {
+    fullGc();
+    fullGc();
+    const m = process.memoryUsage();
+    out.heapAfterGcBytes = m.heapUsed;
+    out.rssAfterGcBytes = m.rss;
+    out.externalBytes = m.external;
+  }
+  return out;
+}
+
+process.on("message", (msg) => {
+  if (msg?.type === "stats") process.send?.({ type: "stats", stats: stats(msg.gc === true) });
+  if (msg?.type === "reset-peaks") {
+    try {
+      writeFileSync("/proc/self/clear_refs", "5");
+    } catch {
+      // not Linux: the peak stays the process's lifetime peak
+    }
+    peakHeapUsed = 0;
+    sample();
+    process.send?.({ type: "reset-peaks" });
+  }
+});
