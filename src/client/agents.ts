@@ -147,12 +147,32 @@ export class AgentsClient {
   /**
    * Changes to the namespace's Agents (or to one, by name) from now, or from `resourceVersion`.
    * Reconnects when the server ends a watch; after a 410 (the cursor was compacted) it resumes
-   * from a fresh list, so changes in between are not replayed. Ends when `signal` aborts.
+   * from a fresh list, so changes in between are not replayed. Ends when `signal` aborts. A caller
+   * that stops iterating (break, return, throw) ends the open watch request with it, so `close()`
+   * does not wait for the server to end it.
    */
   async *watch(
     o: { name?: string; resourceVersion?: string; signal?: AbortSignal } = {},
   ): AsyncGenerator<AgentWatchEvent> {
-    let rv = o.resourceVersion ?? (await this.currentResourceVersion(o.signal));
+    const own = new AbortController();
+    const onAbort = () => own.abort();
+    if (o.signal?.aborted) own.abort();
+    o.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      yield* this.watchUntil(own.signal, o.name, o.resourceVersion);
+    } finally {
+      own.abort();
+      o.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async *watchUntil(
+    signal: AbortSignal,
+    name: string | undefined,
+    resourceVersion: string | undefined,
+  ): AsyncGenerator<AgentWatchEvent> {
+    const o = { signal, name };
+    let rv = resourceVersion ?? (await this.currentResourceVersion(o.signal));
     while (!o.signal?.aborted) {
       const queue: WatchEvent<Agent>[] = [];
       let wake: (() => void) | undefined;
