@@ -36,6 +36,23 @@ const succeeded = agent("run-1", {
   startedAt: "2026-12-01T11:55:02Z",
   completedAt: "2026-12-01T11:56:00Z",
   jobName: "run-1",
+  // As the controller leaves a finished run (src/core/conditions.ts).
+  conditions: [
+    {
+      type: "Ready",
+      status: "False",
+      reason: "Succeeded",
+      message: "the run has finished",
+      lastTransitionTime: "2026-12-01T11:56:00Z",
+    },
+    {
+      type: "Complete",
+      status: "True",
+      reason: "Succeeded",
+      message: "the run succeeded (exit code 0)",
+      lastTransitionTime: "2026-12-01T11:56:00Z",
+    },
+  ],
   output:
     '{"type":"system","subtype":"init","session_id":"4855a4a8"}\n{"type":"result","subtype":"success","is_error":false,"result":"ok","total_cost_usd":0.0106,"usage":{"input_tokens":3,"output_tokens":24}}\n',
 });
@@ -74,6 +91,30 @@ describe("status of one Agent", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("a Succeeded run has no reason unless its read-back was partial", () => {
+    expect(reasonOf(succeeded)).toBe("");
+    const partial = structuredClone(succeeded);
+    (partial.status as { failureReason?: string }).failureReason =
+      "run output unavailable: pod garbage-collected";
+    expect(reasonOf(partial)).toBe("run output unavailable: pod garbage-collected");
+  });
+
+  it("a Failed run without failureReason: the Ready condition's reason and message", () => {
+    const bare = agent("run-4", {
+      phase: "Failed",
+      conditions: [
+        {
+          type: "Ready",
+          status: "False",
+          reason: "Failed",
+          message: "the run failed (exit code 2)",
+          lastTransitionTime: "2026-12-01T11:56:00Z",
+        },
+      ],
+    });
+    expect(reasonOf(bare)).toBe("Failed: the run failed (exit code 2)");
   });
 
   it("a run that failed before it ran: the failure reason, exit code 1", () => {

@@ -51,12 +51,14 @@ export function queuePlaceOf(agent: Agent): QueuePlace | undefined {
 }
 
 /**
- * Why the Agent is where it is: the failure reason of a failed run, else the reason and message
- * of the condition that explains the wait (Queued, then Ready when False); "" when nothing does.
+ * Why the Agent is where it is: status.failureReason (on a Succeeded run, a partial read-back),
+ * else, unless the run succeeded, the reason and message of the condition that explains the wait
+ * or the failure (Queued, then Ready when False); "" when nothing does. A Succeeded run's
+ * `Ready=False Succeeded: the run has finished` (src/core/conditions.ts) only repeats the phase.
  */
 export function reasonOf(agent: Agent): string {
   const failure = agent.status?.failureReason ?? "";
-  if (failure !== "") return failure;
+  if (failure !== "" || phaseOf(agent) === "Succeeded") return failure;
   for (const type of ["Queued", "Ready"]) {
     const c = conditionOf(agent, type);
     const explains = type === "Queued" ? c?.status === "True" : c?.status === "False";
