@@ -83,6 +83,22 @@ describe("parseCommandLine", () => {
       ["__complete", "logs", ""],
       { global: {}, command: { name: "__complete", words: ["logs", ""] } },
     ],
+    [
+      "__complete takes the cluster flags of the line, not from the word being completed",
+      ["__complete", "status", "--kubeconfig", "/k", "-n", "team", "--context=dev", "--namespace"],
+      {
+        global: { kubeconfig: "/k", namespace: "team", context: "dev" },
+        command: {
+          name: "__complete",
+          words: ["status", "--kubeconfig", "/k", "-n", "team", "--context=dev", "--namespace"],
+        },
+      },
+    ],
+    [
+      "__complete: a flag whose value is being typed is not used",
+      ["__complete", "logs", "-n", "te"],
+      { global: {}, command: { name: "__complete", words: ["logs", "-n", "te"] } },
+    ],
   ])("%s", (_name, argv, expected) => {
     expect(parseCommandLine(argv)).toEqual({ ok: true, ...expected });
   });

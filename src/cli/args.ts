@@ -158,13 +158,42 @@ function parameterMap(values: readonly string[]): Record<string, string> | strin
   return out;
 }
 
+/**
+ * The kubeconfig, context and namespace a command line being completed names (`--flag value` or
+ * `--flag=value`), so `kubectl agent status -n team <TAB>` lists that namespace's Agents, as
+ * kubectl's own completion does. `words` excludes the word being completed. Never fails.
+ */
+export function completionGlobals(words: readonly string[]): GlobalFlags {
+  const names: Record<string, "namespace" | "context" | "kubeconfig"> = {
+    "-n": "namespace",
+    "--namespace": "namespace",
+    "--context": "context",
+    "--kubeconfig": "kubeconfig",
+  };
+  const out: GlobalFlags = {};
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as string;
+    const eq = w.indexOf("=");
+    const key = names[eq > 0 ? w.slice(0, eq) : w];
+    if (key === undefined) continue;
+    const value = eq > 0 ? w.slice(eq + 1) : words[++i];
+    if (value) out[key] = value;
+  }
+  return out;
+}
+
 const fail = (error: string, topic?: string): Parsed => ({ ok: false, error, ...(topic ? { topic } : {}) });
 
 export function parseCommandLine(argv: readonly string[]): Parsed {
   const at = subcommandIndex(argv);
   const word = at >= 0 ? (argv[at] as string) : undefined;
   if (word === "__complete") {
-    return { ok: true, global: {}, command: { name: "__complete", words: argv.slice(at + 1) } };
+    const words = argv.slice(at + 1);
+    return {
+      ok: true,
+      global: completionGlobals([...argv.slice(0, at), ...words.slice(0, -1)]),
+      command: { name: "__complete", words },
+    };
   }
   if (word === "help") {
     const topic = argv[at + 1];
