@@ -99,10 +99,17 @@ async function findStrip(): Promise<string | undefined> {
   return undefined;
 }
 
-export async function buildKubectlAgent(log: (line: string) => void = () => {}): Promise<string> {
-  await mkdir(OUT_DIR, { recursive: true });
+/**
+ * Builds into `outDir` (dist/kubectl-agent by default; the plugin's e2e test builds into a
+ * temporary directory) and returns the executable's path.
+ */
+export async function buildKubectlAgent(
+  log: (line: string) => void = () => {},
+  outDir: string = OUT_DIR,
+): Promise<string> {
+  await mkdir(outDir, { recursive: true });
   const code = await bundle();
-  const work = await mkdtemp(path.join(OUT_DIR, ".build-"));
+  const work = await mkdtemp(path.join(outDir, ".build-"));
   try {
     const bundleFile = path.join(work, path.basename(BUNDLE));
     // The bundle alone is a working plugin for machines with Node (esbuild keeps main.ts's `#!`).
@@ -143,16 +150,17 @@ export async function buildKubectlAgent(log: (line: string) => void = () => {}):
     }
     await link(exe, path.join(work, COMPLETION_LINK));
     for (const name of [path.basename(BUNDLE), path.basename(EXECUTABLE), COMPLETION_LINK]) {
-      await rename(path.join(work, name), path.join(OUT_DIR, name));
+      await rename(path.join(work, name), path.join(outDir, name));
     }
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-  const bytes = (await stat(EXECUTABLE)).size;
+  const executable = path.join(outDir, path.basename(EXECUTABLE));
+  const bytes = (await stat(executable)).size;
   log(
-    `build:kubectl-agent: wrote ${path.relative(ROOT, EXECUTABLE)} (${(bytes / 1e6).toFixed(1)} MB) and ${COMPLETION_LINK}`,
+    `build:kubectl-agent: wrote ${path.relative(ROOT, executable)} (${(bytes / 1e6).toFixed(1)} MB) and ${COMPLETION_LINK}`,
   );
-  return EXECUTABLE;
+  return executable;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
