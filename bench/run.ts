@@ -50,6 +50,7 @@ import {
   waitUntil,
   writeResult,
 } from "./lib.js";
+import { promptLatency } from "./prompt-latency.js";
 import { scale } from "./scale.js";
 
 function parseArgs(argv: string[]): Args {
@@ -307,6 +308,7 @@ async function throughput(a: Args) {
 
 async function main() {
   const a = parseArgs(process.argv.slice(2));
+  if (process.argv.includes("--prompt-api")) return promptLatency(process.argv.slice(2));
   if (a.build) await build();
   mkdirSync(RESULTS, { recursive: true });
   if (a.scale) await scale(a);
