@@ -155,7 +155,7 @@ export class AgentController {
       log: this.log,
     });
     this.queue = new WorkQueue((key) => this.reconcileOne(key), {
-      concurrency: d.workers ?? 8,
+      concurrency: d.workers ?? 32,
       retryDelayMs: 1000,
       onError: (key, err) => this.log(`${key}: reconcile error, retrying: ${String(err)}`),
     });
