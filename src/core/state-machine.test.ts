@@ -646,6 +646,29 @@ const rows: Row[] = [
       },
     ],
   },
+  {
+    name: "a realtime run resuming a session: the Running patch records that session id (OQ-44: it keeps the id)",
+    in: {
+      agent: agent().spec({ resumeSession: "sess-7" }).build(),
+      definition: definition()
+        .spec({ execution: "realtime", resources: { conversation: { source: "https://state.example/conv" } } })
+        .build(),
+    },
+    rules: ["job-create"],
+    actions: [
+      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
+      patch(
+        { phase: "Running", jobName: "agent-job-run-1", startedAt: NOW_ISO, sessionId: "sess-7" },
+        { dependsOn: ["create-job"] },
+      ),
+      {
+        id: "metric-queue",
+        type: "recordMetric",
+        metric: { name: "controller_run_queue_seconds", value: 60 },
+        dependsOn: ["create-job", "patch-status"],
+      },
+    ],
+  },
   ...JOB_CREATE_ROWS,
   ...PRUNE_ROWS,
   {

@@ -388,6 +388,15 @@ function jobMode(c: Ctx): "interactive" | "realtime" {
   return c.execution === "realtime" ? "realtime" : "interactive";
 }
 
+/**
+ * The Running patch of a Job run. A realtime run that resumes a session keeps that session's id
+ * (OQ-44), so status.sessionId names it from the start rather than from the first prompt's reply.
+ */
+function runningStatus(c: Ctx, jobName: string): PatchStatusAction["status"] {
+  const resumed = jobMode(c) === "realtime" ? c.agent.spec.resumeSession : undefined;
+  return { phase: "Running", jobName, startedAt: rfc3339(c.now), ...(resumed ? { sessionId: resumed } : {}) };
+}
+
 /** Job creation for a Pending run (after any Replace preemption). */
 function startJob(c: Ctx, victims: Agent[]): Action[] {
   const built = buildJob(
@@ -409,7 +418,7 @@ function startJob(c: Ctx, victims: Agent[]): Action[] {
       job: built.job,
       ...(pre.ids.length ? { dependsOn: pre.ids } : {}),
     },
-    { ...patch(c, { phase: "Running", jobName, startedAt: rfc3339(c.now) }), dependsOn: ["create-job"] },
+    { ...patch(c, runningStatus(c, jobName)), dependsOn: ["create-job"] },
   ];
   const created = ms(c.agent.metadata.creationTimestamp);
   if (created !== undefined) {
@@ -778,7 +787,7 @@ export const PHASE_RULES: readonly Rule[] = [
     from: "Pending",
     to: "Running",
     when: "Job run (interactive or realtime) admitted",
-    does: "Replace: delete the oldest Running run(s) first; create the Job; patch Running, jobName, startedAt",
+    does: "Replace: delete the oldest Running run(s) first; create the Job; patch Running, jobName, startedAt (and sessionId = resumeSession for a resumed realtime session, OQ-44)",
     guard: (c) => pending(c),
     act: (c) => {
       const a = admission(c);

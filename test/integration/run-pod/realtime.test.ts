@@ -484,6 +484,17 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane",
       // its own, and the first prompt is turn 1 of a session that knows its id from the start.
       const second = `rs-${vendor}-b`;
       await createAgent(env, second, `stn-${first}`, { resumeSession: sessionId });
+      // OQ-44: the resumed session keeps its id, recorded with Running before any prompt.
+      const running = await eventually(
+        `${second} Running`,
+        async () => {
+          const st = await agentStatus(second);
+          return st.phase === "Running" ? st : undefined;
+        },
+        120_000,
+        250,
+      );
+      expect(running.sessionId).toBe(sessionId);
       const { accepted } = await untilAccepted(second, "Which number?");
       expect(accepted.body).toEqual({ turn: 1, queued: 1, sessionId });
       expect((await agentStatus(second)).sessionId).toBe(sessionId);
