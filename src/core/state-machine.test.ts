@@ -651,7 +651,10 @@ const rows: Row[] = [
     in: {
       agent: agent().spec({ resumeSession: "sess-7" }).build(),
       definition: definition()
-        .spec({ execution: "realtime", resources: { conversation: { source: "https://state.example/conv" } } })
+        .spec({
+          execution: "realtime",
+          resources: { conversation: { source: "https://state.example/conv" } },
+        })
         .build(),
     },
     rules: ["job-create"],
