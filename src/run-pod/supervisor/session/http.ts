@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { bearerToken } from "../../../prompt-api/run-token.js";
 
 export const MSG_UNAUTHORIZED = "the bearer token is missing or wrong";
 export const MSG_BAD_BODY = "the body is not JSON with a non-empty prompt string";
@@ -21,13 +22,14 @@ export interface SessionHandlers {
   close(): Reply;
 }
 
-/** True when `authorization` is `Bearer <t>` and SHA-256(t) is `tokenSha256` (hex). */
+/**
+ * True when `authorization` is `Bearer <t>` (the scheme case-insensitive, RFC 7235, parsed as the
+ * controller's prompt API parses it) and SHA-256(t) is `tokenSha256` (hex).
+ */
 export function tokenMatches(authorization: string | undefined, tokenSha256: string): boolean {
-  const match = /^Bearer (.+)$/.exec(authorization ?? "");
-  if (!match || tokenSha256 === "") return false;
-  const got = createHash("sha256")
-    .update(match[1] as string)
-    .digest();
+  const token = bearerToken(authorization);
+  if (token === undefined || tokenSha256 === "") return false;
+  const got = createHash("sha256").update(token).digest();
   const want = Buffer.from(tokenSha256, "hex");
   return want.length === got.length && timingSafeEqual(got, want);
 }
