@@ -13,7 +13,7 @@ import { providerFor } from "../batch/index.js";
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
 import type { ControllerSettings } from "../core/input.js";
 import { jobNameFor } from "../core/names.js";
-import { reconcile } from "../core/state-machine.js";
+import { isSettled, reconcile, settledAgentsWithWork } from "../core/state-machine.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { Change } from "./cache.js";
 import type { ControllerConfig } from "./config.js";
@@ -237,7 +237,11 @@ export class AgentController {
 
   /**
    * The safety net: re-list everything and reconcile every Agent. The LISTs carry metadata only;
-   * an object whose listed resourceVersion the cache lacks (a missed event) is read whole.
+   * an object whose listed resourceVersion the cache lacks (a missed event) is read whole, and
+   * its change reconciles it. A settled Agent (finished, no finalizer, not being deleted) can only
+   * be pruned, so it is decided once per Station by the core's `settledAgentsWithWork` rather than
+   * by a reconcile of its own; one with batch memory left (a cleanup outcome to report) still gets
+   * its reconcile.
    */
   async pollOnce(signal?: AbortSignal): Promise<void> {
     await Promise.all([
@@ -249,7 +253,16 @@ export class AgentController {
     const phases: string[] = [];
     for (const a of this.agents.cache.values()) {
       phases.push(a.status?.phase ?? "Pending");
-      if (a.metadata.name) this.queue.add(a.metadata.name);
+      const name = a.metadata.name;
+      if (!name || (isSettled(a) && !this.memory.peekBatch(a.metadata.uid ?? ""))) continue;
+      this.queue.add(name);
+    }
+    for (const stationName of this.byStation.keys()) {
+      const station = this.stations.cache.get(stationName);
+      if (!station) continue;
+      for (const a of settledAgentsWithWork(station, this.stationAgents(stationName))) {
+        if (a.metadata.name) this.queue.add(a.metadata.name);
+      }
     }
     this.d.metrics.setPhaseCounts(phases);
   }

@@ -17,8 +17,8 @@
  *   reads their specs.
  */
 import type { V1Job, V1JobCondition, V1ObjectMeta } from "@kubernetes/client-node";
+import { isSettled } from "../core/state-machine.js";
 import type { Agent, AgentDefinition, ObjectMeta, Station } from "../core/types.js";
-import { isTerminal, phaseOf } from "../core/types.js";
 
 /** The metadata the controller reads: identity, version, generation, times, finalizers. */
 function slimMeta<M extends ObjectMeta | V1ObjectMeta>(m: M): M {
@@ -34,12 +34,11 @@ function slimMeta<M extends ObjectMeta | V1ObjectMeta>(m: M): M {
   return out;
 }
 
-/** A finished Agent that nothing but history pruning and concurrency counting will read again. */
-export function isHistory(agent: Agent): boolean {
-  return (
-    isTerminal(phaseOf(agent)) && !agent.metadata?.deletionTimestamp && !agent.metadata?.finalizers?.length
-  );
-}
+/**
+ * A finished Agent that nothing but history pruning and concurrency counting will read again: the
+ * core's settled Agent (state-machine.ts).
+ */
+export const isHistory = isSettled;
 
 export function cachedAgent(agent: Agent): Agent {
   const metadata = slimMeta(agent.metadata ?? {});

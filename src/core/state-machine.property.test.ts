@@ -13,7 +13,7 @@ import { agent, definition, input, iso, station, T0 } from "../../test/support/c
 import type { BatchPollResult } from "../batch/provider.js";
 import { type Action, BATCH_CLEANUP_FINALIZER, isWrite } from "./actions.js";
 import type { BatchMemory, JobObservation, PodObservation, ReconcileInput } from "./input.js";
-import { reconcile } from "./state-machine.js";
+import { isSettled, reconcile, settledAgentsWithWork } from "./state-machine.js";
 import type { AgentStatus, StationSpec } from "./types.js";
 import { isTerminal, phaseOf } from "./types.js";
 
@@ -367,5 +367,59 @@ describe("reconcile properties", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("settledAgentsWithWork: the poll's per-Station shortcut for settled Agents", () => {
+  const row = fc.record({
+    phase,
+    completedMin: fc.integer({ min: 0, max: 6 }),
+    deleting: fc.boolean(),
+    finalizer: fc.constantFrom<string | undefined>(
+      undefined,
+      undefined,
+      BATCH_CLEANUP_FINALIZER,
+      "example.com/x",
+    ),
+    otherStation: fc.boolean(),
+  });
+  it("names exactly the settled Agents whose own reconcile returns actions", () => {
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 10 }), fc.nat(3), fc.nat(3), (rows, ok, failed) => {
+        const list = rows.map((r, i) => {
+          const b = agent(`a-${i}`);
+          if (r.phase === "Running") b.running(T0);
+          if (r.phase === "Succeeded" || r.phase === "Failed")
+            b.completed(r.phase, T0 + r.completedMin * MIN);
+          if (r.deleting) b.deleting();
+          if (r.finalizer) b.finalizers(r.finalizer);
+          if (r.otherStation) b.spec({ stationRef: "other" });
+          return b.build();
+        });
+        const st = station().spec({ successfulRunsHistoryLimit: ok, failedRunsHistoryLimit: failed }).build();
+        const withWork = new Set(settledAgentsWithWork(st, list));
+        for (const a of list) {
+          if (!isSettled(a)) {
+            expect(withWork.has(a)).toBe(false);
+            continue;
+          }
+          const own = a.spec.stationRef === st.metadata.name ? st : undefined;
+          const actions = reconcile(
+            input({ agent: a, station: own, stationAgents: list, now: T0 + 10 * MIN }),
+          );
+          expect(withWork.has(a), a.metadata.name).toBe(actions.length > 0);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("a settled Agent is finished, without finalizers and not being deleted", () => {
+    expect(isSettled(agent().completed("Succeeded", T0).build())).toBe(true);
+    expect(isSettled(agent().completed("Failed", T0).build())).toBe(true);
+    expect(isSettled(agent().running(T0).build())).toBe(false);
+    expect(isSettled(agent().build())).toBe(false);
+    expect(isSettled(agent().completed("Succeeded", T0).deleting().build())).toBe(false);
+    expect(isSettled(agent().completed("Succeeded", T0).finalizers("example.com/x").build())).toBe(false);
   });
 });

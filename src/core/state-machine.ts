@@ -591,6 +591,27 @@ const admission = (c: Ctx) =>
     ? admit(c.agent, c.station, c.input.stationAgents, c.input.pendingCreations)
     : undefined;
 
+/**
+ * A finished Agent that carries no finalizer and is not being deleted. Of all the rules only
+ * `terminal-prune` and `terminal-noop` can match it, so its reconcile has work exactly when it is
+ * beyond its Station's history limit. The controller caches it slimmed (transform.ts), and its
+ * poll asks `settledAgentsWithWork` once per Station instead of reconciling each such Agent:
+ * with thousands of runs in history that is most of a poll's CPU (issue 12).
+ */
+export function isSettled(agent: Agent): boolean {
+  return (
+    isTerminal(phaseOf(agent)) && !agent.metadata?.deletionTimestamp && !agent.metadata?.finalizers?.length
+  );
+}
+
+/**
+ * The settled Agents among a Station's Agents whose reconcile would do something (delete them:
+ * `terminal-prune`). The property test holds it equal to running `reconcile` on each of them.
+ */
+export function settledAgentsWithWork(station: Station, stationAgents: readonly Agent[]): Agent[] {
+  return agentsToPrune(station, stationAgents).filter(isSettled);
+}
+
 export const PHASE_RULES: readonly Rule[] = [
   {
     id: "terminal-prune",
