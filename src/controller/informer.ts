@@ -104,8 +104,7 @@ export class Informer<T extends KubeObject> {
       const cached = this.cache.get(name);
       if (cached && !isOlder(cached.metadata?.resourceVersion, meta.metadata?.resourceVersion)) continue;
       // Not held because it fails `keep`: nothing to fetch.
-      if (!cached && this.o.keep && !this.o.keep(meta))
-        continue;
+      if (!cached && this.o.keep && !this.o.keep(meta)) continue;
       stale.push(name);
     }
     if (stale.length > Math.max(10, Math.ceil(res.items.length / this.o.pageSize))) return this.list(signal);
