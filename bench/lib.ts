@@ -8,8 +8,8 @@ import { createWriteStream, existsSync, mkdirSync, writeFileSync } from "node:fs
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { V1Job } from "@kubernetes/client-node";
-import type { KubeClient } from "../src/controller/kube/client.js";
+import { KubeConfig, type V1Job } from "@kubernetes/client-node";
+import { KubeClient } from "../src/controller/kube/client.js";
 import {
   AGENT_DEFINITIONS,
   AGENTS,
@@ -18,6 +18,8 @@ import {
   STATIONS,
 } from "../src/controller/kube/resources.js";
 import type { Agent, AgentDefinition, Station } from "../src/core/types.js";
+import { type ControlPlane, installCrds, startControlPlane } from "../test/harness/cluster.js";
+import { projectCrdFiles } from "../test/harness/global-setup.js";
 import { podScriptAnnotations } from "../test/harness/pod-script.js";
 import { freePort } from "../test/harness/ports.js";
 
@@ -351,4 +353,30 @@ export function writeResult(name: string, result: unknown): string {
 export function printRows(title: string, rows: [string, string, string?][]) {
   console.log(`\n${title}`);
   for (const [k, c, r] of rows) console.log(`${k.padEnd(52)}${c.padStart(14)}${(r ?? "").padStart(14)}`);
+}
+
+/**
+ * A private local control plane as the benchmark needs it: watch cache on (as in production), the
+ * project's CRDs installed, and a client of it with the API server's URL (for the probe's filter).
+ * The caller stops the plane.
+ */
+export async function startBenchPlane(): Promise<{
+  plane: ControlPlane;
+  client: KubeClient;
+  server: string;
+}> {
+  const plane = await startControlPlane({ watchCache: true });
+  try {
+    await installCrds(plane.api(), projectCrdFiles());
+    const kc = new KubeConfig();
+    kc.loadFromFile(plane.kubeconfig);
+    return {
+      plane,
+      client: await KubeClient.fromKubeConfig(kc),
+      server: kc.getCurrentCluster()?.server ?? "",
+    };
+  } catch (err) {
+    await plane.stop();
+    throw err;
+  }
 }

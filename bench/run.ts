@@ -23,8 +23,6 @@ import { AGENTS, JOBS } from "../src/controller/kube/resources.js";
 import { buildJob } from "../src/core/job-builder.js";
 import { jobNameFor } from "../src/core/names.js";
 import type { Agent } from "../src/core/types.js";
-import { installCrds, startControlPlane } from "../test/harness/cluster.js";
-import { projectCrdFiles } from "../test/harness/global-setup.js";
 import {
   type Args,
   agentObj,
@@ -46,6 +44,7 @@ import {
   RESULTS,
   requestDelta,
   setupStation,
+  startBenchPlane,
   sum,
   waitUntil,
   writeResult,
@@ -78,15 +77,10 @@ async function throughput(a: Args) {
   const at = new Date().toISOString();
   const loads: { start: number[]; [phase: string]: number[] } = { start: load() };
   log(`starting control plane (watch cache on, as in production); N = ${n}; load ${loads.start.join(" ")}`);
-  const plane = await startControlPlane({ watchCache: true });
+  const { plane, client, server } = await startBenchPlane();
   let controller: ControllerProcess | undefined;
   const abort = new AbortController();
   try {
-    await installCrds(plane.api(), projectCrdFiles());
-    const kc = new KubeConfig();
-    kc.loadFromFile(plane.kubeconfig);
-    const client = await KubeClient.fromKubeConfig(kc);
-    const server = kc.getCurrentCluster()?.server ?? "";
     const names = Array.from({ length: n }, (_, i) => `b-${i}`);
 
     // 1. Raw writes, then the plane completing the same Jobs.
@@ -106,6 +100,8 @@ async function throughput(a: Args) {
       realtimeEnabled: false,
       batchPollSeconds: 60,
     };
+    const kc = new KubeConfig();
+    kc.loadFromFile(plane.kubeconfig);
     const rawClient = await KubeClient.fromKubeConfig(kc);
     const rawJobs = observeJobs(client, rawNs, abort.signal);
     await new Promise((r) => setTimeout(r, 1000));

@@ -13,14 +13,11 @@
  * Station `history` (one at a time) while the cache is full.
  */
 import { join } from "node:path";
-import { KubeConfig, type V1Job } from "@kubernetes/client-node";
-import { KubeClient } from "../src/controller/kube/client.js";
+import type { V1Job } from "@kubernetes/client-node";
 import { AGENTS, JOBS } from "../src/controller/kube/resources.js";
 import { buildJob } from "../src/core/job-builder.js";
 import { jobNameFor } from "../src/core/names.js";
 import type { Agent } from "../src/core/types.js";
-import { installCrds, startControlPlane } from "../test/harness/cluster.js";
-import { projectCrdFiles } from "../test/harness/global-setup.js";
 import {
   type Args,
   agentObj,
@@ -38,6 +35,7 @@ import {
   RESULTS,
   requestDelta,
   setupStation,
+  startBenchPlane,
   sum,
   waitUntil,
   writeResult,
@@ -100,15 +98,10 @@ export async function scale(a: Args) {
   const at = new Date().toISOString();
   const loads: { start: number[]; [phase: string]: number[] } = { start: load() };
   log(`scale: starting control plane; ${m} terminal + ${RUNNING} Running + ${PENDING} Pending Agents`);
-  const plane = await startControlPlane({ watchCache: true });
+  const { plane, client, server } = await startBenchPlane();
   let controller: ControllerProcess | undefined;
   const abort = new AbortController();
   try {
-    await installCrds(plane.api(), projectCrdFiles());
-    const kc = new KubeConfig();
-    kc.loadFromFile(plane.kubeconfig);
-    const client = await KubeClient.fromKubeConfig(kc);
-    const server = kc.getCurrentCluster()?.server ?? "";
     const ns = "bench-scale";
     await createNamespace(client, ns);
     await setupStation(client, ns, {
