@@ -157,7 +157,10 @@ export class AgentController {
     this.queue = new WorkQueue((key) => this.reconcileOne(key), {
       concurrency: d.workers ?? 32,
       retryDelayMs: 1000,
-      onError: (key, err) => this.log(`${key}: reconcile error, retrying: ${String(err)}`),
+      onError: (key, err) => {
+        d.metrics.reconcileErrors.inc();
+        this.log(`${key}: reconcile error, retrying: ${String(err)}`);
+      },
     });
   }
 

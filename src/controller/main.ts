@@ -10,6 +10,7 @@ import { agentSecretsReader, retryFromEnv, SinkDispatcher } from "../sinks/index
 import { ConfigError, parseConfig } from "./config.js";
 import { KubeClient } from "./kube/client.js";
 import { SECRETS } from "./kube/resources.js";
+import { ControllerMetrics } from "./metrics.js";
 import { ControllerReplica } from "./process.js";
 import { startControllerPromptApi } from "./prompt-api.js";
 
@@ -42,11 +43,13 @@ async function main(): Promise<void> {
   }
   const client = await KubeClient.fromEnvironment();
   // Batch runs' sink events; http sink header blocks come from agent-secrets (batch component's grant).
+  const metrics = new ControllerMetrics();
   const sinks = new SinkDispatcher({
     readSecretKey: agentSecretsReader((ns, name) => client.get(SECRETS, ns, name)),
     retry: retryFromEnv(process.env),
+    onOutcome: (outcome) => metrics.sinkDeliveries.inc({ outcome }),
   });
-  const replica = new ControllerReplica({ config, client, sinks });
+  const replica = new ControllerReplica({ config, client, sinks, metrics });
   await replica.start();
   // The prompt API serves on every replica (it only forwards), and only with the realtime component.
   const promptApi = config.realtimeEnabled

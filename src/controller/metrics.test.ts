@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ControllerMetrics } from "./metrics.js";
 
 describe("ControllerMetrics", () => {
-  it("exposes exactly the seed's metric names and types", async () => {
+  it("exposes exactly the seed's eight metrics plus the reconcile-error and sink-delivery counters", async () => {
     const m = new ControllerMetrics();
     const json = await m.registry.getMetricsAsJSON();
     expect(Object.fromEntries(json.map((x) => [x.name, x.type]))).toEqual({
@@ -14,6 +14,8 @@ describe("ControllerMetrics", () => {
       controller_run_queue_seconds: "histogram",
       controller_run_failures_total: "counter",
       controller_batch_cleanup_failures_total: "counter",
+      controller_reconcile_errors_total: "counter",
+      controller_sink_deliveries_total: "counter",
     });
   });
 

@@ -7,6 +7,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { MetricObservation } from "../core/actions.js";
 
 export const AGENT_PHASES = ["Pending", "Running", "Succeeded", "Failed"] as const;
+export const SINK_OUTCOMES = ["delivered", "failed", "dropped"] as const;
 
 export class ControllerMetrics {
   readonly registry = new Registry();
@@ -56,6 +57,18 @@ export class ControllerMetrics {
     help: "Failed attempts to delete a batch run's provider-side objects.",
     registers: [this.registry],
   });
+  // Beyond the seed's eight: what a platform team alerts on (issue 11, components/monitoring).
+  readonly reconcileErrors = new Counter({
+    name: "controller_reconcile_errors_total",
+    help: "Reconciles that threw (an API or provider call failed); each is retried after 1 s.",
+    registers: [this.registry],
+  });
+  readonly sinkDeliveries = new Counter({
+    name: "controller_sink_deliveries_total",
+    help: "Sink events the controller sent for batch runs, by outcome (delivered, failed after retries, dropped from a full queue).",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
 
   constructor() {
     // Known label values start at zero, so dashboards see the series before the first event.
@@ -63,6 +76,7 @@ export class ControllerMetrics {
     for (const kind of ["missing_ref", "job_failed", "output_unavailable", "preempted"]) {
       this.runFailures.inc({ kind }, 0);
     }
+    for (const outcome of SINK_OUTCOMES) this.sinkDeliveries.inc({ outcome }, 0);
   }
 
   /** Sets controller_agents from a full view of the cache. */

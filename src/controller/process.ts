@@ -30,10 +30,12 @@ export interface ReplicaOptions {
   /** Skip the health server (tests that run many replicas). */
   noHealthServer?: boolean;
   onReconciled?: (agent: string, report: ExecutionReport) => void;
+  /** The process's metrics, when something outside the replica records into them too (main.ts: sinks). */
+  metrics?: ControllerMetrics;
 }
 
 export class ControllerReplica {
-  readonly metrics = new ControllerMetrics();
+  readonly metrics: ControllerMetrics;
   readonly elector: LeaderElector;
   controller: AgentController | undefined;
   health: HealthServer | undefined;
@@ -45,6 +47,7 @@ export class ControllerReplica {
   private readonly now: () => number;
 
   constructor(private readonly o: ReplicaOptions) {
+    this.metrics = o.metrics ?? new ControllerMetrics();
     this.now = o.now ?? Date.now;
     const id = o.config.podName;
     this.log = o.log ?? ((m) => console.log(JSON.stringify({ level: "info", replica: id, msg: m })));

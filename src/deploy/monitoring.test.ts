@@ -225,6 +225,8 @@ describe("the PrometheusRule", () => {
       "AgentBatchCleanupFailing",
       "AgentRunFailuresRising",
       "AgentControllerWatchUnstable",
+      "AgentReconcileErrors",
+      "AgentSinkDeliveriesFailing",
     ]);
   });
 
@@ -250,7 +252,7 @@ describe("the Grafana dashboard", () => {
       ),
     );
     expect([...shown].sort()).toEqual(exported.families);
-    expect(exported.families).toHaveLength(8);
+    expect(exported.families).toHaveLength(10);
   });
 });
 

@@ -317,6 +317,29 @@ describe("SinkDispatcher", () => {
     expect(d.pending).toBe(0);
   });
 
+  it("tells onOutcome how each event ended on each sink: delivered, or failed after the retries", async () => {
+    const ok = await listener();
+    const down = await listener([500, 503]);
+    const outcomes: string[] = [];
+    const d = dispatcher({
+      retry: { attempts: 2, baseMs: 1, maxMs: 1 },
+      onOutcome: (o) => outcomes.push(o),
+    });
+    await d.deliver({
+      ...definition({
+        sinks: [
+          { type: "http", url: ok.url },
+          { type: "http", url: down.url },
+        ],
+      }),
+      source,
+      vendor: "claude",
+      items: [{ type: "lifecycle", event: batchStarted() }],
+    });
+    expect(down.received).toHaveLength(2);
+    expect(outcomes.sort()).toEqual(["delivered", "failed"]);
+  });
+
   it("a line dropped on overflow leaves no idle queue behind for drain() to wait on", async () => {
     const a = await listener([500]);
     const b = await listener();
@@ -324,12 +347,14 @@ describe("SinkDispatcher", () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
+    const outcomes: string[] = [];
     const d = dispatcher({
       maxQueued: 1,
       sleep: async (ms) => {
         sleeps.push(ms);
         await gate;
       },
+      onOutcome: (o) => outcomes.push(o),
     });
     const first = d.deliver({
       ...definition({ sinks: [{ type: "http", url: a.url }] }),
@@ -346,6 +371,7 @@ describe("SinkDispatcher", () => {
     });
     expect(b.received).toHaveLength(0);
     expect(log.lines.filter((l) => l.msg === "sink queue full; event dropped")).toHaveLength(1);
+    expect(outcomes).toEqual(["dropped"]);
     release();
     await first;
     expect(await d.drain(5_000)).toBe(true);

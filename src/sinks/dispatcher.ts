@@ -74,7 +74,12 @@ export interface SinkDispatcherOptions {
   fileBaseDir?: string;
   /** Bound on queued events across all queues, default 10 000 (OQ-34). */
   maxQueued?: number;
+  /** Told how each event ended on each sink (the controller counts them in a metric). */
+  onOutcome?: (outcome: SinkOutcome) => void;
 }
+
+/** How one event ended on one sink: sent, given up after the retries, or dropped unsent. */
+export type SinkOutcome = "delivered" | "failed" | "dropped";
 
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_QUEUED = 10_000;
@@ -106,6 +111,7 @@ export class SinkDispatcher {
   private readonly attemptTimeoutMs: number;
   private readonly fileBaseDir: string;
   private readonly maxQueued: number;
+  private readonly onOutcome: (outcome: SinkOutcome) => void;
   private readonly queues = new Map<string, Queue>();
   private queued = 0;
 
@@ -119,6 +125,7 @@ export class SinkDispatcher {
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
     this.fileBaseDir = options.fileBaseDir ?? process.env.HOME ?? "/";
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+    this.onOutcome = options.onOutcome ?? (() => {});
   }
 
   /** Events waiting or in flight, across all sinks. */
@@ -249,6 +256,7 @@ export class SinkDispatcher {
       const existing = this.queues.get(key);
       if (this.queued >= this.maxQueued && !(existing && this.dropOldestLine(existing)) && droppable) {
         this.log.warn("sink queue full; event dropped", { sink: sinkKey(sink), ...envelope.source });
+        this.onOutcome("dropped");
         done();
         return;
       }
@@ -279,6 +287,7 @@ export class SinkDispatcher {
       sink: sinkKey(queue.sink),
       ...dropped?.envelope.source,
     });
+    this.onOutcome("dropped");
     dropped?.done();
     return true;
   }
@@ -288,10 +297,11 @@ export class SinkDispatcher {
       const item = queue.items[0];
       if (item === undefined) break;
       try {
-        await this.send(queue.sink, item.envelope, await item.headers);
+        this.onOutcome(await this.send(queue.sink, item.envelope, await item.headers));
       } catch (err) {
         // send() handles its own failures; this guards the queue against a bug.
         this.log.error("sink delivery crashed", { error: errorText(err) });
+        this.onOutcome("failed");
       }
       queue.items.shift();
       item.done();
@@ -300,18 +310,23 @@ export class SinkDispatcher {
     this.queues.delete(key);
   }
 
-  private async send(sink: ResolvedSink, envelope: Envelope, headers: Record<string, string>): Promise<void> {
+  private async send(
+    sink: ResolvedSink,
+    envelope: Envelope,
+    headers: Record<string, string>,
+  ): Promise<SinkOutcome> {
     const body = serializeEnvelope(envelope);
     if (sink.type === "file") {
       const path = isAbsolute(sink.path) ? sink.path : resolvePath(this.fileBaseDir, sink.path);
       try {
         await this.appendFile(path, `${body}\n`);
+        return "delivered";
       } catch (err) {
         this.log.warn("file sink write failed", { path, error: errorText(err), ...envelope.source });
+        return "failed";
       }
-      return;
     }
-    await this.sendHttp(sink.url, body, headers, envelope.source);
+    return this.sendHttp(sink.url, body, headers, envelope.source);
   }
 
   private async sendHttp(
@@ -319,13 +334,13 @@ export class SinkDispatcher {
     body: string,
     extraHeaders: Record<string, string>,
     source: EventSource,
-  ): Promise<void> {
+  ): Promise<SinkOutcome> {
     const headers = mergeHeaders({ "Content-Type": "application/json" }, extraHeaders);
     for (let attempt = 1; ; attempt++) {
       let failure: string;
       try {
         const { status } = await this.post({ url, headers, body, timeoutMs: this.attemptTimeoutMs });
-        if (status >= 200 && status < 300) return;
+        if (status >= 200 && status < 300) return "delivered";
         failure = `HTTP ${status}`;
       } catch (err) {
         failure = errorText(err);
@@ -336,7 +351,7 @@ export class SinkDispatcher {
           error: failure,
           ...source,
         });
-        return;
+        return "failed";
       }
       this.log.warn("http sink attempt failed", { url, attempt, error: failure, ...source });
       await this.sleep(backoffMs(this.retry, attempt));

@@ -9,6 +9,7 @@ export {
   SinkDispatcher,
   type SinkDispatcherOptions,
   type SinkItem,
+  type SinkOutcome,
 } from "./dispatcher.js";
 export { batchRunSource, type Envelope, type EventSource, parseLine, wrap } from "./envelope.js";
 export { parseHeaderBlock } from "./headers.js";

@@ -148,6 +148,9 @@ describe("read-back (items 6, 10a, OQ-23)", () => {
     await createAgent(client, ns, "sick-1", "sick-kubelet");
     const done = await waitForPhase(client, ns, "sick-1", ["Succeeded", "Failed"]).catch(explain);
     expect(seen.calls).toBeGreaterThanOrEqual(3);
+    // Each failed read failed its reconcile, and each such failure is counted for alerting.
+    const errors = (await replica.metrics.reconcileErrors.get()).values[0]?.value ?? 0;
+    expect(errors).toBeGreaterThanOrEqual(2);
     expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0, sessionId: "s-42" });
     expect(done.status?.failureReason).toBeUndefined();
     expect(done.status?.output).toContain('"session_id":"s-42"');

@@ -54,10 +54,13 @@ describe("the controller process", () => {
       "controller_run_queue_seconds",
       "controller_run_failures_total",
       "controller_batch_cleanup_failures_total",
+      "controller_reconcile_errors_total",
+      "controller_sink_deliveries_total",
     ]) {
       expect(metrics).toContain(`# TYPE ${name} `);
     }
     expect(metrics).toContain('controller_runs_completed_total{phase="Succeeded",exit_code="0"} 1');
+    expect(metrics).toContain('controller_sink_deliveries_total{outcome="failed"} 0');
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
     child = undefined;
