@@ -155,7 +155,10 @@ describe("watch + poll resilience", () => {
           .catch(() => ({ items: [] as V1Pod[] }));
         stuck.push(
           `${a.metadata.name}: job ${JSON.stringify(job?.status ?? "missing")} pods ${pods.items
-            .map((p) => `${p.metadata?.name}=${p.status?.phase}`)
+            .map(
+              (p) =>
+                `${p.metadata?.name}=${p.status?.phase} finish-at=${p.metadata?.annotations?.["harness.test.example/finish-at"] ?? "?"}`,
+            )
             .join(",")} controller=${replica.controller ? "running" : "none"} leader=${replica.isLeader}`,
         );
       }
