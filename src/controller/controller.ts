@@ -14,7 +14,7 @@ import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
 import type { ControllerSettings } from "../core/input.js";
 import { jobNameFor } from "../core/names.js";
 import { isSettled, reconcile, settledAgentsWithWork } from "../core/state-machine.js";
-import type { Agent, AgentDefinition, Station } from "../core/types.js";
+import { type Agent, type AgentDefinition, isTerminal, phaseOf, type Station } from "../core/types.js";
 import type { Change } from "./cache.js";
 import type { ControllerConfig } from "./config.js";
 import { type AgentEventRecorder, EventRecorder } from "./events/recorder.js";
@@ -305,8 +305,7 @@ export class AgentController {
   private ownerFinished(job: V1Job): boolean {
     const owner = job.metadata?.ownerReferences?.find((r) => r.controller && r.kind === "Agent");
     const agent = owner ? this.agents.cache.get(owner.name) : undefined;
-    const phase = agent?.status?.phase;
-    return agent?.metadata.uid === owner?.uid && (phase === "Succeeded" || phase === "Failed");
+    return !!agent && agent.metadata.uid === owner?.uid && isTerminal(phaseOf(agent));
   }
 
   private enqueueWaiting(station: string): void {

@@ -134,6 +134,19 @@ describe("Informer", () => {
   });
 });
 
+/** Informer settings of the cache tests below: one page, a clock that never moves, no waiting. */
+const STILL_CLOCK = {
+  resource: AGENTS,
+  namespace: "ns",
+  pageSize: 500,
+  watchTimeoutSeconds: 60,
+  backoffBaseMs: 100,
+  backoffMaxMs: 1000,
+  random: () => 0,
+  now: () => 0,
+  sleep: async () => {},
+};
+
 describe("Informer: what the cache holds", () => {
   type Job = { metadata: { name: string; resourceVersion: string }; owner: string; spec?: string };
   const job = (name: string, rv: string, owner: string): Job => ({
@@ -162,15 +175,7 @@ describe("Informer: what the cache holds", () => {
           throw new Error("script done");
         },
       } as never,
-      resource: AGENTS,
-      namespace: "ns",
-      pageSize: 500,
-      watchTimeoutSeconds: 60,
-      backoffBaseMs: 100,
-      backoffMaxMs: 1000,
-      random: () => 0,
-      now: () => 0,
-      sleep: async () => {},
+      ...STILL_CLOCK,
       transform: ({ spec: _s, ...rest }) => rest,
       keep: (j) => !finished.has(j.owner),
       onChanges: (c) => changes.push(...c),
@@ -270,15 +275,7 @@ describe("Informer.resync (the poll: metadata LIST, then GET what changed)", () 
           throw new Error("not used");
         },
       } as never,
-      resource: AGENTS,
-      namespace: "ns",
-      pageSize: 500,
-      watchTimeoutSeconds: 60,
-      backoffBaseMs: 100,
-      backoffMaxMs: 1000,
-      random: () => 0,
-      now: () => 0,
-      sleep: async () => {},
+      ...STILL_CLOCK,
       keep: (x) => x.metadata.owner !== "finished",
       onChanges: (c) =>
         changes.push(...c.map((x) => `${x.type}:${x.name}@${x.object.metadata.resourceVersion}`)),

@@ -6,10 +6,10 @@ import { BATCH_CLEANUP_FINALIZER } from "../core/actions.js";
 import type { ReconcileInput } from "../core/input.js";
 import { buildJob } from "../core/job-builder.js";
 import { jobState } from "../core/readback.js";
-import { reconcile } from "../core/state-machine.js";
+import { isSettled, reconcile } from "../core/state-machine.js";
 import type { Agent, AgentDefinition, AgentStatus, Station } from "../core/types.js";
 import { jobFinishedAt, toJobObservation } from "./gather.js";
-import { cachedAgent, cachedDefinition, cachedJob, cachedStation, isHistory } from "./transform.js";
+import { cachedAgent, cachedDefinition, cachedJob, cachedStation } from "./transform.js";
 
 /** What the API server adds to every object: managedFields, kubectl's annotation, labels. */
 function asServed<T extends { metadata?: object }>(obj: T): T {
@@ -90,7 +90,7 @@ describe("cachedAgent", () => {
         .completed("Succeeded", T0)
         .build(),
     );
-    expect(isHistory(served)).toBe(true);
+    expect(isSettled(served)).toBe(true);
     expect(cachedAgent(served)).toEqual({
       apiVersion: "agents.re-cinq.com/v1beta1",
       kind: "Agent",
@@ -121,7 +121,7 @@ describe("cachedAgent", () => {
       .build();
     const deleting = agent("d").completed("Failed", T0).deleting().build();
     for (const a of [withFinalizer, deleting]) {
-      expect(isHistory(a)).toBe(false);
+      expect(isSettled(a)).toBe(false);
       expect(cachedAgent(asServed(a))).toEqual({ ...a, metadata: { ...a.metadata, generation: 1 } });
     }
   });
@@ -363,7 +363,7 @@ describe("cached objects drive the same decisions", () => {
     let history = 0;
     fc.assert(
       fc.property(worldArb, ({ whole, job }) => {
-        if (whole.stationAgents.some((a) => isHistory(a))) history++;
+        if (whole.stationAgents.some((a) => isSettled(a))) history++;
         expect(reconcile(cachedInput(whole, job))).toEqual(reconcile(whole));
       }),
       { numRuns: 1000 },

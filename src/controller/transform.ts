@@ -34,15 +34,10 @@ function slimMeta<M extends ObjectMeta | V1ObjectMeta>(m: M): M {
   return out;
 }
 
-/**
- * A finished Agent that nothing but history pruning and concurrency counting will read again: the
- * core's settled Agent (state-machine.ts).
- */
-export const isHistory = isSettled;
-
 export function cachedAgent(agent: Agent): Agent {
   const metadata = slimMeta(agent.metadata ?? {});
-  if (isHistory(agent)) {
+  // Settled (state-machine.ts): only history pruning and concurrency counting read it again.
+  if (isSettled(agent)) {
     const s = agent.status ?? {};
     return {
       apiVersion: agent.apiVersion,
