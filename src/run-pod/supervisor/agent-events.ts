@@ -14,6 +14,11 @@ export function agentNotFound(): LifecycleEvent {
   return lifecycleEvent("agent", "failed", { reason: "not-found" });
 }
 
+/** The vendor's CLI could not be set up (its config files could not be written). */
+export function agentSetupFailed(): LifecycleEvent {
+  return lifecycleEvent("agent", "failed", { reason: "setup" });
+}
+
 /** The process could not be started. */
 export function agentSpawnFailed(): LifecycleEvent {
   return lifecycleEvent("agent", "failed", { reason: "spawn" });

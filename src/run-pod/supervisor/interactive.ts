@@ -9,8 +9,15 @@ import type { JsonLineLogger } from "../../log.js";
 import { DRAIN_TIMEOUT_MS, RunEmitter } from "../common/emitter.js";
 import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
-import { agentEnded, agentNotFound, agentSpawnFailed, agentStarted } from "./agent-events.js";
+import {
+  agentEnded,
+  agentNotFound,
+  agentSetupFailed,
+  agentSpawnFailed,
+  agentStarted,
+} from "./agent-events.js";
 import { type RunningChild, runChild } from "./child-run.js";
+import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
 import { saveConversation } from "./conversation-save.js";
 import { writeExitCodeFile } from "./exit-code-file.js";
@@ -60,6 +67,16 @@ export async function runInteractive(
   }
 
   async function superviseAgent(): Promise<number> {
+    const prepared = await prepareCli(
+      settings.vendor,
+      { env, home: settings.home, workspace: settings.workspaceDir },
+      (m) => log.info(m),
+    );
+    if ("error" in prepared) {
+      log.error(prepared.error);
+      emitter.event(agentSetupFailed());
+      return 1;
+    }
     const name = command[0] ?? "";
     const file = await findExecutable(name, env.PATH);
     if (file === undefined) {
@@ -70,7 +87,7 @@ export async function runInteractive(
     const outcome = await runChild({
       file,
       argv: command,
-      env,
+      env: prepared.env,
       isTerminal: (line) => terminalVerdict(settings.vendor, line),
       graceMs: settings.graceMs,
       ...(settings.deadlineMs !== undefined ? { deadlineAt: startedAt + settings.deadlineMs } : {}),

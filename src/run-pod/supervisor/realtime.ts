@@ -16,8 +16,9 @@ import { lifecycleEvent } from "../../sinks/lifecycle.js";
 import { DRAIN_TIMEOUT_MS, RunEmitter } from "../common/emitter.js";
 import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
-import { agentEnded, agentStarted } from "./agent-events.js";
+import { agentEnded, agentSetupFailed, agentStarted } from "./agent-events.js";
 import { DEADLINE_EXIT_CODE, type RunningChild, runChild } from "./child-run.js";
+import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
 import { saveConversation } from "./conversation-save.js";
 import { writeExitCodeFile } from "./exit-code-file.js";
@@ -48,7 +49,7 @@ export async function runRealtime(
   const emitter = new RunEmitter({ env, vendor, stdout: io.stdout, log: runPodLogger("sinks", io.stderr) });
   const recipe = recipeFromEnv(env);
   // The CLI never sees the token's hash (OQ-40).
-  const cliEnv: Env = { ...env, AGENT_REALTIME_TOKEN_SHA256: undefined };
+  let cliEnv: Env = { ...env, AGENT_REALTIME_TOKEN_SHA256: undefined };
   const deadlineAt = settings.deadlineMs !== undefined ? startedAt + settings.deadlineMs : undefined;
 
   const resumed = env.AGENT_RESUME_SESSION?.trim() ?? "";
@@ -91,6 +92,7 @@ export async function runRealtime(
   let server: Server | undefined;
   let exitCode = 0;
   let endedByDeadline = false;
+  let setupFailed = false;
   try {
     const listenOn = env.AGENT_REALTIME_LISTEN?.trim() || DEFAULT_REALTIME_LISTEN;
     try {
@@ -101,9 +103,21 @@ export async function runRealtime(
       io.stderr(`ai-agent-supervisor: cannot serve prompts on ${listenOn}: ${(err as Error).message}`);
       return 1;
     }
-    emitter.event(agentStarted());
+    const prepared = await prepareCli(
+      vendor,
+      { env: cliEnv, home: settings.home, workspace: settings.workspaceDir },
+      (m) => log.info(m),
+    );
+    if ("error" in prepared) {
+      log.error(prepared.error);
+      setupFailed = true;
+      exitCode = 1;
+    } else {
+      cliEnv = prepared.env;
+      emitter.event(agentStarted());
+    }
 
-    for (;;) {
+    while (!setupFailed) {
       const next = stopping ? undefined : queue.take();
       if (next) {
         const code = await runTurn(next);
@@ -140,15 +154,18 @@ export async function runRealtime(
     }
   }
 
-  // OQ-55: watched files once, at session end, before the terminal event.
-  for (const event of await watchedFileEvents(settings.watch, settings.workspaceDir, log))
-    emitter.event(event);
-  await save();
-  emitter.event(
-    endedByDeadline
-      ? agentEnded({ kind: "deadline", exitCode: DEADLINE_EXIT_CODE })
-      : agentEnded({ kind: "exited", exitCode }),
-  );
+  if (setupFailed) emitter.event(agentSetupFailed());
+  else {
+    // OQ-55: watched files once, at session end, before the terminal event.
+    for (const event of await watchedFileEvents(settings.watch, settings.workspaceDir, log))
+      emitter.event(event);
+    await save();
+    emitter.event(
+      endedByDeadline
+        ? agentEnded({ kind: "deadline", exitCode: DEADLINE_EXIT_CODE })
+        : agentEnded({ kind: "exited", exitCode }),
+    );
+  }
   if (!(await emitter.drain(DRAIN_TIMEOUT_MS))) {
     log.warn(`sink queues not drained within ${DRAIN_TIMEOUT_MS} ms; undelivered events are lost`, {
       pending: emitter.pending,

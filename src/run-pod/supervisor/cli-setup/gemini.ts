@@ -1,0 +1,6 @@
+/** gemini: what the CLI needs before its first run (docs/agent-clis.md). */
+import { type CliSetup, type CliSetupInput, NO_SETUP } from "./types.js";
+
+export function geminiSetup(_input: CliSetupInput): CliSetup {
+  return NO_SETUP;
+}

@@ -1,0 +1,168 @@
+/**
+ * Shared machinery for the local model servers the real agent CLIs talk to in tests: a loopback
+ * HTTP server on an ephemeral port, a script of answers consumed one per model request, and a
+ * journal of every request (what the CLI sent, so a test can prove a resumed session carried its
+ * history). Each API's file (anthropic-messages.ts, openai-responses.ts, gemini-generate.ts)
+ * turns a step into that API's documented streaming events and error bodies.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+export interface ModelUsage {
+  input?: number;
+  output?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
+
+export type ModelStep =
+  /** A plain text answer that ends the model's turn. */
+  | { text: string; usage?: ModelUsage }
+  /** A call of one of the CLI's own tools (with optional text before it); the CLI runs it and asks again. */
+  | { toolCall: { name: string; input: Record<string, unknown> }; text?: string; usage?: ModelUsage }
+  /** An HTTP error in the API's own error shape (401, 429, 500, 529/503 overloaded). */
+  | { error: { status: number; message?: string; type?: string }; retryAfterSeconds?: number }
+  /** Headers sent, then nothing until the server closes. */
+  | { stall: true }
+  /** The stream starts (with optional text), then the socket is destroyed mid-stream. */
+  | { cut: true; text?: string };
+
+export interface JournalEntry {
+  method: string;
+  /** Pathname without the query string. */
+  path: string;
+  query: Record<string, string>;
+  /** Lower-cased header names; credential headers are replaced by "<present>". */
+  headers: Record<string, string>;
+  /** The body parsed as JSON (undefined when it is not JSON). */
+  body: unknown;
+  /** The step that answered it (undefined for requests outside the model API, e.g. probes). */
+  step?: ModelStep;
+}
+
+/** What an API module does with one model request, given the step the script chose. */
+export type StepResponder = (
+  step: ModelStep,
+  req: { body: unknown; path: string; query: URLSearchParams; raw: IncomingMessage },
+  res: ServerResponse,
+) => void | Promise<void>;
+
+export interface ModelApi {
+  /** True when the request is a model call that consumes a step. */
+  isModelCall(method: string, path: string): boolean;
+  respond: StepResponder;
+  /** Other requests (model lists, probes); answer and return true, or return false for 404. */
+  other?(req: IncomingMessage, path: string, res: ServerResponse): boolean;
+}
+
+export interface ModelServer {
+  /** http://127.0.0.1:<port> (each API module documents what to append for its CLI). */
+  origin: string;
+  /** Answers for the next model requests, in order (appended to what is left). */
+  script(steps: ModelStep[]): void;
+  /** The step used once the script is exhausted (default: text "Done."). */
+  fallback(step: ModelStep): void;
+  journal(): JournalEntry[];
+  /** Model calls only. */
+  modelCalls(): JournalEntry[];
+  close(): Promise<void>;
+}
+
+const CREDENTIAL_HEADERS = new Set(["authorization", "x-api-key", "x-goog-api-key", "api-key"]);
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return raw.length === 0 ? undefined : JSON.parse(raw.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes one server-sent event (`event:` line only when `event` is given). */
+export function sse(res: ServerResponse, data: unknown, event?: string): void {
+  res.write(`${event !== undefined ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`);
+}
+
+export function startSse(res: ServerResponse, headers: Record<string, string> = {}): void {
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    ...headers,
+  });
+  res.flushHeaders();
+}
+
+export async function startModelServer(api: ModelApi): Promise<ModelServer> {
+  const steps: ModelStep[] = [];
+  let fallbackStep: ModelStep = { text: "Done." };
+  const entries: JournalEntry[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const raw = await readBody(req).catch(() => Buffer.alloc(0));
+    const body = parseJson(raw);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v === undefined) continue;
+      headers[k] = CREDENTIAL_HEADERS.has(k) ? "<present>" : Array.isArray(v) ? v.join(", ") : v;
+    }
+    const entry: JournalEntry = {
+      method: req.method ?? "GET",
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers,
+      body,
+    };
+    entries.push(entry);
+    if (api.isModelCall(entry.method, url.pathname)) {
+      const step = steps.shift() ?? fallbackStep;
+      entry.step = step;
+      try {
+        await api.respond(step, { body, path: url.pathname, query: url.searchParams, raw: req }, res);
+      } catch (err) {
+        if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+        res.end(`model fake error: ${(err as Error).message}`);
+      }
+      return;
+    }
+    if (api.other?.(req, url.pathname, res)) return;
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { message: `no route ${entry.method} ${url.pathname}` } }));
+  });
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    script(more) {
+      steps.push(...more);
+    },
+    fallback(step) {
+      fallbackStep = step;
+    },
+    journal: () => [...entries],
+    modelCalls: () => entries.filter((e) => e.step !== undefined),
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Ends a response the way a `cut` step does: the connection drops mid-stream. */
+export function cutConnection(res: ServerResponse): void {
+  res.socket?.destroy();
+}
