@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { capOutput, lastPullRequestUrl, lastSessionId } from "./output.js";
+import { capOutput, lastCliError, lastPullRequestUrl, lastSessionId } from "./output.js";
 
 describe("capOutput (tail-preserving, never splits UTF-8)", () => {
   it("returns short text unchanged", () => {
@@ -77,5 +77,31 @@ describe("lastPullRequestUrl (events.md §10)", () => {
     ['{"type":"result","url":"https://not-a-delivery"}', ""],
   ])("%j → %j", (log, want) => {
     expect(lastPullRequestUrl(log)).toBe(want);
+  });
+});
+
+describe("lastCliError", () => {
+  it.each([
+    [
+      "claude result with is_error: its result text",
+      "claude" as const,
+      '{"type":"system","subtype":"init","session_id":"s"}\n{"type":"result","is_error":true,"result":"Invalid API key · Fix external API key"}',
+      "Invalid API key · Fix external API key",
+    ],
+    ["claude success: none", "claude" as const, '{"type":"result","is_error":false,"result":"ok"}', ""],
+    [
+      "the last of several, whitespace flattened",
+      "exec" as const,
+      '{"type":"result","is_error":true,"result":"first"}\n{"type":"result","is_error":true,"result":"second\\n  line"}',
+      "second line",
+    ],
+    ["opencode without an adapter rule: none", "opencode" as const, '{"type":"error"}', ""],
+  ])("%s", (_name, vendor, log, want) => {
+    expect(lastCliError(vendor, log)).toBe(want);
+  });
+
+  it("cuts a long message to 512 characters", () => {
+    const log = JSON.stringify({ type: "result", is_error: true, result: "x".repeat(2000) });
+    expect(lastCliError("claude", log)).toHaveLength(512);
   });
 });

@@ -3,7 +3,7 @@
  * pull request URL (runtime.md §12, agent-crd.txt).
  */
 import type { Vendor } from "./routing.js";
-import { announcedSessionId, parseJsonLine } from "./vendors.js";
+import { announcedSessionId, cliErrorMessage, parseJsonLine } from "./vendors.js";
 
 /** Default MAX_OUTPUT_BYTES (256 KiB). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 262144;
@@ -40,6 +40,20 @@ export function lastSessionId(vendor: Vendor, log: string): string {
     if (id !== undefined) found = id;
   }
   return found;
+}
+
+/**
+ * The last error message the CLI printed about itself in a pod log (VendorAdapter.errorMessage),
+ * flattened to one line and cut to 512 characters; "" when it printed none.
+ */
+export function lastCliError(vendor: Vendor, log: string): string {
+  let found = "";
+  for (const line of log.split("\n")) {
+    const message = cliErrorMessage(vendor, line);
+    if (message !== undefined && message.trim() !== "") found = message;
+  }
+  const flat = found.replace(/\s+/g, " ").trim();
+  return flat.length > 512 ? `${flat.slice(0, 511)}…` : flat;
 }
 
 /** The url of the last delivery event carrying one in the courier log (events.md §10); else "". */

@@ -171,6 +171,21 @@ describe("terminalFromJob", () => {
       { phase: "Failed", exitCode: 3, failureReason: "agent exited with code 3", output: log },
     ],
     [
+      "the CLI's own error message is named with its vendor",
+      failedBackoff,
+      pod(1, {
+        agentLog: {
+          available: true,
+          text: '{"type":"system","subtype":"init","session_id":"s-1"}\n{"type":"result","is_error":true,"result":"Invalid API key · Fix external API key"}',
+        },
+      }),
+      {
+        phase: "Failed",
+        exitCode: 1,
+        failureReason: "claude exited with code 1: Invalid API key · Fix external API key",
+      },
+    ],
+    [
       "exit 124 is the deadline",
       failedBackoff,
       pod(124),

@@ -6,7 +6,7 @@
 import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { FailureKind } from "./actions.js";
 import type { JobObservation, PodObservation } from "./input.js";
-import { capOutput, lastPullRequestUrl, lastSessionId } from "./output.js";
+import { capOutput, lastCliError, lastPullRequestUrl, lastSessionId } from "./output.js";
 import type { Vendor } from "./routing.js";
 
 export const MSG_POD_GC = "run output unavailable: pod garbage-collected";
@@ -181,7 +181,9 @@ export function terminalFromJob(
   } else if (generic && code === 124) {
     reason = "run deadline exceeded";
   } else if (generic && code !== 0) {
-    reason = `agent exited with code ${code}`;
+    // The CLI's own words (an API error it gave up on) say more than its exit code.
+    const cliError = log === undefined ? "" : lastCliError(vendor, log);
+    reason = cliError ? `${vendor} exited with code ${code}: ${cliError}` : `agent exited with code ${code}`;
   } else if (generic && courier !== undefined) {
     const delivery = lastDeliveryFailure(courier);
     if (delivery) reason = `delivery failed: ${delivery}`;

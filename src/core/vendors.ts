@@ -30,6 +30,12 @@ export interface VendorAdapter {
   sessionId(line: JsonLine): string | undefined;
   /** The CLI's conversation state directory, relative to $HOME; undefined when it keeps none. */
   stateDir?: string;
+  /**
+   * The CLI's own account of why it failed, when this line carries one (an API error it gave up
+   * on, an invalid key): the controller puts the last one into status.failureReason, so a user
+   * sees what the provider answered rather than only an exit code (docs/agent-clis.md).
+   */
+  errorMessage?(line: JsonLine): string | undefined;
 }
 
 function nonEmpty(value: unknown): string | undefined {
@@ -42,6 +48,13 @@ const claudeTerminal = (line: JsonLine): TerminalVerdict | undefined =>
 
 const none = (): undefined => undefined;
 
+/** A claude-style `result` line with is_error: its `result` text, else its first `errors` entry. */
+const claudeError = (line: JsonLine): string | undefined => {
+  if (line.type !== "result" || line.is_error !== true) return undefined;
+  const errors = Array.isArray(line.errors) ? line.errors.filter((e) => typeof e === "string") : [];
+  return nonEmpty(line.result) ?? nonEmpty(errors[0]);
+};
+
 export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
   claude: {
     terminal: claudeTerminal,
@@ -51,6 +64,7 @@ export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
         ? nonEmpty(line.session_id)
         : undefined,
     stateDir: ".claude",
+    errorMessage: claudeError,
   },
   codex: {
     // OQ-29: turn.failed ends the run too, unsuccessfully.
@@ -70,7 +84,7 @@ export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
   },
   // opencode prints no terminal line: only its process exit ends the run (events.md §6).
   opencode: { terminal: none, sessionId: none },
-  exec: { terminal: claudeTerminal, sessionId: none },
+  exec: { terminal: claudeTerminal, sessionId: none, errorMessage: claudeError },
 };
 
 /** A line as a JSON object; undefined for blank, non-JSON or non-object lines. */
@@ -97,6 +111,12 @@ export function terminalVerdict(vendor: Vendor, line: string): TerminalVerdict |
 export function announcedSessionId(vendor: Vendor, line: string | JsonLine): string | undefined {
   const parsed = typeof line === "string" ? parseJsonLine(line) : line;
   return parsed === undefined ? undefined : VENDOR_ADAPTERS[vendor].sessionId(parsed);
+}
+
+/** The CLI's own error message this line carries, if any (see VendorAdapter.errorMessage). */
+export function cliErrorMessage(vendor: Vendor, line: string | JsonLine): string | undefined {
+  const parsed = typeof line === "string" ? parseJsonLine(line) : line;
+  return parsed === undefined ? undefined : VENDOR_ADAPTERS[vendor].errorMessage?.(parsed);
 }
 
 /** The vendor's conversation state directory relative to $HOME, if it keeps one. */
