@@ -57,6 +57,14 @@ export class PodScripter {
   /** Uids already handled; events queued before our own patch landed must not redo them. */
   private readonly done = new Set<string>();
   private loop: Promise<void> | undefined;
+  private resyncLoop: Promise<void> | undefined;
+  /**
+   * Set when scripting a pod failed (typically the API server restarting: the pod GET works but the
+   * kwok Logs endpoint is not served yet). A pod already seen by the watch gets no new event unless
+   * something changes it, and a kwok-Running pod changes no more, so the failed pods are found
+   * again by listing every pod: the resync loop does that while this is set.
+   */
+  private needsResync = false;
   /** Last error, for the readiness message when the probe pod never ends. */
   lastError: string | undefined;
 
@@ -74,11 +82,30 @@ export class PodScripter {
 
   start(): void {
     this.loop = this.watchForever();
+    this.resyncLoop = this.resyncForever();
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
-    await this.loop;
+    await Promise.all([this.loop, this.resyncLoop]);
+  }
+
+  /** While a pod failed to be scripted, re-lists every pod (once a second) and retries the unscripted. */
+  private async resyncForever(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      await sleep(1000, undefined, { signal: this.abort.signal }).catch(() => {});
+      if (this.abort.signal.aborted || !this.needsResync) continue;
+      this.needsResync = false;
+      try {
+        const list = (await this.api.ok("GET", "/api/v1/pods")) as { items?: PodLike[] };
+        for (const pod of list.items ?? []) {
+          if (!this.done.has(pod.metadata?.uid ?? "")) this.enqueue(pod);
+        }
+      } catch (err) {
+        this.needsResync = true;
+        await this.fail(`pod resync: ${(err as Error).message}`);
+      }
+    }
   }
 
   private async watchForever(): Promise<void> {
@@ -117,7 +144,8 @@ export class PodScripter {
           await this.scriptPod(pod);
           done.add(key);
         } catch (err) {
-          // The pod does not end; a later MODIFIED event (or the next watch replay) retries it.
+          // Retried by a later event, the next watch replay, or the resync this sets off.
+          this.needsResync = true;
           await this.fail(`pod ${pod.metadata?.namespace}/${pod.metadata?.name}: ${(err as Error).message}`);
         }
       }

@@ -8,6 +8,7 @@ import {
   scriptPods,
   setPodLogs,
 } from "../../harness/context.js";
+import { SCRIPT_RULE_LABEL, SCRIPTED_ANNOTATION } from "../../harness/pod-script.js";
 
 // The shape of an agent run pod: init container `init`, main `agent`, optional `courier`.
 function runJob(name: string, annotations: Record<string, string> = {}, courier = false): V1Job {
@@ -145,5 +146,48 @@ describe("kwok-run Job pods follow the test's script", () => {
       "from the template\n",
     );
     expect(await core().readNamespacedPodLog({ name, namespace: ns, container: "init" })).toBe("");
+  });
+});
+
+describe("a pod whose scripting failed once is scripted when the cause goes away", () => {
+  it("retries without any new event on the pod (resync), so the run ends", async () => {
+    // A broken rule makes the scripter fail on the pod; once the pod is Running under kwok nothing
+    // else changes it, so only the scripter's own resync can pick it up again.
+    const ns = await createTestNamespace("harness-resync");
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    const rule = "pod-script-broken";
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: { name: rule, labels: { [SCRIPT_RULE_LABEL]: "true" } },
+        data: { order: "1", matchLabels: '{"test.example/run":"resync"}', script: "{not json" },
+      },
+    });
+    await kubeConfig()
+      .makeApiClient(BatchV1Api)
+      .createNamespacedJob({ namespace: ns, body: runJob("resync") });
+    const running = await eventually("the resync pod Running, unscripted", async () => {
+      const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: "job-name=resync" });
+      const pod = pods.items[0];
+      return pod?.status?.phase === "Running" ? pod : undefined;
+    });
+    expect(running.metadata?.annotations?.[SCRIPTED_ANNOTATION]).toBeUndefined();
+    await core.replaceNamespacedConfigMap({
+      name: rule,
+      namespace: ns,
+      body: {
+        metadata: { name: rule, labels: { [SCRIPT_RULE_LABEL]: "true" } },
+        data: { order: "1", matchLabels: '{"test.example/run":"resync"}', script: '{"exitCode":4}' },
+      },
+    });
+    const ended = await eventually("the resync pod ended", async () => {
+      const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: "job-name=resync" });
+      const pod = pods.items[0];
+      return pod?.status?.phase === "Failed" || pod?.status?.phase === "Succeeded" ? pod : undefined;
+    });
+    expect(ended.status?.phase).toBe("Failed");
+    expect(
+      ended.status?.containerStatuses?.find((s) => s.name === "agent")?.state?.terminated?.exitCode,
+    ).toBe(4);
   });
 });
