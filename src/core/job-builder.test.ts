@@ -540,7 +540,11 @@ describe("realtime Job (runtime.md §10)", () => {
     expect(job.spec?.template.metadata?.labels?.["agents.re-cinq.com/execution"]).toBe("realtime");
     expect(job.metadata?.labels?.["agents.re-cinq.com/execution"]).toBe("realtime");
     expect(c.ports).toEqual([{ name: "prompt", containerPort: 8090 }]);
-    expect(c.readinessProbe).toEqual({ httpGet: { path: "/healthz", port: 8090 } });
+    expect(c.readinessProbe).toEqual({
+      httpGet: { path: "/healthz", port: 8090 },
+      periodSeconds: 2,
+      failureThreshold: 1,
+    });
   });
   it("passes only the initial prompt after --", () => {
     expect(c.command).toEqual(["/agent/bin/ai-agent-supervisor", "--", "Fix ENG-1."]);

@@ -360,7 +360,13 @@ export function buildJob(
         ...(c.ports ?? []).filter((p) => p.containerPort !== REALTIME_PORT),
         { name: "prompt", containerPort: REALTIME_PORT },
       ];
-      container.readinessProbe = { httpGet: { path: "/healthz", port: REALTIME_PORT } };
+      // The supervisor fails /healthz the moment its session stops taking turns: a short period
+      // and one failure take the pod out of the prompt API's forwarding quickly (supervisor.md).
+      container.readinessProbe = {
+        httpGet: { path: "/healthz", port: REALTIME_PORT },
+        periodSeconds: 2,
+        failureThreshold: 1,
+      };
     }
     return container;
   });

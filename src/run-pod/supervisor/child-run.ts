@@ -15,6 +15,7 @@ import type { TerminalVerdict } from "../../core/vendors.js";
 import type { JsonLineLogger } from "../../log.js";
 import type { Env } from "../common/run-env.js";
 import { LineSplitter } from "./line-splitter.js";
+import { longTimer } from "./long-timer.js";
 
 /** How long the streams may stay open after the process exited (grandchildren holding the pipe). */
 export const EOF_WAIT_MS = 2000;
@@ -122,7 +123,7 @@ export async function runChild(options: ChildRunOptions): Promise<ChildOutcome> 
   const stdoutDone = pump(child.stdout, stdout);
   const stderrDone = pump(child.stderr, stderr);
 
-  const deadline = options.deadlineAt === undefined ? undefined : timer(options.deadlineAt - Date.now());
+  const deadline = options.deadlineAt === undefined ? undefined : longTimer(options.deadlineAt - Date.now());
   const first = await Promise.race([
     exited.then((exit) => ({ kind: "exit" as const, exit })),
     terminalSeen.then((verdict) => ({ kind: "terminal" as const, verdict })),
@@ -206,25 +207,8 @@ function pump(stream: Readable, splitter: LineSplitter): Promise<void> {
   });
 }
 
-/** setTimeout fires at once for delays above this, so longer waits are re-armed in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function timer(ms: number): { promise: Promise<void>; cancel(): void } {
-  let handle: NodeJS.Timeout | undefined;
-  const promise = new Promise<void>((resolve) => {
-    const arm = (left: number) => {
-      handle = setTimeout(
-        () => (left > MAX_TIMER_MS ? arm(left - MAX_TIMER_MS) : resolve()),
-        Math.min(left, MAX_TIMER_MS),
-      );
-    };
-    arm(Math.max(0, ms));
-  });
-  return { promise, cancel: () => clearTimeout(handle) };
-}
-
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  const t = timer(ms);
+  const t = longTimer(ms);
   try {
     return await Promise.race<T | typeof TIMED_OUT>([promise, t.promise.then(() => TIMED_OUT)]);
   } finally {

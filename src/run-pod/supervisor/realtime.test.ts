@@ -24,9 +24,16 @@ const path = require("node:path");
 const args = process.argv.slice(2);
 const cli = path.basename(process.argv[1]);
 const prompt = args[args.length - 1];
+// "stubborn": ignores SIGTERM (from before it journals) and runs until the test drops a release file.
+if (prompt.startsWith("stubborn")) process.on("SIGTERM", () => {});
 fs.appendFileSync(process.env.JOURNAL, JSON.stringify({ cli, args, sawToken: "AGENT_REALTIME_TOKEN_SHA256" in process.env }) + "\\n");
 const out = (o) => process.stdout.write(JSON.stringify(o) + "\\n");
 const wait = prompt.startsWith("hold") ? 5000 : prompt.startsWith("slow") ? 1500 : 0;
+if (prompt.startsWith("stubborn")) {
+  const release = path.join(path.dirname(process.env.JOURNAL), "release");
+  setInterval(() => { if (fs.existsSync(release)) process.exit(0); }, 20);
+  return;
+}
 setTimeout(() => {
   if (prompt === "crash") process.exit(3);
   if (cli === "claude") {
@@ -113,6 +120,21 @@ async function serving(): Promise<void> {
   }
   throw new Error(`the session never served on ${port}; stderr: ${stderr.join("\n")}`);
 }
+
+async function healthz(): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+  return { status: res.status, body: await res.json() };
+}
+
+/** Lets a "stubborn" fake CLI turn end. */
+const release = () => writeFile(join(dir, "release"), "");
+
+/** The lifecycle events with their reason, for the turns a session never ran. */
+const reasons = () =>
+  stdout
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((e) => e.kind === "lifecycle" && e.reason !== undefined)
+    .map((e) => `${e.phase}/${e.status}${e.turn !== undefined ? ` ${e.turn}` : ""} ${e.reason}`);
 
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
@@ -322,5 +344,75 @@ describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
     signalListeners.get("SIGTERM")?.();
     expect(await session).toBe(143);
     expect(events().at(-1)).toBe("agent/failed =143");
+  });
+
+  it("after SIGTERM no prompt is acknowledged: 409 and /healthz 503; turns queued before it are reported failed", async () => {
+    const session = runSupervisorWith(["--", "stubborn first"], env(), io());
+    await serving();
+    expect((await call("/v1/prompt", { prompt: "queued before" })).status).toBe(202);
+    for (let i = 0; i < 400 && (await journal()).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    signalListeners.get("SIGTERM")?.();
+    // The running turn ignores SIGTERM, so the session is still up, but takes no more turns.
+    expect(await call("/v1/prompt", { prompt: "after the signal" })).toEqual({
+      status: 409,
+      body: { error: "the session is ending" },
+    });
+    expect(await call("/v1/close")).toEqual({ status: 409, body: { error: "the session is ending" } });
+    expect(await healthz()).toEqual({ status: 503, body: { error: "the session is ending" } });
+    await release();
+    expect(await session).toBe(0);
+    expect((await journal()).map((r) => r.args.at(-1))).toEqual(["stubborn first"]);
+    expect(events()).toEqual([
+      "agent/started",
+      "turn/started 1",
+      "turn/succeeded 1 =0",
+      "turn/failed 2",
+      "agent/succeeded =0",
+    ]);
+    expect(reasons()).toEqual(["turn/failed 2 stopped"]);
+  });
+
+  it("from the deadline on, during the turn's stop, no prompt is acknowledged and readiness is down", async () => {
+    // A long grace keeps the deadline's stop of a SIGTERM-ignoring turn open while the test looks.
+    const session = runSupervisorWith(
+      ["--", "stubborn first"],
+      env({ AGENT_DEADLINE_MS: "3000", AGENT_EXIT_GRACE_MS: "60000" }),
+      io(),
+    );
+    await serving();
+    expect((await call("/v1/prompt", { prompt: "queued before" })).status).toBe(202);
+    for (let i = 0; i < 400 && (await healthz()).status === 200; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(await healthz()).toEqual({ status: 503, body: { error: "the session is ending" } });
+    expect(await call("/v1/prompt", { prompt: "into the gap" })).toEqual({
+      status: 409,
+      body: { error: "the session is ending" },
+    });
+    await release();
+    expect(await session).toBe(124);
+    expect((await journal()).map((r) => r.args.at(-1))).toEqual(["stubborn first"]);
+    expect(events()).toEqual([
+      "agent/started",
+      "turn/started 1",
+      "turn/failed 1 =124",
+      "turn/failed 2",
+      "agent/failed =124",
+    ]);
+    expect(reasons()).toEqual(["turn/failed 1 deadline", "turn/failed 2 deadline", "agent/failed deadline"]);
+  });
+
+  it("a deadline past setTimeout's range (deadlineMinutes ≥ 35,792) does not end the idle session at once", async () => {
+    const session = runSupervisorWith(
+      ["--", "quick"],
+      env({ AGENT_DEADLINE_MS: String(35_792 * 60_000) }),
+      io(),
+    );
+    await serving();
+    await until(() => events().includes("turn/succeeded 1 =0"));
+    expect((await call("/v1/prompt", { prompt: "still serving" })).status).toBe(202);
+    await call("/v1/close");
+    expect(await session).toBe(0);
+    expect((await journal()).map((r) => r.args.at(-1))).toEqual(["quick", "still serving"]);
   });
 });

@@ -23,6 +23,7 @@ import { findExecutable } from "./command-path.js";
 import { saveConversation } from "./conversation-save.js";
 import { writeExitCodeFile } from "./exit-code-file.js";
 import { FORWARDED_SIGNALS, type SupervisorIo } from "./io.js";
+import { longTimer } from "./long-timer.js";
 import { listen, type Reply } from "./session/http.js";
 import { PromptQueue, type QueuedTurn } from "./session/queue.js";
 import { promptProblem, recipeFromEnv, type SessionArgs, turnArgv } from "./session/turn-argv.js";
@@ -62,15 +63,36 @@ export async function runRealtime(
 
   let wake: () => void = () => {};
   let running: RunningChild | undefined;
-  let stopping = false;
+  /**
+   * Why the session stopped taking turns before its queue ran dry. From that moment prompts and
+   * closes get 409 and the readiness probe fails, so nothing is acknowledged that will not run;
+   * turns already queued are reported as failed, never silently dropped.
+   */
+  let ended: "signal" | "deadline" | undefined;
+  const unrun: QueuedTurn[] = [];
+  const endIntake = (why: "signal" | "deadline") => {
+    if (ended === undefined) {
+      ended = why;
+      unrun.push(...queue.end());
+    }
+    wake();
+  };
   const onSignal = (signal: NodeJS.Signals) => () => {
     log.info(`received ${signal}; stopping the running turn and ending the session`);
-    stopping = true;
+    endIntake("signal");
     running?.signal(signal);
-    wake();
   };
   const listeners = FORWARDED_SIGNALS.map((s) => [s, onSignal(s)] as const);
   for (const [s, l] of listeners) io.signals.on(s, l);
+  const deadlineTimer = deadlineAt === undefined ? undefined : longTimer(deadlineAt - Date.now());
+  void deadlineTimer?.promise.then(() => {
+    log.info(
+      running
+        ? "deadline reached during a turn; stopping it"
+        : "deadline reached while idle; the session ends",
+    );
+    endIntake("deadline");
+  });
 
   const handlers = {
     prompt(text: string): Reply {
@@ -87,6 +109,7 @@ export async function runRealtime(
       wake();
       return { status: 202, body: { queued: closed.queued } };
     },
+    serving: () => ended === undefined,
   };
 
   let server: Server | undefined;
@@ -118,35 +141,24 @@ export async function runRealtime(
     }
 
     while (!setupFailed) {
-      const next = stopping ? undefined : queue.take();
+      const next = ended === undefined ? queue.take() : undefined;
       if (next) {
         const code = await runTurn(next);
         if (code === DEADLINE_EXIT_CODE && endedByDeadline) {
           exitCode = DEADLINE_EXIT_CODE;
           break;
         }
-        if (stopping) exitCode = code;
+        if (ended === "signal") exitCode = code;
         continue;
       }
-      if (stopping || queue.closing) break;
-      const woke = await new Promise<"wake" | "deadline">((resolve) => {
-        const timer =
-          deadlineAt === undefined
-            ? undefined
-            : setTimeout(() => resolve("deadline"), Math.max(0, deadlineAt - Date.now()));
-        wake = () => {
-          if (timer) clearTimeout(timer);
-          resolve("wake");
-        };
+      if (ended !== undefined || queue.closing) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
       });
       wake = () => {};
-      if (woke === "deadline") {
-        log.info("deadline reached while idle; the session ends as if closed");
-        queue.close();
-        break;
-      }
     }
   } finally {
+    deadlineTimer?.cancel();
     for (const [s, l] of listeners) io.signals.off(s, l);
     if (server) {
       server.closeAllConnections();
@@ -154,6 +166,12 @@ export async function runRealtime(
     }
   }
 
+  // A turn queued before the deadline that cannot run now means the deadline cut work short.
+  if (ended === "deadline" && unrun.length > 0) exitCode = DEADLINE_EXIT_CODE;
+  for (const { turn } of unrun) {
+    log.warn(`turn ${turn} was queued but the session ended before it ran`, { reason: ended });
+    emitter.event(lifecycleEvent("turn", "failed", { turn, reason: unrunReason(ended) }));
+  }
   if (setupFailed) emitter.event(agentSetupFailed());
   else {
     // OQ-55: watched files once, at session end, before the terminal event.
@@ -161,7 +179,7 @@ export async function runRealtime(
       emitter.event(event);
     await save();
     emitter.event(
-      endedByDeadline
+      endedByDeadline || (ended === "deadline" && exitCode === DEADLINE_EXIT_CODE)
         ? agentEnded({ kind: "deadline", exitCode: DEADLINE_EXIT_CODE })
         : agentEnded({ kind: "exited", exitCode }),
     );
@@ -212,7 +230,7 @@ export async function runRealtime(
       ...(deadlineAt !== undefined ? { deadlineAt } : {}),
       onSpawned: (child) => {
         running = child;
-        if (stopping) child.signal("SIGTERM");
+        if (ended === "signal") child.signal("SIGTERM");
       },
       onStdoutLine: (line) => {
         emitter.line(line);
@@ -259,4 +277,9 @@ export async function runRealtime(
       log,
     });
   }
+}
+
+/** The `reason` of a queued turn that never ran: cut off by the deadline or by a signal. */
+function unrunReason(ended: "signal" | "deadline" | undefined): string {
+  return ended === "deadline" ? "deadline" : "stopped";
 }

@@ -7,6 +7,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { bearerToken } from "../../../prompt-api/run-token.js";
+import { MSG_ENDING } from "./queue.js";
 
 export const MSG_UNAUTHORIZED = "the bearer token is missing or wrong";
 export const MSG_BAD_BODY = "the body is not JSON with a non-empty prompt string";
@@ -20,6 +21,8 @@ export interface SessionHandlers {
   /** A prompt that passed the body checks (a non-empty string). */
   prompt(prompt: string): Reply;
   close(): Reply;
+  /** False once the session takes no more turns: the readiness probe fails from that moment. */
+  serving(): boolean;
 }
 
 /**
@@ -43,7 +46,11 @@ export function route(
   tokenSha256: string,
   handlers: SessionHandlers,
 ): Reply {
-  if (method === "GET" && path === "/healthz") return { status: 200, body: { status: "ok" } };
+  if (method === "GET" && path === "/healthz") {
+    return handlers.serving()
+      ? { status: 200, body: { status: "ok" } }
+      : { status: 503, body: { error: MSG_ENDING } };
+  }
   const endpoint = method === "POST" && (path === "/v1/prompt" || path === "/v1/close") ? path : undefined;
   if (!endpoint) return { status: 404, body: { error: MSG_NOT_FOUND } };
   if (!tokenMatches(authorization, tokenSha256)) return { status: 401, body: { error: MSG_UNAUTHORIZED } };

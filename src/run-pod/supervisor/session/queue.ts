@@ -60,4 +60,13 @@ export class PromptQueue {
   take(): QueuedTurn | undefined {
     return this.waiting.shift();
   }
+
+  /**
+   * The session stops taking turns (a signal or the deadline): new prompts and closes are refused
+   * as after a close, and the waiting turns, which will never run, are handed back to be reported.
+   */
+  end(): QueuedTurn[] {
+    this.closingFlag = true;
+    return this.waiting.splice(0);
+  }
 }
