@@ -157,7 +157,21 @@ export {
   fakeCliEnv,
 } from "../fakes/cli/script.js";
 export { RUNNER_NODE_NAME, RUNNER_SCHEDULING } from "./pod-runner.js";
-export { RUNNER_AGENT_IMAGE, runPodProgramsBuilt } from "./pod-runner-images.js";
+export {
+  NO_CLI_AGENT_IMAGE,
+  REAL_CLI_AGENT_IMAGE,
+  RUNNER_AGENT_IMAGE,
+  runPodProgramsBuilt,
+} from "./pod-runner-images.js";
+
+/**
+ * Why the real agent CLIs cannot be used in this run ("" when they can): the global setup installs
+ * them into the cache before the plane starts (test/harness/agent-clis.ts); a test that needs them
+ * skips with this reason.
+ */
+export function agentClisProblem(): string {
+  return inject("agentClisProblem");
+}
 
 /**
  * The pod-spec fragment (nodeSelector + toleration) that puts a pod on the runner node; spread it

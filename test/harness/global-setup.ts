@@ -1,11 +1,13 @@
 /**
- * Vitest globalSetup of the `integration` project: starts ONE control plane for the whole run,
- * installs deploy/crds/*.yaml, and provides the kubeconfig and state-file paths to the tests
- * (read them through test/harness/context.ts).
+ * Vitest globalSetup of the `integration` project: installs the real agent CLIs into their cache
+ * on first use (agent-clis.ts; before the plane starts, whose real-CLI image needs them), starts
+ * ONE control plane for the whole run, installs deploy/crds/*.yaml, and provides the kubeconfig
+ * and state-file paths to the tests (read them through test/harness/context.ts).
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { ensureAgentClis } from "./agent-clis.js";
 import { type ControlPlane, installCrds, REPO_ROOT, startControlPlane } from "./cluster.js";
 
 declare module "vitest" {
@@ -13,6 +15,8 @@ declare module "vitest" {
     kubeconfigPath: string;
     controlPlaneStateFile: string;
     installedCrds: string[];
+    /** "" when the real agent CLIs are installed, else why not. */
+    agentClisProblem: string;
   }
 }
 
@@ -32,6 +36,16 @@ let plane: ControlPlane | undefined;
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = (m: string) => process.stderr.write(`[control-plane] ${m}\n`);
+  const agentClisProblem = await ensureAgentClis({
+    log: (m) => process.stderr.write(`[agent-clis] ${m}\n`),
+  }).then(
+    () => "",
+    (err: Error) => {
+      process.stderr.write(`[agent-clis] the real-CLI tests will be skipped: ${err.message}\n`);
+      return err.message;
+    },
+  );
+  project.provide("agentClisProblem", agentClisProblem);
   plane = await startControlPlane({ log });
   try {
     const crds = await installCrds(plane.api(), projectCrdFiles());

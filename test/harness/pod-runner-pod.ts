@@ -294,10 +294,15 @@ export class RunnerPod {
     env.PATH ??= "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     env.HOME ??= user && user.uid !== 0 ? "/" : "/root";
     const image = this.ctx.images[spec.image ?? ""];
+    if (image?.unavailable !== undefined) throw new Error(`image ${spec.image}: ${image.unavailable}`);
     const argv = containerArgv(spec, image, (s) => expandVars(s, (n) => env[n]));
     const mounts: BindMount[] = [
       { source: image?.binDir ?? this.ctx.defaultBinDir, target: "/usr/local/bin", readOnly: true },
     ];
+    for (const m of image?.mounts ?? []) {
+      await mkdir(m.target, { recursive: true }); // the mount point, on the host
+      mounts.push(m);
+    }
     for (const m of spec.volumeMounts ?? []) {
       if (!(this.pod.spec.volumes ?? []).some((v) => v.name === m.name)) {
         throw new ContainerConfigError(

@@ -118,6 +118,13 @@ export interface ImageConfig {
   entrypoint?: string[];
   /** Bind-mounted over /usr/local/bin in this image's containers. */
   binDir: string;
+  /**
+   * More of the image's filesystem: host dirs bind-mounted into its containers (e.g. a cache
+   * outside the world-readable part of the host that the bin dir's symlinks point into).
+   */
+  mounts?: BindMount[];
+  /** Why the image cannot be used on this machine: its containers wait with CreateContainerError saying so. */
+  unavailable?: string;
 }
 
 /**
