@@ -45,10 +45,21 @@ export function requiresToImports(code: string): string {
   return `${imports.join("\n")}\n${body.replace(/^"use strict";/, "")}`;
 }
 
-export function emitValidators(crds: CrdSource[], sourcePaths: string[]): EmittedValidators {
+/**
+ * `allErrors: true` (validators.js) reports every problem, for people reading `kubectl agent
+ * validate`. `allErrors: false` (validators-first-error.js) stops at the first one: its work and
+ * memory stay bounded by the object's size, which the admission webhook needs for input from
+ * anyone who can reach its port (an object with 400,000 bad array entries makes the all-errors
+ * validator build 800,000 error objects; docs/admission.md).
+ */
+export function emitValidators(
+  crds: CrdSource[],
+  sourcePaths: string[],
+  options: { allErrors: boolean; fileName: string } = { allErrors: true, fileName: "validators.js" },
+): EmittedValidators {
   const ajv = new Ajv.default({
     code: { source: true, esm: true, lines: true },
-    allErrors: true,
+    allErrors: options.allErrors,
     strict: true,
     // String lengths as UTF-16 units: avoids ajv's ucs2length runtime helper (a CommonJS
     // default export). Every length-bounded field is ASCII-only by pattern, so this counts
@@ -77,7 +88,7 @@ export function emitValidators(crds: CrdSource[], sourcePaths: string[]): Emitte
   }
   const header = slashHeader(sourcePaths.join(", "));
   const code = requiresToImports(standaloneCode.default(ajv, exportsMap));
-  const js = formatScript(`${header}\n${code}`, "validators.js");
+  const js = formatScript(`${header}\n${code}`, options.fileName);
   const declarations = crds
     .map(
       (crd) =>
@@ -86,7 +97,7 @@ export function emitValidators(crds: CrdSource[], sourcePaths: string[]): Emitte
     .join("\n");
   const dts = formatScript(
     `${header}\nimport type { ErrorObject } from "ajv";\n\nexport interface StandaloneValidator {\n  (data: unknown): boolean;\n  errors?: ErrorObject[] | null;\n}\n\n${declarations}\n`,
-    "validators.d.ts",
+    options.fileName.replace(/\.js$/, ".d.ts"),
   );
   return { js, dts, rules };
 }

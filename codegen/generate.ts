@@ -49,6 +49,12 @@ export async function generate(options: GenerateOptions): Promise<GeneratedFiles
   const validators = emitValidators(crds, sources);
   files.set("generated/crds/validators.js", validators.js);
   files.set("generated/crds/validators.d.ts", validators.dts);
+  const firstError = emitValidators(crds, sources, {
+    allErrors: false,
+    fileName: "validators-first-error.js",
+  });
+  files.set("generated/crds/validators-first-error.js", firstError.js);
+  files.set("generated/crds/validators-first-error.d.ts", firstError.dts);
   files.set("generated/crds/cel-rules.ts", emitCelRules(validators.rules, sources));
   files.set(REFERENCE_PATH, emitReference(crds, sources));
 

@@ -8,15 +8,17 @@ import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TLSSocket } from "node:tls";
+import { connect, type TLSSocket } from "node:tls";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { minimalAgent, minimalStation } from "../../test/support/validation-fixtures.js";
-import { type AdmissionServer, startAdmissionServer } from "./server.js";
+import { type AdmissionServer, MAX_BODY_BYTES, startAdmissionServer } from "./server.js";
 
 const run = promisify(execFile);
 let dir = "";
 let server: AdmissionServer;
+/** Same checks, request timeouts short enough for a test to wait them out. */
+let impatient: AdmissionServer;
 
 async function selfSigned(name: string): Promise<void> {
   await run(
@@ -68,12 +70,42 @@ const review = (object: unknown, kind = "Agent") => ({
   },
 });
 
+/** Writes `parts` over a raw TLS connection, `gapMs` apart, and returns all the server sent. */
+function rawExchange(port: number, parts: string[], gapMs = 0): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: "127.0.0.1", port, rejectUnauthorized: false }, async () => {
+      for (const part of parts) {
+        if (socket.destroyed) break;
+        socket.write(part);
+        if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+      }
+    });
+    let text = "";
+    socket.on("data", (d) => {
+      text += d;
+    });
+    socket.on("close", () => resolve(text));
+    socket.on("error", reject);
+  });
+}
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "admission-server-"));
   await selfSigned("a");
   await selfSigned("b");
   await copyFile(join(dir, "a.crt"), join(dir, "tls.crt"));
   await copyFile(join(dir, "a.key"), join(dir, "tls.key"));
+  impatient = await startAdmissionServer({
+    namespace: "ai-agents",
+    modes: { batchEnabled: false, realtimeEnabled: false },
+    reader: { get: async () => undefined },
+    lookupTimeoutMs: 1000,
+    port: 0,
+    host: "127.0.0.1",
+    tls: { certFile: join(dir, "a.crt"), keyFile: join(dir, "a.key") },
+    timeouts: { headersMs: 200, requestMs: 300, keepAliveMs: 200 },
+    log: () => {},
+  });
   server = await startAdmissionServer({
     namespace: "ai-agents",
     modes: { batchEnabled: false, realtimeEnabled: false },
@@ -93,6 +125,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  await impatient?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -149,5 +182,44 @@ describe("the admission server", () => {
       if (seen !== want) await new Promise((r) => setTimeout(r, 25));
     }
     expect(seen).toBe(want);
+  });
+});
+
+describe("the admission server under attack", () => {
+  it("answers a review whose object holds 400,000 invalid array entries with its first schema problem", async () => {
+    // 1.2 MB; the all-errors validator built two error objects per entry and ran out of heap.
+    const files = Array.from({ length: 400_000 }, () => ({}));
+    const a = await call(
+      "POST",
+      "/validate",
+      review({ ...minimalAgent(), spec: { stationRef: "s", files } }),
+    );
+    expect(a.status).toBe(200);
+    expect(JSON.parse(a.body).response).toEqual({
+      uid: "u-1",
+      allowed: true,
+      warnings: ["schema: spec.files must have at most 100 entries."],
+    });
+  });
+
+  it("refuses a body larger than any review the API server can send, before reading it", async () => {
+    const head = `POST /validate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${MAX_BODY_BYTES + 1}\r\n\r\n`;
+    const answer = await rawExchange(server.port, [head, "{"]);
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain(`not an AdmissionReview: body exceeds ${MAX_BODY_BYTES} bytes`);
+  });
+
+  it("cuts off a body that trickles in (slow loris) with a 408 in its own words", async () => {
+    const head =
+      "POST /validate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n";
+    const answer = await rawExchange(impatient.port, [head, ...Array.from({ length: 40 }, () => " ")], 50);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toContain("not an AdmissionReview: the request did not arrive in time");
+  });
+
+  it("answers a malformed request line in its own words", async () => {
+    const answer = await rawExchange(impatient.port, ["NOT HTTP AT ALL\r\n\r\n"]);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain("not an AdmissionReview: malformed HTTP request");
   });
 });

@@ -8,13 +8,42 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
+import { answerClientErrors, type RequestTimeouts, timeoutServerOptions } from "../http-server-limits.js";
+import { ReviewGate } from "./gate.js";
 import { type AdmissionChecks, reviewWarnings } from "./lookups.js";
 import { allowedReview, parseReview, ReviewError } from "./review.js";
 import { readTlsPair, reloadTlsOnChange, type TlsFiles } from "./tls.js";
 
 export const ADMISSION_PATH = "/validate";
-/** An AdmissionReview carries the object and the old object; etcd caps each at ~1.5 MiB. */
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/**
+ * The largest review worth reading. An UPDATE's review carries the object and the old object, and
+ * etcd refuses a stored object over 1.5 MiB (its default request limit), so 2 × 1.5 MiB plus room
+ * for the envelope covers every review whose write can succeed. A larger one is answered 413:
+ * with failurePolicy Ignore the API server goes on without warnings, and etcd refuses the write.
+ */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+/**
+ * Reviews read and checked at once, and waiting for a turn. A review's parsed object can take ten
+ * times its bytes (a 3 MiB array of empty objects is ~40 MiB of heap), so two at a time keep the
+ * webhook's share of the controller's 512 MiB bounded; the API server's own calls are small and
+ * take milliseconds, so a short queue rarely holds one. Past the queue: 429, warnings skipped.
+ */
+const MAX_ACTIVE_REVIEWS = 2;
+const MAX_WAITING_REVIEWS = 32;
+/**
+ * The API server gives up after the webhook's timeoutSeconds (5) and a request that has not
+ * arrived by then is useless; a slow client is cut off instead of holding a socket and a buffer.
+ */
+export const WEBHOOK_TIMEOUTS: RequestTimeouts = { headersMs: 5_000, requestMs: 10_000, keepAliveMs: 30_000 };
+/** TLS handshakes that do not finish in this time are dropped (Node's default is 120 s). */
+const HANDSHAKE_TIMEOUT_MS = 5_000;
+/** Open connections at most (the API server reuses a few; anything past this is refused). */
+const MAX_CONNECTIONS = 256;
+/**
+ * The answer is sent by then whatever the checks are doing (their lookups share a 3 s budget),
+ * inside the webhook's timeoutSeconds (5).
+ */
+const REVIEW_DEADLINE_MS = 4_000;
 
 export interface AdmissionServerOptions extends AdmissionChecks {
   port: number;
@@ -22,6 +51,8 @@ export interface AdmissionServerOptions extends AdmissionChecks {
   tls: TlsFiles;
   /** How often the certificate files are re-read (default 60 s). */
   tlsReloadMs?: number;
+  /** Default WEBHOOK_TIMEOUTS; tests shorten them. */
+  timeouts?: RequestTimeouts;
   log?: (msg: string) => void;
 }
 
@@ -33,6 +64,8 @@ export interface AdmissionServer {
 class BodyTooLarge extends Error {}
 
 async function readBody(req: IncomingMessage): Promise<string> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new BodyTooLarge(`body exceeds ${MAX_BODY_BYTES} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -51,45 +84,87 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
 }
 
 export function admissionHandler(o: AdmissionChecks & { log: (msg: string) => void }) {
+  const gate = new ReviewGate(MAX_ACTIVE_REVIEWS, MAX_WAITING_REVIEWS);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0];
     if (path !== ADMISSION_PATH)
       return reply(res, 404, `no such path: ${path}; the webhook serves ${ADMISSION_PATH}\n`);
     if (req.method !== "POST") return reply(res, 405, `${ADMISSION_PATH} accepts POST only\n`);
-    let request: ReturnType<typeof parseReview>;
+    const release = await gate.enter();
+    if (!release) return reply(res, 429, "too many admission reviews at once; try again\n");
     try {
-      request = parseReview(JSON.parse(await readBody(req)));
-    } catch (err) {
-      const status = err instanceof BodyTooLarge ? 413 : 400;
-      const why =
-        err instanceof ReviewError || err instanceof BodyTooLarge
-          ? err.message
-          : `invalid JSON: ${(err as Error).message}`;
-      return reply(res, status, `not an AdmissionReview: ${why}\n`);
+      await review(req, res, o);
+    } finally {
+      release();
     }
-    let warnings: string[] = [];
-    try {
-      warnings = await reviewWarnings(request, o);
-    } catch (err) {
-      // A bug in a check must not turn into a failed call; the write goes through unwarned.
-      o.log(
-        `admission webhook: checks failed for request ${request.uid}: ${String((err as Error)?.stack ?? err)}`,
-      );
-    }
-    reply(res, 200, allowedReview(request.uid, warnings));
   };
+}
+
+async function review(
+  req: IncomingMessage,
+  res: ServerResponse,
+  o: AdmissionChecks & { log: (msg: string) => void },
+): Promise<void> {
+  let request: ReturnType<typeof parseReview>;
+  try {
+    request = parseReview(JSON.parse(await readBody(req)));
+  } catch (err) {
+    const status = err instanceof BodyTooLarge ? 413 : 400;
+    if (status === 413) {
+      // The rest of an oversized body is never read, so the connection cannot be reused: close
+      // it once the answer is out rather than wait for the sender to finish.
+      res.setHeader("connection", "close");
+      res.once("finish", () => req.socket.destroy());
+    }
+    const why =
+      err instanceof ReviewError || err instanceof BodyTooLarge
+        ? err.message
+        : `invalid JSON: ${(err as Error).message}`;
+    return reply(res, status, `not an AdmissionReview: ${why}\n`);
+  }
+  let warnings: string[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const deadline = new Promise<string[]>((resolve) => {
+      timer = setTimeout(
+        () => resolve([`the admission checks did not finish within ${REVIEW_DEADLINE_MS / 1000} s`]),
+        REVIEW_DEADLINE_MS,
+      );
+    });
+    warnings = await Promise.race([reviewWarnings(request, o), deadline]);
+  } catch (err) {
+    // A bug in a check must not turn into a failed call; the write goes through unwarned.
+    o.log(
+      `admission webhook: checks failed for request ${request.uid}: ${String((err as Error)?.stack ?? err)}`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+  reply(res, 200, allowedReview(request.uid, warnings));
 }
 
 export async function startAdmissionServer(o: AdmissionServerOptions): Promise<AdmissionServer> {
   const log = o.log ?? ((m: string) => console.log(JSON.stringify({ level: "info", msg: m })));
   const pair = await readTlsPair(o.tls);
   const handle = admissionHandler({ ...o, log });
-  const server: Server = createServer({ ...pair }, (req, res) => {
-    handle(req, res).catch((err) => {
-      log(`admission webhook: request failed: ${String(err)}`);
-      if (!res.headersSent) reply(res, 500, "internal error\n");
-    });
-  });
+  const server: Server = createServer(
+    {
+      ...pair,
+      ...timeoutServerOptions(o.timeouts ?? WEBHOOK_TIMEOUTS),
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+    },
+    (req, res) => {
+      handle(req, res).catch((err) => {
+        log(`admission webhook: request failed: ${String(err)}`);
+        if (!res.headersSent) reply(res, 500, "internal error\n");
+      });
+    },
+  );
+  server.maxConnections = MAX_CONNECTIONS;
+  answerClientErrors(server, (status) => ({
+    contentType: "text/plain",
+    body: `not an AdmissionReview: ${status === 408 ? "the request did not arrive in time" : status === 431 ? "the request headers are too large" : "malformed HTTP request"}\n`,
+  }));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(o.port, o.host, () => resolve());

@@ -12,7 +12,7 @@ import {
   MSG_BATCH_DISABLED,
   MSG_REALTIME_DISABLED,
 } from "../core/validation.js";
-import { validateAgent, validateAgentDefinition, validateStation } from "../validation/index.js";
+import { firstSchemaIssue } from "../validation/index.js";
 import type { Lookup } from "./facts.js";
 import { agentSecretKeys, definitionSecretKeys, type SecretKeyRef } from "./secret-refs.js";
 
@@ -39,15 +39,14 @@ export interface DefinitionFacts {
   secretKeys?: Lookup<ReadonlySet<string>>;
 }
 
-/** The schema problems ajv finds (normally none: the API server has applied the same schema). */
+/**
+ * The first schema problem ajv finds (normally none: the API server has applied the same schema).
+ * Only the first: anyone who reaches the webhook's port can send an object, and collecting every
+ * error of an object with 400,000 bad array entries exhausts the heap (docs/admission.md).
+ */
 export function schemaWarnings(kind: AdmittedKind, obj: unknown): string[] {
-  const result =
-    kind === "Agent"
-      ? validateAgent(obj)
-      : kind === "Station"
-        ? validateStation(obj)
-        : validateAgentDefinition(obj);
-  return result.ok ? [] : result.issues.map((i) => `schema: ${i.message}`);
+  const issue = firstSchemaIssue(kind, obj);
+  return issue ? [`schema: ${issue.message}`] : [];
 }
 
 /** Secret keys an Agent's run reads: its own files' headers, then its definition's keys. */

@@ -1,5 +1,6 @@
 export type { AnyResource, ResourceKind, ValidationIssue, ValidationResult } from "./validate.js";
 export {
+  firstSchemaIssue,
   formatIssues,
   parseAgent,
   parseAgentDefinition,

@@ -9,6 +9,7 @@ import {
   minimalStation,
 } from "../../test/support/validation-fixtures.js";
 import {
+  firstSchemaIssue,
   formatIssues,
   parseAgent,
   ResourceValidationError,
@@ -601,5 +602,25 @@ describe("parseAgent", () => {
     const error = caught as ResourceValidationError;
     expect(error.issues.map((i) => i.path).sort()).toEqual(["spec.stationRef", "spec.targetRepo"]);
     expect(error.message).toContain("invalid Agent:\nspec.stationRef is required.");
+  });
+});
+
+describe("firstSchemaIssue", () => {
+  it("is undefined for valid objects of each kind", () => {
+    expect(firstSchemaIssue("Agent", fullAgent())).toBeUndefined();
+    expect(firstSchemaIssue("Station", fullStation())).toBeUndefined();
+    expect(firstSchemaIssue("AgentDefinition", fullDefinition())).toBeUndefined();
+  });
+
+  it("names one problem where the all-errors validator names one per bad entry", () => {
+    const agent = minimalAgent() as unknown as Obj;
+    setAt(agent, "spec.parameters", Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`p${i}`, i])));
+    expect(issuesOf(validateAgent(agent))).toHaveLength(1000);
+    expect(firstSchemaIssue("Agent", agent)).toEqual({
+      path: "spec.parameters.p0",
+      pointer: "/spec/parameters/p0",
+      keyword: "type",
+      message: "spec.parameters.p0 must be a string, got an integer.",
+    });
   });
 });

@@ -19,6 +19,11 @@ import {
   type StandaloneValidator,
   validateStation as stationValidator,
 } from "../../generated/crds/validators.js";
+import {
+  validateAgentDefinition as agentDefinitionFirstError,
+  validateAgent as agentFirstError,
+  validateStation as stationFirstError,
+} from "../../generated/crds/validators-first-error.js";
 import { actualType, describeType, patternHints, shown } from "./messages.js";
 import { displayPath, pointerSegments, valueAt } from "./paths.js";
 
@@ -226,6 +231,28 @@ export function validateStation(obj: unknown): ValidationResult<Station> {
 
 export function validateAgentDefinition(obj: unknown): ValidationResult<AgentDefinition> {
   return run<AgentDefinition>("AgentDefinition", agentDefinitionValidator, obj);
+}
+
+const FIRST_ERROR_VALIDATORS: Record<ResourceKind, StandaloneValidator> = {
+  Agent: agentFirstError,
+  Station: stationFirstError,
+  AgentDefinition: agentDefinitionFirstError,
+};
+
+/**
+ * The first schema problem, or undefined for a valid object. The validators behind it stop at the
+ * first failure, so work and memory stay bounded by the object's size whatever it holds: this is
+ * the check for input from callers that are not trusted (the admission webhook). The all-errors
+ * `validate*` functions can build one error object per bad array entry.
+ */
+export function firstSchemaIssue(kind: ResourceKind, obj: unknown): ValidationIssue | undefined {
+  const validator = FIRST_ERROR_VALIDATORS[kind];
+  if (validator(obj)) return undefined;
+  for (const error of validator.errors ?? []) {
+    const issue = describeError(kind, error, obj);
+    if (issue) return issue;
+  }
+  return { path: "", pointer: "", keyword: "schema", message: `${kind} does not match its schema.` };
 }
 
 export type AnyResource = Agent | Station | AgentDefinition;
