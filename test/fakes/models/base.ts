@@ -52,7 +52,7 @@ export interface ModelApi {
   isModelCall(method: string, path: string): boolean;
   respond: StepResponder;
   /** Other requests (model lists, probes); answer and return true, or return false for 404. */
-  other?(req: IncomingMessage, path: string, res: ServerResponse): boolean;
+  other?(req: IncomingMessage, path: string, res: ServerResponse, body: unknown): boolean;
 }
 
 export interface ModelServer {
@@ -135,7 +135,7 @@ export async function startModelServer(api: ModelApi): Promise<ModelServer> {
       }
       return;
     }
-    if (api.other?.(req, url.pathname, res)) return;
+    if (api.other?.(req, url.pathname, res, body)) return;
     res.writeHead(404, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { message: `no route ${entry.method} ${url.pathname}` } }));
   });
