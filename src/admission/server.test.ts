@@ -186,9 +186,9 @@ describe("the admission server", () => {
 });
 
 describe("the admission server under attack", () => {
-  it("answers a review whose object holds 400,000 invalid array entries with its first schema problem", async () => {
-    // 1.2 MB; the all-errors validator built two error objects per entry and ran out of heap.
-    const files = Array.from({ length: 400_000 }, () => ({}));
+  it("answers a review within bounds holding 45,000 invalid array entries with its first schema problem", async () => {
+    // The all-errors validator built two error objects per entry: ~100 MB of heap for this one.
+    const files = Array.from({ length: 45_000 }, () => ({}));
     const a = await call(
       "POST",
       "/validate",
@@ -200,6 +200,29 @@ describe("the admission server under attack", () => {
       allowed: true,
       warnings: ["schema: spec.files must have at most 100 entries."],
     });
+  });
+
+  it.each([
+    [
+      "nested 1,000,000 levels deep",
+      `{"x":${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}}`,
+      "it is nested deeper than 100 levels",
+    ],
+    [
+      // The request that killed the controller: 1.2 MB, 400,000 invalid entries.
+      "holding 400,000 values",
+      JSON.stringify(
+        review({
+          ...minimalAgent(),
+          spec: { stationRef: "s", files: Array.from({ length: 400_000 }, () => ({})) },
+        }),
+      ),
+      "it holds more than 100000 JSON values",
+    ],
+  ])("refuses a review %s before parsing it", async (_what, body, why) => {
+    const a = await call("POST", "/validate", body);
+    expect(a.status).toBe(413);
+    expect(a.body).toBe(`not an AdmissionReview: the body is too complex to check: ${why}\n`);
   });
 
   it("refuses a body larger than any review the API server can send, before reading it", async () => {

@@ -10,6 +10,7 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { answerClientErrors, type RequestTimeouts, timeoutServerOptions } from "../http-server-limits.js";
 import { ReviewGate } from "./gate.js";
+import { exceedsJsonBounds, type JsonBounds } from "./json-bounds.js";
 import { type AdmissionChecks, reviewWarnings } from "./lookups.js";
 import { allowedReview, parseReview, ReviewError } from "./review.js";
 import { readTlsPair, reloadTlsOnChange, type TlsFiles } from "./tls.js";
@@ -44,6 +45,12 @@ const MAX_CONNECTIONS = 256;
  * inside the webhook's timeoutSeconds (5).
  */
 const REVIEW_DEADLINE_MS = 4_000;
+/**
+ * JSON.parse and the checks run on the event loop the controller reconciles on, so a review's
+ * shape is bounded before parsing: the API server's objects nest about 20 levels (managedFields
+ * included) and hold a few thousand values, a million-value body parses for seconds.
+ */
+export const REVIEW_JSON_BOUNDS: JsonBounds = { maxDepth: 100, maxValues: 100_000 };
 
 export interface AdmissionServerOptions extends AdmissionChecks {
   port: number;
@@ -73,7 +80,10 @@ async function readBody(req: IncomingMessage): Promise<string> {
     if (size > MAX_BODY_BYTES) throw new BodyTooLarge(`body exceeds ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  const body = Buffer.concat(chunks);
+  const tooComplex = exceedsJsonBounds(body, REVIEW_JSON_BOUNDS);
+  if (tooComplex) throw new BodyTooLarge(`the body is too complex to check: ${tooComplex}`);
+  return body.toString("utf8");
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
