@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { AGENT_CLIS } from "../core/agent-clis.js";
 import { VERSION } from "../version.js";
 import { DEFAULT_AGENT_IMAGE, DEFAULT_TIMINGS, parseConfig } from "./config.js";
 
@@ -26,6 +27,13 @@ describe("parseConfig defaults", () => {
       realtimeSigningKey: "",
       githubApiUrl: "https://api.github.com",
       githubServerUrl: "https://github.com",
+      cliVersions: {
+        claude: AGENT_CLIS.claude.version,
+        codex: AGENT_CLIS.codex.version,
+        gemini: AGENT_CLIS.gemini.version,
+        opencode: AGENT_CLIS.opencode.version,
+      },
+      agentBaseUrls: {},
       timings: DEFAULT_TIMINGS,
     });
   });
@@ -77,8 +85,31 @@ describe("parseConfig accepted values", () => {
       "realtimeEnabled",
       true,
     ],
+    [
+      { CLAUDE_CLI_VERSION: "2.2.0", CODEX_CLI_VERSION: "0.170.0-alpha.3" },
+      "cliVersions",
+      {
+        claude: "2.2.0",
+        codex: "0.170.0-alpha.3",
+        gemini: AGENT_CLIS.gemini.version,
+        opencode: AGENT_CLIS.opencode.version,
+      },
+    ],
+    [
+      {
+        AGENT_ANTHROPIC_BASE_URL: "https://gw.example.com/anthropic/",
+        AGENT_OPENAI_BASE_URL: "http://127.0.0.1:4000/v1",
+        AGENT_GEMINI_BASE_URL: "https://gw.example.com/gemini",
+      },
+      "agentBaseUrls",
+      {
+        anthropic: "https://gw.example.com/anthropic",
+        openai: "http://127.0.0.1:4000/v1",
+        gemini: "https://gw.example.com/gemini",
+      },
+    ],
   ] as const)("%j → %s = %j", (env, key, value) => {
-    expect(parseConfig({ ...base, ...env })[key]).toBe(value);
+    expect(parseConfig({ ...base, ...env })[key]).toEqual(value);
   });
 });
 
@@ -139,6 +170,38 @@ describe("parseConfig rejects with exact messages", () => {
     [
       { GITHUB_SERVER_URL: " https://ghe.example.com" },
       'GITHUB_SERVER_URL must be an http or https URL without credentials, query or fragment, got: " https://ghe.example.com"',
+    ],
+    [
+      { CLAUDE_CLI_VERSION: "latest" },
+      'CLAUDE_CLI_VERSION must be an exact npm version such as 1.2.3, got: "latest"',
+    ],
+    [
+      { CODEX_CLI_VERSION: "^0.169.0" },
+      'CODEX_CLI_VERSION must be an exact npm version such as 1.2.3, got: "^0.169.0"',
+    ],
+    [
+      { GEMINI_CLI_VERSION: "v0.61.0" },
+      'GEMINI_CLI_VERSION must be an exact npm version such as 1.2.3, got: "v0.61.0"',
+    ],
+    [
+      { OPENCODE_CLI_VERSION: "" },
+      'OPENCODE_CLI_VERSION must be an exact npm version such as 1.2.3, got: ""',
+    ],
+    [
+      { OPENCODE_CLI_VERSION: "1.18" },
+      'OPENCODE_CLI_VERSION must be an exact npm version such as 1.2.3, got: "1.18"',
+    ],
+    [
+      { AGENT_ANTHROPIC_BASE_URL: "https://user:pw@gw.example.com" },
+      'AGENT_ANTHROPIC_BASE_URL must be an http or https URL without credentials, query or fragment, got: "https://user:pw@gw.example.com"',
+    ],
+    [
+      { AGENT_OPENAI_BASE_URL: "" },
+      'AGENT_OPENAI_BASE_URL must be an http or https URL without credentials, query or fragment, got: ""',
+    ],
+    [
+      { AGENT_GEMINI_BASE_URL: "gw.example.com" },
+      'AGENT_GEMINI_BASE_URL must be an http or https URL without credentials, query or fragment, got: "gw.example.com"',
     ],
   ] as const)("%j", (env, message) => {
     expect(() => parseConfig({ ...base, ...env })).toThrow(message);

@@ -6,6 +6,15 @@
  * Pure: takes the environment as a plain record, so it is table-tested without touching
  * process.env.
  */
+import {
+  AGENT_BASE_URL_SETTINGS,
+  AGENT_CLIS,
+  CLI_VENDORS,
+  type CliVendor,
+  EXACT_VERSION,
+  MODEL_API_FAMILIES,
+  type ModelApiFamily,
+} from "../core/agent-clis.js";
 import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/job-builder.js";
 import { AGENT_IMAGE } from "../version.js";
 
@@ -76,6 +85,10 @@ export interface ControllerConfig {
   githubApiUrl: string;
   /** GITHUB_SERVER_URL: the git host the courier pushes to (no trailing slash). */
   githubServerUrl: string;
+  /** `<VENDOR>_CLI_VERSION` (AGENT_CLIS[vendor].versionSetting): the CLI version runs install; default the pinned one. */
+  cliVersions: Record<CliVendor, string>;
+  /** `AGENT_<API>_BASE_URL`: model API base URLs for the run pods' CLIs (docs/agent-clis.md); unset ones absent. */
+  agentBaseUrls: Partial<Record<ModelApiFamily, string>>;
   timings: ControllerTimings;
 }
 
@@ -154,6 +167,34 @@ function baseUrl(name: string, raw: string | undefined, fallback: string): strin
   return raw.replace(/\/+$/, "");
 }
 
+function cliVersion(name: string, raw: string | undefined, fallback: string): string {
+  if (raw === undefined) return fallback;
+  if (!EXACT_VERSION.test(raw)) {
+    throw new ConfigError(`${name} must be an exact npm version such as 1.2.3, got: "${raw}"`);
+  }
+  return raw;
+}
+
+function cliVersions(env: Readonly<Record<string, string | undefined>>): Record<CliVendor, string> {
+  const out = {} as Record<CliVendor, string>;
+  for (const vendor of CLI_VENDORS) {
+    const { versionSetting, version } = AGENT_CLIS[vendor];
+    out[vendor] = cliVersion(versionSetting, env[versionSetting], version);
+  }
+  return out;
+}
+
+function agentBaseUrls(
+  env: Readonly<Record<string, string | undefined>>,
+): Partial<Record<ModelApiFamily, string>> {
+  const out: Partial<Record<ModelApiFamily, string>> = {};
+  for (const api of MODEL_API_FAMILIES) {
+    const { setting } = AGENT_BASE_URL_SETTINGS[api];
+    if (env[setting] !== undefined) out[api] = baseUrl(setting, env[setting], "");
+  }
+  return out;
+}
+
 /** RFC 1123 label, the shape of a namespace name. */
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -212,6 +253,8 @@ export function parseConfig(
     realtimeSigningKey,
     githubApiUrl: baseUrl("GITHUB_API_URL", env.GITHUB_API_URL, DEFAULT_GITHUB_API_URL),
     githubServerUrl: baseUrl("GITHUB_SERVER_URL", env.GITHUB_SERVER_URL, DEFAULT_GITHUB_SERVER_URL),
+    cliVersions: cliVersions(env),
+    agentBaseUrls: agentBaseUrls(env),
     timings: { ...DEFAULT_TIMINGS, ...timings },
   };
 }

@@ -88,6 +88,8 @@ export class AgentController {
       ...(c.realtimeSigningKey ? { realtimeSigningKey: c.realtimeSigningKey } : {}),
       githubApiUrl: c.githubApiUrl,
       githubServerUrl: c.githubServerUrl,
+      cliVersions: c.cliVersions,
+      agentBaseUrls: c.agentBaseUrls,
     };
     const common = {
       client: d.client,

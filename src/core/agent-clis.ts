@@ -55,3 +55,24 @@ export const CLI_VENDORS = Object.keys(AGENT_CLIS) as CliVendor[];
 export function cliPackageSpec(vendor: CliVendor, version: string = AGENT_CLIS[vendor].version): string {
   return `${AGENT_CLIS[vendor].package}@${version}`;
 }
+
+/** The model APIs whose base URL an installation can point the run pods' CLIs at (proxies, gateways). */
+export type ModelApiFamily = "anthropic" | "openai" | "gemini";
+
+/**
+ * Per model API: the controller setting (env on the Deployment) and the variable the `agent`
+ * container gets, the one the CLIs or their setups read (docs/agent-clis.md "Installation settings").
+ */
+export const AGENT_BASE_URL_SETTINGS: Readonly<
+  Record<ModelApiFamily, { setting: string; variable: string }>
+> = {
+  anthropic: { setting: "AGENT_ANTHROPIC_BASE_URL", variable: "ANTHROPIC_BASE_URL" },
+  openai: { setting: "AGENT_OPENAI_BASE_URL", variable: "OPENAI_BASE_URL" },
+  gemini: { setting: "AGENT_GEMINI_BASE_URL", variable: "GOOGLE_GEMINI_BASE_URL" },
+};
+
+export const MODEL_API_FAMILIES = Object.keys(AGENT_BASE_URL_SETTINGS) as ModelApiFamily[];
+
+/** An exact npm version (semver: `1.2.3`, optionally `-pre.1` and `+build`), what a version setting accepts. */
+export const EXACT_VERSION =
+  /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;

@@ -7,6 +7,7 @@
 
 import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { BatchCleanupResult, BatchPollResult } from "../batch/provider.js";
+import type { CliVendor, ModelApiFamily } from "./agent-clis.js";
 import type { RunningPodObservation } from "./stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
 
@@ -32,6 +33,10 @@ export interface ControllerSettings {
   githubApiUrl?: string;
   /** GITHUB_SERVER_URL for the courier: the git host its push URLs are built on (default https://github.com). */
   githubServerUrl?: string;
+  /** `<VENDOR>_CLI_VERSION`: the CLI version a run installs when its image lacks the CLI (default: AGENT_CLIS). */
+  cliVersions?: Partial<Record<CliVendor, string>>;
+  /** `AGENT_<API>_BASE_URL`: the model API base URLs the run pods' CLIs use unless a run sets its own. */
+  agentBaseUrls?: Partial<Record<ModelApiFamily, string>>;
 }
 
 /**

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { V1Container, V1EnvVar, V1Job } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { agent, definition, input, station } from "../../test/support/core-builders.js";
+import { AGENT_CLIS } from "./agent-clis.js";
 import { cliArgv } from "./argv.js";
 import type { ControllerSettings } from "./input.js";
 import { buildJob, realtimeRunToken, templateProblem } from "./job-builder.js";
@@ -434,6 +435,7 @@ describe("injected environment (runtime.md §6)", () => {
       { name: "HOME", value: "/agent" },
       { name: "PATH", value: "/agent/.local/bin:/agent/.opencode/bin:/usr/local/bin:/usr/bin:/bin" },
       { name: "AGENT_EXECUTION", value: "interactive" },
+      { name: "AGENT_CLI_VERSION", value: AGENT_CLIS.claude.version },
     ]);
   });
 
@@ -511,6 +513,101 @@ describe("injected environment (runtime.md §6)", () => {
     expect(agentEnv.AGENT_FILES).toBeUndefined();
     expect(agentEnv["files-auth"]).toBeUndefined();
     expect(initEnv.AGENT_EXECUTION).toBeUndefined();
+  });
+});
+
+describe("agent CLI installation settings (docs/agent-clis.md)", () => {
+  const withSettings = (
+    extra: Partial<ControllerSettings>,
+    opts: { model?: string; recipeEnv?: { name: string; value: string }[]; stationEnv?: V1EnvVar[] } = {},
+  ) => {
+    const r = buildJob(
+      agent("run-1").build(),
+      station()
+        .spec({
+          template: {
+            spec: {
+              containers: [
+                { name: "agent", image: "img", ...(opts.stationEnv ? { env: opts.stationEnv } : {}) },
+              ],
+            },
+          },
+        })
+        .build(),
+      definition()
+        .spec({ model: opts.model ?? "claude-sonnet-4-6", resources: { env: opts.recipeEnv ?? [] } })
+        .build(),
+      { ...settings, ...extra },
+      "interactive",
+    );
+    if (!r.ok) throw new Error(r.reason);
+    const raw = container(r.job, "agent").env ?? [];
+    return { agent: envOf(container(r.job, "agent")), init: envOf(container(r.job, "init")), raw };
+  };
+  const urls = {
+    agentBaseUrls: {
+      anthropic: "http://proxy.internal/anthropic",
+      openai: "http://proxy.internal/openai/v1",
+      gemini: "http://proxy.internal/gemini",
+    },
+  };
+
+  it.each([
+    ["claude-sonnet-4-6", "claude"],
+    ["gpt-5-codex", "codex"],
+    ["gemini-2.5-pro", "gemini"],
+    ["opencode/anthropic/claude-sonnet-4-6", "opencode"],
+  ] as const)("%s: the agent gets the pinned %s version as AGENT_CLI_VERSION", (model, vendor) => {
+    const env = withSettings({}, { model });
+    expect(env.agent.AGENT_CLI_VERSION).toBe(AGENT_CLIS[vendor].version);
+    expect(env.init.AGENT_CLI_VERSION).toBeUndefined();
+  });
+  it("an installation's version setting wins for its vendor only", () => {
+    const s = { cliVersions: { codex: "0.170.1" } };
+    expect(withSettings(s, { model: "gpt-5-codex" }).agent.AGENT_CLI_VERSION).toBe("0.170.1");
+    expect(withSettings(s, { model: "claude-x" }).agent.AGENT_CLI_VERSION).toBe(AGENT_CLIS.claude.version);
+  });
+  it("exec runs get neither a CLI version nor base URLs", () => {
+    const r = buildJob(
+      agent("run-1").build(),
+      station().build(),
+      definition()
+        .spec({ model: "exec", tool_config: { command: ["make"] } })
+        .build(),
+      { ...settings, ...urls },
+      "interactive",
+    );
+    if (!r.ok) throw new Error(r.reason);
+    const env = envOf(container(r.job, "agent"));
+    expect(env.AGENT_CLI_VERSION).toBeUndefined();
+    expect(env.ANTHROPIC_BASE_URL).toBeUndefined();
+  });
+  it("the recipe cannot set AGENT_CLI_VERSION", () => {
+    const env = withSettings({}, { recipeEnv: [{ name: "AGENT_CLI_VERSION", value: "9.9.9" }] });
+    expect(env.agent.AGENT_CLI_VERSION).toBe(AGENT_CLIS.claude.version);
+  });
+  it("every configured base URL reaches the agent container of any CLI run, as the variable its CLI reads", () => {
+    for (const model of ["claude-x", "gemini-2.5-pro"]) {
+      const env = withSettings(urls, { model });
+      expect(env.agent.ANTHROPIC_BASE_URL).toBe("http://proxy.internal/anthropic");
+      expect(env.agent.OPENAI_BASE_URL).toBe("http://proxy.internal/openai/v1");
+      expect(env.agent.GOOGLE_GEMINI_BASE_URL).toBe("http://proxy.internal/gemini");
+      expect(env.init.ANTHROPIC_BASE_URL).toBeUndefined();
+    }
+    expect(withSettings({ agentBaseUrls: { openai: "http://o" } }).agent.ANTHROPIC_BASE_URL).toBeUndefined();
+  });
+  it("the Station's own env and the recipe's env win over the installation's base URL", () => {
+    const station = withSettings(urls, {
+      stationEnv: [{ name: "ANTHROPIC_BASE_URL", value: "http://station" }],
+    });
+    expect(station.agent.ANTHROPIC_BASE_URL).toBe("http://station");
+    const recipe = withSettings(urls, {
+      recipeEnv: [{ name: "ANTHROPIC_BASE_URL", value: "http://recipe" }],
+      stationEnv: [{ name: "ANTHROPIC_BASE_URL", value: "http://station" }],
+    });
+    expect(recipe.agent.ANTHROPIC_BASE_URL).toBe("http://recipe");
+    expect(station.raw.filter((e) => e.name === "ANTHROPIC_BASE_URL")).toHaveLength(1);
+    expect(recipe.raw.filter((e) => e.name === "ANTHROPIC_BASE_URL")).toHaveLength(1);
   });
 });
 

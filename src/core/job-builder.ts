@@ -13,6 +13,7 @@ import type {
   V1SecurityContext,
   V1Volume,
 } from "@kubernetes/client-node";
+import { AGENT_BASE_URL_SETTINGS, AGENT_CLIS, MODEL_API_FAMILIES } from "./agent-clis.js";
 import { cliArgv, execCommand, mcpHeaderEnvName, SUPERVISOR_PATH } from "./argv.js";
 import type { ControllerSettings } from "./input.js";
 import { jobNameFor, shortenName } from "./names.js";
@@ -67,6 +68,7 @@ export const RESERVED_ENV = new Set([
   "AGENT_REALTIME_TOKEN_SHA256",
   "AGENT_DELIVERY",
   "DELIVERY_TOKEN",
+  "AGENT_CLI_VERSION",
 ]);
 
 const VALID_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -217,6 +219,14 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
     for (const f of files) if (f.headers_secret) secret(f.headers_secret, f.headers_secret);
   }
   if (kind === "agent") env.add({ name: "AGENT_EXECUTION", value: realtime ? "realtime" : "interactive" });
+  const vendor = routeModel(ctx.model);
+  if (kind === "agent" && vendor !== "exec") {
+    // The version the supervisor installs when the Station image lacks the CLI (docs/agent-clis.md).
+    env.add({
+      name: "AGENT_CLI_VERSION",
+      value: settings.cliVersions?.[vendor] ?? AGENT_CLIS[vendor].version,
+    });
+  }
   if (pod && realtime && agent.spec.resumeSession) {
     env.add({ name: "AGENT_RESUME_SESSION", value: agent.spec.resumeSession });
   }
@@ -233,6 +243,23 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
     env.add({ name: "GITHUB_SERVER_URL", value: settings.githubServerUrl ?? DEFAULT_GITHUB_SERVER_URL });
   }
   return env.vars;
+}
+
+/**
+ * The installation's model API base URLs (AGENT_<API>_BASE_URL) as the variables the CLIs read,
+ * for every CLI run: the lowest precedence, below the recipe's `resources.env` and the Station's
+ * own env (docs/agent-clis.md).
+ */
+function installationCliEnv(ctx: RunContext, before: V1EnvVar[]): V1EnvVar[] {
+  if (routeModel(ctx.model) === "exec") return [];
+  const taken = new Set(before.map((e) => e.name));
+  const out: V1EnvVar[] = [];
+  for (const api of MODEL_API_FAMILIES) {
+    const value = ctx.settings.agentBaseUrls?.[api];
+    const name = AGENT_BASE_URL_SETTINGS[api].variable;
+    if (value !== undefined && value !== "" && !taken.has(name)) out.push({ name, value });
+  }
+  return out;
 }
 
 /** The CLI-relevant definition fields a realtime supervisor needs to build each turn (OQ-41). */
@@ -343,7 +370,7 @@ export function buildJob(
     const container: V1Container = {
       ...rest,
       command: [SUPERVISOR_PATH, "--", ...supervisorArgs],
-      env: [...controllerEnv, ...stationEnv],
+      env: [...controllerEnv, ...stationEnv, ...installationCliEnv(ctx, [...controllerEnv, ...stationEnv])],
       volumeMounts: [
         ...(c.volumeMounts ?? []).filter((m) => m.name !== "agent" && m.name !== "workspace"),
         ...RUN_MOUNTS,
