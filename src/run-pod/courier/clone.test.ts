@@ -1,51 +1,32 @@
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ChooseInput, chooseClone, declaredClones, scanClones } from "./clone.js";
+import { type ChooseInput, chooseClone, declaredClones } from "./clone.js";
+import type { RepoSpec } from "./settings.js";
 
-/** A workspace with fake work trees (a `.git` directory is all the scan looks for). */
+/** A workspace with fake work trees (a `.git` directory is all the check looks for). */
 function workspaceWith(...trees: string[]): string {
   const ws = mkdtempSync(join(tmpdir(), "courier-clones-"));
   for (const t of trees) mkdirSync(join(ws, t, ".git"), { recursive: true });
   return ws;
 }
 
-const origins: Record<string, string> = {
-  app: "https://github.com/acme/app.git",
-  lib: "git@github.com:acme/lib.git",
-};
+const REPOS: RepoSpec[] = [
+  { name: "app", url: "https://github.com/acme/app.git", ref: "develop" },
+  { name: "lib", url: "git@github.com:acme/lib.git" },
+];
 
 function input(ws: string, over: Partial<ChooseInput>): ChooseInput {
   return {
-    candidates: scanClones(ws),
-    declared: false,
+    candidates: declaredClones(ws, REPOS),
     workspace: ws,
     repo: "",
     target: undefined,
     serverUrl: "https://github.com",
-    originOf: async (dir) => origins[dir.split("/").pop() ?? ""],
     ...over,
   };
 }
-
-describe("scanClones", () => {
-  it("finds work trees up to three levels deep, not inside a repository or node_modules", () => {
-    const ws = workspaceWith(
-      "app",
-      "nested/deep/lib",
-      "app/vendor/inner",
-      "node_modules/x",
-      "a/b/c/too-deep",
-    );
-    expect(scanClones(ws).map((c) => c.dir.slice(ws.length + 1))).toEqual(["app", "nested/deep/lib"]);
-  });
-
-  it("takes the workspace itself when it is the clone", () => {
-    const ws = workspaceWith(".");
-    expect(scanClones(ws).map((c) => c.dir)).toEqual([ws]);
-  });
-});
 
 describe("declaredClones", () => {
   it("uses path (relative or absolute) else <workspace>/<name>, keeping order and dropping missing or outside ones", () => {
@@ -63,59 +44,50 @@ describe("declaredClones", () => {
       ["other", "other", "acme/other"],
     ]);
   });
+
+  it("keeps the declared ref and refuses a .git that is a file or a symlink", () => {
+    const ws = workspaceWith("app", "real");
+    mkdirSync(join(ws, "gitfile"));
+    writeFileSync(join(ws, "gitfile", ".git"), "gitdir: ../real/.git\n");
+    mkdirSync(join(ws, "linked"));
+    symlinkSync(join(ws, "real", ".git"), join(ws, "linked", ".git"));
+    const clones = declaredClones(ws, [
+      { name: "app", url: "acme/app", ref: "develop" },
+      { name: "gitfile", url: "acme/gitfile" },
+      { name: "linked", url: "acme/linked" },
+    ]);
+    expect(clones).toEqual([{ name: "app", url: "acme/app", ref: "develop", dir: join(ws, "app") }]);
+  });
 });
 
 describe("chooseClone", () => {
   it.each([
-    ["the only clone", ["app"], {}, "app"],
-    ["the clone delivery.pullRequest.repo names", ["app", "lib"], { repo: "lib" }, "lib"],
-    [
-      "the clone whose origin is TARGET_REPO",
-      ["app", "lib"],
-      { target: { owner: "acme", name: "lib" } },
-      "lib",
-    ],
-    [
-      "TARGET_REPO matched case-insensitively",
-      ["app", "lib"],
-      { target: { owner: "ACME", name: "App" } },
-      "app",
-    ],
-  ])("chooses %s", async (_name, trees, over, chosen) => {
-    const ws = workspaceWith(...trees);
-    const choice = await chooseClone(input(ws, over));
+    ["the first declared clone when nothing else decides", {}, "app"],
+    ["the clone delivery.pullRequest.repo names", { repo: "lib" }, "lib"],
+    ["the clone whose declared URL is TARGET_REPO", { target: { owner: "acme", name: "lib" } }, "lib"],
+    ["TARGET_REPO matched case-insensitively", { target: { owner: "ACME", name: "App" } }, "app"],
+    ["the first declared clone when none is TARGET_REPO", { target: { owner: "x", name: "y" } }, "app"],
+  ])("chooses %s", (_name, over, chosen) => {
+    const ws = workspaceWith("app", "lib");
+    const choice = chooseClone(input(ws, over));
     expect(choice.ok && choice.clone.name).toBe(chosen);
   });
 
-  it("chooses the first declared repository when nothing else decides", async () => {
-    const ws = workspaceWith("app", "lib");
-    const candidates = declaredClones(ws, [
-      { name: "lib", url: "acme/lib" },
-      { name: "app", url: "acme/app" },
-    ]);
-    const choice = await chooseClone(
-      input(ws, { candidates, declared: true, target: { owner: "x", name: "y" } }),
-    );
-    expect(choice.ok && choice.clone.name).toBe("lib");
-  });
-
   it.each([
-    ["no clone", [], {}, (ws: string) => `no git clone found under ${ws}`],
+    [
+      "no declared clone on disk",
+      [],
+      {},
+      (ws: string) => `none of the declared repositories is a git clone under ${ws}`,
+    ],
     [
       "an unknown repo name",
       ["app"],
       { repo: "web" },
       (ws: string) => `delivery.pullRequest.repo web is not a clone under ${ws} (found: app)`,
     ],
-    [
-      "several clones and no target among them",
-      ["app", "lib"],
-      { target: { owner: "acme", name: "web" } },
-      (ws: string) =>
-        `several clones under ${ws} (app, lib) and none is the target repository; set delivery.pullRequest.repo`,
-    ],
-  ])("fails for %s, saying why", async (_name, trees, over, reason) => {
+  ])("fails for %s, saying why", (_name, trees, over, reason) => {
     const ws = workspaceWith(...trees);
-    expect(await chooseClone(input(ws, over))).toEqual({ ok: false, reason: reason(ws) });
+    expect(chooseClone(input(ws, over))).toEqual({ ok: false, reason: reason(ws) });
   });
 });

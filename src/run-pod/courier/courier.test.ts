@@ -18,6 +18,8 @@ import { runCourier } from "./main.js";
 const TOKEN = "ghs_courierTestToken7f3a9c";
 const BRANCH = "agent/fix-readme";
 const TITLE = "Fix the README";
+/** A commit id no repository here has. */
+const MISSING = "1234567123456712345671234567123456712345";
 
 const testGitEnv = (cwd: string) => ({
   PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -163,6 +165,7 @@ describe("courier", () => {
       BRANCH_NAME: BRANCH,
       GITHUB_API_URL: github.url,
       GITHUB_SERVER_URL: gitServer.url,
+      AGENT_REPOS: JSON.stringify([{ name: "app", url: gitServer.repoUrl("acme/app") }]),
       ...extra,
     };
   }
@@ -231,7 +234,8 @@ describe("courier", () => {
     expect(git(["--git-dir", bare, "rev-parse", `${sha}^`], root)).toBe(
       git(["--git-dir", bare, "rev-parse", "main"], root),
     );
-    expect(git(["rev-parse", "HEAD"], clone)).toBe(sha);
+    // The clone is only read: the delivery commit lives in the courier's own repository.
+    expect(git(["rev-parse", "HEAD"], clone)).toBe(git(["--git-dir", bare, "rev-parse", "main"], root));
 
     expect(github.pulls).toMatchObject([
       {
@@ -311,7 +315,7 @@ describe("courier", () => {
     expect(github.pulls.map((p) => p.state)).toEqual(["closed", "open"]);
   });
 
-  it("delivers commits the agent made itself, and uses the clone's origin when TARGET_REPO is empty", async () => {
+  it("delivers commits the agent made itself, and uses the declared URL when TARGET_REPO is empty", async () => {
     await serveGit();
     const { workspace: ws, clone, home } = await workspace();
     writeFileSync(join(clone, "README.md"), "committed by the agent\n");
@@ -480,7 +484,7 @@ describe("courier", () => {
     expect(existsSync(marker)).toBe(false);
     expectNoToken(run);
     const forge = run.spawned.filter((s) => s.options.env.DELIVERY_TOKEN !== undefined);
-    expect(forge.map((s) => s.args[0])).toEqual(["fetch", "push"]);
+    expect(forge.map((s) => s.args[0])).toEqual(["ls-remote", "fetch", "push"]);
     for (const s of run.spawned) {
       expect(s.file).toBe("git");
       expect(Object.values(s.options.env).filter((v) => v === TOKEN).length).toBe(
@@ -489,6 +493,46 @@ describe("courier", () => {
       if (s.options.env.DELIVERY_TOKEN !== undefined) expect(s.options.cwd).not.toContain(ws);
     }
     expect(gitServer.requests.filter((r) => r.auth === "wrong")).toEqual([]);
+  });
+
+  it("runs no command the clone's config names: a partial-clone remote's sshCommand behind a missing HEAD commit", async () => {
+    await serveGit();
+    const { workspace: ws, clone, home } = await workspace();
+    const marker = join(home, "ssh-command-ran");
+    // What two spec.files entries (or the agent itself) can write into the clone's .git/: a
+    // promisor remote reached over ssh with a command of their choosing, and a HEAD naming a
+    // commit the clone lacks, so reading HEAD would fetch it lazily.
+    writeFileSync(
+      join(clone, ".git", "config"),
+      [
+        "[core]",
+        "\trepositoryformatversion = 1",
+        "\tbare = false",
+        `\tsshCommand = "env > ${marker}; false"`,
+        "[extensions]",
+        "\tpartialClone = evil",
+        '[remote "evil"]',
+        "\turl = ssh://attacker.test/x.git",
+        "\tpromisor = true",
+        '[remote "origin"]',
+        `\turl = ${gitServer.repoUrl("acme/app")}`,
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(join(clone, ".git", "refs", "heads", "main"), `${MISSING}\n`);
+    writeFileSync(join(clone, "README.md"), "hello\n");
+    agentExited(home, 0);
+
+    const run = await courier(envFor(home, ws));
+
+    expect(existsSync(marker)).toBe(false);
+    expect(run.code).not.toBe(0);
+    expect(run.events[0]).toMatchObject({ kind: "delivery", status: "failed", repo: "acme/app" });
+    expect(String(run.events[0]?.reason)).toContain(
+      `its HEAD names commit ${MISSING}, which is not in its objects`,
+    );
+    expect(pushes()).toEqual([]);
+    for (const s of run.spawned) expect(s.options.env.GIT_ALLOW_PROTOCOL).toBeDefined();
   });
 
   it("never runs a git the agent planted in HOME/.local/bin, first on the run PATH", async () => {
@@ -511,20 +555,69 @@ describe("courier", () => {
     for (const s of run.spawned) expect(s.options.env.PATH).not.toContain(home);
   });
 
-  it("fails, naming the origin, when TARGET_REPO is empty and the origin is not on the GitHub server", async () => {
+  it("fails, naming the URL, when TARGET_REPO is empty and the declared URL is not on the GitHub server", async () => {
     await serveGit();
     const { workspace: ws, clone, home } = await workspace();
-    git(["remote", "set-url", "origin", "https://gitlab.example.com/acme/app.git"], clone);
+    writeFileSync(join(clone, "README.md"), "hello\n");
+    agentExited(home, 0);
+    const repos = JSON.stringify([{ name: "app", url: "https://gitlab.example.com/acme/app.git" }]);
+
+    const run = await courier(envFor(home, ws, { TARGET_REPO: "", AGENT_REPOS: repos }));
+
+    expect(run.code).not.toBe(0);
+    expect(run.events[0]).toMatchObject({
+      status: "failed",
+      reason: `TARGET_REPO is empty and the declared repository URL https://gitlab.example.com/acme/app.git is not on ${new URL(gitServer.url).host}`,
+    });
+  });
+
+  it("ignores the clone's origin: the agent pointing it elsewhere changes nothing", async () => {
+    await serveGit();
+    const { workspace: ws, clone, home } = await workspace();
+    git(["remote", "set-url", "origin", "https://github.com/attacker/elsewhere.git"], clone);
     writeFileSync(join(clone, "README.md"), "hello\n");
     agentExited(home, 0);
 
     const run = await courier(envFor(home, ws, { TARGET_REPO: "" }));
 
+    expect(run.events[0]).toMatchObject({ status: "succeeded", repo: "acme/app" });
+  });
+
+  it("fails clearly when AGENT_REPOS declares no repository", async () => {
+    await serveGit();
+    const { workspace: ws, clone, home } = await workspace();
+    writeFileSync(join(clone, "README.md"), "hello\n");
+    agentExited(home, 0);
+
+    const run = await courier(envFor(home, ws, { AGENT_REPOS: "[]" }));
+
     expect(run.code).not.toBe(0);
     expect(run.events[0]).toMatchObject({
       status: "failed",
-      reason: `TARGET_REPO is empty and the clone's origin https://gitlab.example.com/acme/app.git is not on ${new URL(gitServer.url).host}`,
+      reason: "AGENT_REPOS declares no repository: delivery needs resources.repos",
     });
+    expect(run.spawned).toEqual([]);
+  });
+
+  it("takes the PR base from the declared ref when the target has that branch, never from the clone's config", async () => {
+    await serveGit();
+    const { workspace: ws, clone, home } = await workspace();
+    git(["--git-dir", bare, "branch", "develop", "main"], root);
+    // The agent points its branch's upstream at another branch: the PR must not follow it.
+    git(["config", "branch.main.merge", "refs/heads/release"], clone);
+    writeFileSync(join(clone, "README.md"), "hello\n");
+    agentExited(home, 0);
+    const declared = (ref: string) =>
+      JSON.stringify([{ name: "app", url: gitServer.repoUrl("acme/app"), ref }]);
+
+    const onBranch = await courier(envFor(home, ws, { AGENT_REPOS: declared("develop") }));
+    expect(onBranch.events[0]).toMatchObject({ status: "succeeded" });
+    expect(github.pulls.map((p) => p.base)).toEqual(["develop"]);
+
+    github.closePull("acme", "app", 1);
+    const onTag = await courier(envFor(home, ws, { AGENT_REPOS: declared("v1.0") }));
+    expect(onTag.events[0]).toMatchObject({ status: "succeeded" });
+    expect(github.pulls.map((p) => p.base)).toEqual(["develop", "main"]);
   });
 
   it("waits for the exit-code file that appears later, then delivers", async () => {

@@ -3,16 +3,19 @@
  * clone's changes, push HEAD to the branch of the target repository, open (or reuse) the pull
  * request. Returns the delivery event to report; never throws for an expected failure.
  *
- * The forge is only ever talked to from a bare repository the courier creates in a temp
- * directory, borrowing the clone's objects through `objects/info/alternates`: that repository's
- * config is the courier's, so the agent's edits to the clone's `.git/config` (credential helpers,
- * `url.*.insteadOf`, hooks) never meet the token. The clone itself is only staged and committed,
- * by git processes that do not have the token in their environment.
+ * No git process ever runs in the clone's repository: its `.git` is the agent's (and whatever
+ * `spec.files` wrote there), so its config could name commands (a promisor remote's
+ * `core.sshCommand` reached by a lazy fetch, filters, hooks) or another work tree. The courier
+ * makes its own bare repository in a temp directory, borrows the clone's objects through
+ * `objects/info/alternates`, reads HEAD, the index and `info/exclude` as data
+ * (clone-git-dir.ts), stages the clone's work tree into its own index, commits there and pushes
+ * from there. Only the processes that talk to the forge get the token.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { type Candidate, chooseClone, declaredClones, scanClones } from "./clone.js";
+import { join } from "node:path";
+import { type Candidate, chooseClone, declaredClones } from "./clone.js";
+import { CloneGitDirError, type CloneHead, readCloneHead, readInside } from "./clone-git-dir.js";
 import { gitEnv, gitMessage, type ProcessResult, type RunProcess, redact } from "./git.js";
 import { fullName, type GitHubRepo, parseOwnerName, pushUrl, repoOfRemote } from "./github-repo.js";
 import { ensurePullRequest, type Fetch } from "./pulls.js";
@@ -56,7 +59,6 @@ async function deliverSteps(
   deps: DeliverDeps,
   where: { repo?: string; branch?: string },
 ): Promise<DeliveryEvent> {
-  const git = gitRunner(s, deps);
   if (s.token === "") throw new DeliveryFailure("DELIVERY_TOKEN is empty");
   if (s.branch === "") throw new DeliveryFailure("BRANCH_NAME is empty");
   where.branch = s.branch;
@@ -66,54 +68,53 @@ async function deliverSteps(
     target = parseOwnerName(s.targetRepo);
     if (!target) throw new DeliveryFailure(`TARGET_REPO ${JSON.stringify(s.targetRepo)} is not owner/name`);
   }
-  const declared = s.repos !== undefined;
-  const choice = await chooseClone({
-    candidates: declared ? declaredClones(s.workspaceDir, s.repos ?? []) : scanClones(s.workspaceDir),
-    declared,
+  if (s.repos === undefined || s.repos.length === 0) {
+    // Only a declared clone has a URL the agent did not write (docs/run-pod.md, Delivery).
+    throw new DeliveryFailure("AGENT_REPOS declares no repository: delivery needs resources.repos");
+  }
+  const choice = chooseClone({
+    candidates: declaredClones(s.workspaceDir, s.repos),
     workspace: s.workspaceDir,
     repo: s.delivery.repo,
     target,
     serverUrl: s.serverUrl,
-    originOf: (dir) => originOf(git, dir),
   });
   if (!choice.ok) throw new DeliveryFailure(choice.reason);
   const clone = choice.clone;
-  if (!target) target = await targetFromOrigin(git, clone, s.serverUrl);
+  if (!target) target = targetOfDeclared(clone, s.serverUrl);
   const repo = fullName(target);
   where.repo = repo;
   deps.log(`delivering ${clone.dir} to ${repo} branch ${s.branch}`);
 
-  const head = await commitChanges(git, clone.dir, s.delivery.title, deps.log);
-  if (head === undefined)
-    return { kind: "delivery", status: "skipped", reason: "no-changes", repo, branch: s.branch };
-  const objects = resolve(
-    clone.dir,
-    (await git.must(clone.dir, ["rev-parse", "--git-path", "objects"], "reading the clone")).trim(),
-  );
-  const upstream = await upstreamBranch(git, clone.dir);
-
-  const remote = pushUrl(s.serverUrl, target);
-  const pushRepo = mkdtempSync(join(deps.tmpDir ?? tmpdir(), "ai-agent-courier-"));
+  const work = await mkdtemp(join(deps.tmpDir ?? tmpdir(), "ai-agent-courier-"));
   try {
-    await git.must(pushRepo, ["init", "-q", "--bare", pushRepo], "preparing the push repository");
-    writeFileSync(join(pushRepo, "objects", "info", "alternates"), `${objects}\n`);
-    // A ref on the commit lets the base fetch negotiate with it instead of downloading history.
-    await git.must(pushRepo, ["update-ref", "refs/courier/head", head], "preparing the push repository");
-
-    let base = s.delivery.base || upstream;
-    if (!base) {
-      const r = await git.forge(pushRepo, ["ls-remote", "--symref", remote, "HEAD"]);
-      base = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(r.stdout)?.[1] ?? "";
-      if (r.code !== 0 || !base) {
+    const head = await readHead(clone);
+    const repoDir = join(work, "repo.git");
+    const git = gitRunner(s, deps, work, repoDir);
+    await git.must(work, ["init", "-q", "--bare", repoDir], "preparing the courier's repository");
+    // Objects only: the clone's refs, config and hooks stay where they are, unread by git.
+    await writeFile(join(repoDir, "objects", "info", "alternates"), `${join(head.gitDir, "objects")}\n`);
+    if (head.commit !== undefined) {
+      const found = await git.run(work, ["rev-parse", "--verify", "-q", `${head.commit}^{commit}`]);
+      if (found.code !== 0) {
         throw new DeliveryFailure(
-          `finding the default branch of ${repo} failed: ${r.code !== 0 ? gitMessage(r.stderr, s.token) : "the remote has no HEAD branch"}`,
+          `the clone ${clone.dir} is damaged: its HEAD names commit ${head.commit}, which is not in its objects`,
         );
       }
     }
+
+    const commit = await commitChanges(git, { work, repoDir, clone, head }, s.delivery.title, deps.log);
+    if (commit === undefined)
+      return { kind: "delivery", status: "skipped", reason: "no-changes", repo, branch: s.branch };
+    // A ref on the commit lets the base fetch negotiate with it instead of downloading history.
+    await git.must(work, ["update-ref", "refs/courier/head", commit], "preparing the push");
+
+    const remote = pushUrl(s.serverUrl, target);
+    const base = await baseBranch(git, work, remote, s, clone, repo);
     if (base === s.branch) {
       throw new DeliveryFailure(`branch ${s.branch} is the pull request's base; refusing to push to it`);
     }
-    const fetched = await git.forge(pushRepo, [
+    const fetched = await git.forge(work, [
       "fetch",
       "-q",
       "--no-tags",
@@ -126,8 +127,8 @@ async function deliverSteps(
       );
     }
     const ahead = await git.must(
-      pushRepo,
-      ["rev-list", "--count", `refs/courier/base..${head}`],
+      work,
+      ["rev-list", "--count", `refs/courier/base..${commit}`],
       "comparing with the base",
     );
     if (Number(ahead.trim()) === 0) {
@@ -135,19 +136,19 @@ async function deliverSteps(
       return { kind: "delivery", status: "skipped", reason: "no-changes", repo, branch: s.branch };
     }
     // The branch is the run's: a later run on the same branch replaces it (its PR is reused).
-    const pushed = await git.forge(pushRepo, [
+    const pushed = await git.forge(work, [
       "push",
       "-q",
       "--force",
       remote,
-      `${head}:refs/heads/${s.branch}`,
+      `${commit}:refs/heads/${s.branch}`,
     ]);
     if (pushed.code !== 0) {
       throw new DeliveryFailure(
         `push to ${repo} branch ${s.branch} failed: ${gitMessage(pushed.stderr, s.token)}`,
       );
     }
-    deps.log(`pushed ${head} to ${repo} branch ${s.branch}`);
+    deps.log(`pushed ${commit} to ${repo} branch ${s.branch}`);
 
     const pr = await ensurePullRequest({
       apiUrl: s.apiUrl,
@@ -164,31 +165,81 @@ async function deliverSteps(
     deps.log(`${pr.reused ? "reused open" : "opened"} pull request #${pr.number}`);
     return { kind: "delivery", status: "succeeded", url: pr.url, repo, branch: s.branch };
   } finally {
-    rmSync(pushRepo, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true });
   }
 }
 
+async function readHead(clone: Candidate): Promise<CloneHead> {
+  try {
+    return await readCloneHead(clone.dir);
+  } catch (err) {
+    if (err instanceof CloneGitDirError)
+      throw new DeliveryFailure(`reading the clone failed: ${err.message}`);
+    throw err;
+  }
+}
+
+/** The repository a declared clone's URL names (the spec's URL, not the clone's config). */
+function targetOfDeclared(clone: Candidate, serverUrl: string): GitHubRepo {
+  const repo = repoOfRemote(clone.url, serverUrl);
+  if ("problem" in repo) throw new DeliveryFailure(`TARGET_REPO is empty and ${repo.problem}`);
+  return repo;
+}
+
+/**
+ * The PR's base (crds.md §3.6): `pullRequest.base`; else the declared repo's `ref` when the
+ * target has a branch of that name; else the target's default branch. Asked of the forge, never
+ * of the clone's config, which the agent could have rewritten.
+ */
+async function baseBranch(
+  git: GitRunner,
+  work: string,
+  remote: string,
+  s: CourierSettings,
+  clone: Candidate,
+  repo: string,
+): Promise<string> {
+  if (s.delivery.base) return s.delivery.base;
+  const ref = clone.ref !== undefined && !clone.ref.startsWith("-") ? clone.ref : undefined;
+  const r = await git.forge(work, [
+    "ls-remote",
+    "--symref",
+    remote,
+    "HEAD",
+    ...(ref !== undefined ? [`refs/heads/${ref}`] : []),
+  ]);
+  if (r.code !== 0) {
+    throw new DeliveryFailure(`finding the base branch of ${repo} failed: ${gitMessage(r.stderr, s.token)}`);
+  }
+  if (ref !== undefined && r.stdout.split("\n").some((l) => l.endsWith(`\trefs/heads/${ref}`))) return ref;
+  const fallback = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(r.stdout)?.[1];
+  if (!fallback)
+    throw new DeliveryFailure(`finding the default branch of ${repo} failed: the remote has no HEAD branch`);
+  return fallback;
+}
+
+interface StageOptions {
+  workTree?: string;
+  indexFile?: string;
+}
+
 interface GitRunner {
-  /** A git command in the (untrusted) clone or the push repository, without the token. */
-  run(cwd: string, args: string[], config?: ReadonlyArray<readonly [string, string]>): Promise<ProcessResult>;
+  /** A git command in the courier's repository, without the token. */
+  run(cwd: string, args: string[], stage?: StageOptions): Promise<ProcessResult>;
   /** Like run, but a non-zero exit is a delivery failure naming `step`; returns stdout. */
-  must(
-    cwd: string,
-    args: string[],
-    step: string,
-    config?: ReadonlyArray<readonly [string, string]>,
-  ): Promise<string>;
-  /** A git command in the push repository that talks to the forge, with the token. */
+  must(cwd: string, args: string[], step: string, stage?: StageOptions): Promise<string>;
+  /** A git command in the courier's repository that talks to the forge, with the token. */
   forge(cwd: string, args: string[]): Promise<ProcessResult>;
 }
 
-function gitRunner(s: CourierSettings, deps: DeliverDeps): GitRunner {
+function gitRunner(s: CourierSettings, deps: DeliverDeps, home: string, gitDir: string): GitRunner {
   const timeoutMs = deps.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  const protocol = new URL(s.serverUrl).protocol.replace(/:$/, "");
   const runner: GitRunner = {
-    run: (cwd, args, config) =>
-      deps.run("git", args, { cwd, env: gitEnv({ env: deps.env, config }), timeoutMs }),
-    async must(cwd, args, step, config) {
-      const r = await runner.run(cwd, args, config);
+    run: (cwd, args, stage) =>
+      deps.run("git", args, { cwd, env: gitEnv({ env: deps.env, home, gitDir, ...stage }), timeoutMs }),
+    async must(cwd, args, step, stage) {
+      const r = await runner.run(cwd, args, stage);
       if (r.code !== 0)
         throw new DeliveryFailure(`${step} failed: git ${args[0]}: ${gitMessage(r.stderr, s.token)}`);
       return r.stdout;
@@ -196,90 +247,81 @@ function gitRunner(s: CourierSettings, deps: DeliverDeps): GitRunner {
     forge: (cwd, args) =>
       deps.run("git", args, {
         cwd,
-        // No alternate-refs command: git would otherwise run for-each-ref in the clone's git dir.
-        env: gitEnv({ env: deps.env, token: s.token, config: [["core.alternateRefsCommand", "true"]] }),
+        env: gitEnv({ env: deps.env, home, gitDir, forge: { token: s.token, protocol } }),
         timeoutMs,
       }),
   };
   return runner;
 }
 
-async function originOf(git: GitRunner, dir: string): Promise<string | undefined> {
-  const r = await git.run(dir, ["config", "--get", "remote.origin.url"]);
-  return r.code === 0 && r.stdout.trim() !== "" ? r.stdout.trim() : undefined;
-}
+/** The clone's index may be as big as its work tree has files; past this it is not copied. */
+const MAX_INDEX_BYTES = 128 * 1024 * 1024;
 
-async function targetFromOrigin(git: GitRunner, clone: Candidate, serverUrl: string): Promise<GitHubRepo> {
-  const url = clone.url ?? (await originOf(git, clone.dir));
-  if (url === undefined) {
-    throw new DeliveryFailure(`TARGET_REPO is empty and the clone ${clone.dir} has no origin remote`);
-  }
-  const repo = repoOfRemote(url, serverUrl);
-  if ("problem" in repo) throw new DeliveryFailure(`TARGET_REPO is empty and ${repo.problem}`);
-  return repo;
+interface Workspace {
+  work: string;
+  repoDir: string;
+  clone: Candidate;
+  head: CloneHead;
 }
 
 /**
- * Stages everything and commits when the index differs from HEAD, with plumbing (write-tree,
- * commit-tree, update-ref) so no porcelain config of the clone applies. Content filters the
- * clone's config names are switched off: their commands are the agent's. Returns the commit to
- * deliver, or undefined when the clone has no commit at all.
+ * Stages the clone's work tree into the courier's own index and commits when the tree differs
+ * from HEAD, with plumbing (write-tree, commit-tree) in the courier's repository. The clone's
+ * index is copied as a start (what the agent staged stays staged, unchanged files are not
+ * re-read); when git cannot use it, staging starts from HEAD's tree. Returns the commit to
+ * deliver, or undefined when the clone has no commit and nothing to commit.
  */
 async function commitChanges(
   git: GitRunner,
-  dir: string,
+  w: Workspace,
   message: string,
   log: (line: string) => void,
 ): Promise<string | undefined> {
-  const noFilters = await filterOverrides(git, dir);
-  await git.must(dir, ["add", "--all"], "staging the changes", noFilters);
-  const tree = (await git.must(dir, ["write-tree"], "staging the changes", noFilters)).trim();
-  const headRes = await git.run(dir, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
-  const head = headRes.code === 0 ? headRes.stdout.trim() : undefined;
+  const index = join(w.work, "index");
+  const stage: StageOptions = { workTree: w.clone.dir, indexFile: index };
+  const exclude = await readInside(w.head.gitDir, "info/exclude", 1024 * 1024).catch(() => undefined);
+  if (exclude !== undefined) await writeFile(join(w.repoDir, "info", "exclude"), exclude);
+  const copied = await copyIndex(w.head.gitDir, index);
+  let added = copied ? await git.run(w.clone.dir, ["add", "--all"], stage) : undefined;
+  if (added?.code !== 0) {
+    if (added) log(`the clone's index is not usable (${gitMessage(added.stderr, "")}); staging from HEAD`);
+    await rm(index, { force: true });
+    if (w.head.commit !== undefined) {
+      await git.must(w.clone.dir, ["read-tree", w.head.commit], "staging the changes", stage);
+    }
+    added = await git.run(w.clone.dir, ["add", "--all"], stage);
+    if (added.code !== 0) {
+      throw new DeliveryFailure(`staging the changes failed: git add: ${gitMessage(added.stderr, "")}`);
+    }
+  }
+  const tree = (await git.must(w.clone.dir, ["write-tree"], "staging the changes", stage)).trim();
+  const head = w.head.commit;
   const headTree = head
-    ? (await git.must(dir, ["rev-parse", `${head}^{tree}`], "reading HEAD")).trim()
+    ? (await git.must(w.work, ["rev-parse", `${head}^{tree}`], "reading HEAD")).trim()
     : undefined;
   if (tree === headTree) return head;
   if (!head && tree === EMPTY_TREE) return undefined;
   const commit = (
     await git.must(
-      dir,
+      w.work,
       ["commit-tree", "--no-gpg-sign", tree, ...(head ? ["-p", head] : []), "-m", message],
       "committing",
     )
   ).trim();
-  await git.must(
-    dir,
-    ["update-ref", "-m", "ai-agent-courier: delivery commit", "HEAD", commit],
-    "committing",
-  );
   log(`committed the workspace changes as ${commit}`);
   return commit;
 }
 
+/** Copies the clone's index for staging; false when there is none or it is not a plain file inside `.git`. */
+async function copyIndex(gitDir: string, to: string): Promise<boolean> {
+  try {
+    const content = await readInside(gitDir, "index", MAX_INDEX_BYTES);
+    if (content === undefined) return false;
+    await writeFile(to, content);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
-
-async function filterOverrides(git: GitRunner, dir: string): Promise<Array<readonly [string, string]>> {
-  const r = await git.run(dir, ["config", "--name-only", "--get-regexp", "^filter\\."]);
-  const drivers = new Set(
-    r.stdout
-      .split("\n")
-      .map((k) => /^filter\.(.+)\.[^.]+$/.exec(k.trim())?.[1])
-      .filter((d): d is string => d !== undefined),
-  );
-  return [...drivers].flatMap((d) => [
-    [`filter.${d}.clean`, ""] as const,
-    [`filter.${d}.smudge`, ""] as const,
-    [`filter.${d}.process`, ""] as const,
-    [`filter.${d}.required`, "false"] as const,
-  ]);
-}
-
-/** The remote branch the clone's current branch tracks (the ref the init checked out), else "". */
-async function upstreamBranch(git: GitRunner, dir: string): Promise<string> {
-  const sym = await git.run(dir, ["symbolic-ref", "-q", "HEAD"]);
-  const local = /^refs\/heads\/(.+)$/.exec(sym.stdout.trim())?.[1];
-  if (sym.code !== 0 || !local) return "";
-  const merge = await git.run(dir, ["config", "--get", `branch.${local}.merge`]);
-  return /^refs\/heads\/(.+)$/.exec(merge.stdout.trim())?.[1] ?? "";
-}

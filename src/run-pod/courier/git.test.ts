@@ -42,16 +42,26 @@ describe("gitEnv", () => {
         GH_TOKEN: "secret2",
         WORKSPACE_DIR: "/w",
       },
+      home: "/tmp/courier-x",
+      gitDir: "/tmp/courier-x/repo.git",
     });
     expect(env.PATH).toBe(FALLBACK_PATH);
-    expect(env.HOME).toBe("/agent");
+    expect(env.HOME).toBe("/tmp/courier-x");
+    expect(env.GIT_DIR).toBe("/tmp/courier-x/repo.git");
+    expect(env.GIT_ALLOW_PROTOCOL).toBe("");
     expect(Object.values(env)).not.toContain("secret");
     expect(Object.values(env)).not.toContain("secret2");
     expect(env.WORKSPACE_DIR).toBeUndefined();
   });
 
   it("gives the forge process the token as DELIVERY_TOKEN and the helper naming only the variable", () => {
-    const env = gitEnv({ env: { PATH: "/usr/bin" }, token: "tok-123" });
+    const env = gitEnv({
+      env: { PATH: "/usr/bin" },
+      home: "/tmp/c",
+      gitDir: "/tmp/c/repo.git",
+      forge: { token: "tok-123", protocol: "https" },
+    });
+    expect(env.GIT_ALLOW_PROTOCOL).toBe("https");
     expect(env.DELIVERY_TOKEN).toBe("tok-123");
     const keys = Object.keys(env).filter((k) => k.startsWith("GIT_CONFIG_KEY_"));
     const config = keys.map((k) => [env[k], env[k.replace("KEY", "VALUE")]]);

@@ -1,13 +1,12 @@
 /**
- * How the courier runs git. The clone was last touched by the agent, so its config, hooks and
- * attributes are untrusted: every git process gets a minimal environment built here (never the
- * courier's own, which holds DELIVERY_TOKEN and clone tokens), hooks, fsmonitor, signing and
- * auto-gc switched off through GIT_CONFIG_* (which outranks the repository's config), no
- * global or system config (HOME is read-only in the courier, so nothing may be written there), and
- * a PATH without the directories the agent could write (HOME, the workspace): the run PATH starts
- * with /agent/.local/bin, where an agent could otherwise plant a `git` that the courier would run
- * with the token.
- * Only the process that talks to the forge gets the token, as DELIVERY_TOKEN, which the
+ * How the courier runs git. The clone was last touched by the agent, so nothing in it is trusted:
+ * every git process runs in the courier's own repository (GIT_DIR, see clone-git-dir.ts), with a
+ * minimal environment built here (never the courier's own, which holds DELIVERY_TOKEN), no global
+ * or system config, HOME in the courier's temp directory, hardening config that outranks every
+ * file, no transport but the forge's, and a PATH without the directories the agent could write
+ * (HOME, the workspace): the run PATH starts with /agent/.local/bin, where an agent could
+ * otherwise plant a `git` that the courier would run with the token.
+ * Only the processes that talk to the forge get the token, as DELIVERY_TOKEN, which the
  * credential helper reads at use time: the token is never in argv, a config value or a log.
  */
 import { spawn } from "node:child_process";
@@ -70,9 +69,25 @@ export const COMMIT_AUTHOR = { name: "ai-agent", email: "ai-agent@users.noreply.
 export const CREDENTIAL_HELPER =
   '!f() { test "$1" = get || exit 0; echo username=x-access-token; printf "password=%s\\n" "$DELIVERY_TOKEN"; }; f';
 
+/**
+ * Config every git process gets on top of the courier's own repository's (GIT_CONFIG_* outranks
+ * every config file): no hooks, fsmonitor, signing or auto-gc; no ssh command, excludes or
+ * attributes file from anywhere (the XDG defaults live under HOME, which the agent writes); no
+ * commit-graph or multi-pack-index of the borrowed objects (the agent wrote those); an alternate's
+ * refs are not listed by running git inside it (that git would read the clone's config); and no
+ * transport at all unless GIT_ALLOW_PROTOCOL, which outranks `protocol.*`, names one.
+ */
 const HARDENING: ReadonlyArray<readonly [string, string]> = [
   ["core.hooksPath", "/dev/null"],
   ["core.fsmonitor", "false"],
+  ["core.sshCommand", "false"],
+  ["core.excludesFile", "/dev/null"],
+  ["core.attributesFile", "/dev/null"],
+  ["core.commitGraph", "false"],
+  ["core.multiPackIndex", "false"],
+  ["core.alternateRefsCommand", "true"],
+  ["protocol.allow", "never"],
+  ["credential.helper", ""],
   ["commit.gpgSign", "false"],
   ["gc.auto", "0"],
   ["maintenance.auto", "false"],
@@ -98,27 +113,37 @@ export function trustedPath(env: Readonly<Record<string, string | undefined>>): 
 }
 
 export interface GitEnvOptions {
-  /** The courier's environment: PATH (see trustedPath) and HOME are taken from it, nothing else. */
+  /** The courier's environment: only PATH is taken from it (see trustedPath). */
   env: Readonly<Record<string, string | undefined>>;
+  /** HOME for git: a directory the courier made, never the agent's HOME. */
+  home: string;
+  /** The courier's own repository (GIT_DIR); never the clone's `.git`. */
+  gitDir: string;
+  /** The work tree to stage (the clone) and the index to stage into, for the staging steps. */
+  workTree?: string;
+  indexFile?: string;
   /** Extra config entries, after the hardening (later entries win for single-valued keys). */
   config?: ReadonlyArray<readonly [string, string]>;
-  /** Give this process the forge token and the credential helper (fetch/push to the target). */
-  token?: string;
+  /** Talk to the forge: the token (as DELIVERY_TOKEN, through the helper) and the one protocol allowed. */
+  forge?: { token: string; protocol: string };
 }
 
 export function gitEnv(options: GitEnvOptions): Record<string, string> {
   const config: Array<readonly [string, string]> = [...HARDENING, ...(options.config ?? [])];
-  if (options.token !== undefined) {
-    // An empty helper first resets any helper the repository or system config names.
-    config.push(["credential.helper", ""], ["credential.helper", CREDENTIAL_HELPER]);
-  }
+  if (options.forge) config.push(["credential.helper", CREDENTIAL_HELPER]);
   const env: Record<string, string> = {
     PATH: trustedPath(options.env),
-    HOME: options.env.HOME || "/agent",
+    HOME: options.home,
     LANG: "C",
     LC_ALL: "C",
+    GIT_DIR: options.gitDir,
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
+    // No protocol names the empty string: every transport is refused, a lazy fetch's included.
+    GIT_ALLOW_PROTOCOL: options.forge?.protocol ?? "",
+    // Git 2.45+ refuses lazy fetches outright; older ones are held by the protocol list above.
+    GIT_NO_LAZY_FETCH: "1",
+    GIT_NO_REPLACE_OBJECTS: "1",
     GIT_TERMINAL_PROMPT: "0",
     GIT_AUTHOR_NAME: COMMIT_AUTHOR.name,
     GIT_AUTHOR_EMAIL: COMMIT_AUTHOR.email,
@@ -126,11 +151,13 @@ export function gitEnv(options: GitEnvOptions): Record<string, string> {
     GIT_COMMITTER_EMAIL: COMMIT_AUTHOR.email,
     GIT_CONFIG_COUNT: String(config.length),
   };
+  if (options.workTree !== undefined) env.GIT_WORK_TREE = options.workTree;
+  if (options.indexFile !== undefined) env.GIT_INDEX_FILE = options.indexFile;
   config.forEach(([key, value], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = key;
     env[`GIT_CONFIG_VALUE_${i}`] = value;
   });
-  if (options.token !== undefined) env.DELIVERY_TOKEN = options.token;
+  if (options.forge) env.DELIVERY_TOKEN = options.forge.token;
   return env;
 }
 

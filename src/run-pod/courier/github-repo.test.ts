@@ -41,34 +41,34 @@ describe("repoOfRemote", () => {
     [
       "https://gitlab.com/acme/app.git",
       gh,
-      "the clone's origin https://gitlab.com/acme/app.git is not on github.com",
+      "the declared repository URL https://gitlab.com/acme/app.git is not on github.com",
     ],
     [
       "https://tok@gitlab.com/acme/app.git",
       gh,
-      "the clone's origin https://gitlab.com/acme/app.git is not on github.com",
+      "the declared repository URL https://gitlab.com/acme/app.git is not on github.com",
     ],
     [
       "git@gitlab.com:acme/app.git",
       gh,
-      "the clone's origin git@gitlab.com:acme/app.git is not on github.com",
+      "the declared repository URL git@gitlab.com:acme/app.git is not on github.com",
     ],
     [
       "http://127.0.0.1:9/acme/app.git",
       "http://127.0.0.1:8123",
-      "the clone's origin http://127.0.0.1:9/acme/app.git is not on 127.0.0.1:8123",
+      "the declared repository URL http://127.0.0.1:9/acme/app.git is not on 127.0.0.1:8123",
     ],
     [
       "https://github.com/acme",
       gh,
-      "the clone's origin https://github.com/acme does not name an owner/name repository",
+      "the declared repository URL https://github.com/acme does not name an owner/name repository",
     ],
     [
       "https://ghe.example.com/other/acme/app.git",
       "https://ghe.example.com/git",
-      "the clone's origin https://ghe.example.com/other/acme/app.git is not under https://ghe.example.com/git",
+      "the declared repository URL https://ghe.example.com/other/acme/app.git is not under https://ghe.example.com/git",
     ],
-    ["/srv/repos/app", gh, "the clone's origin /srv/repos/app is not a URL"],
+    ["/srv/repos/app", gh, "the declared repository URL /srv/repos/app is not a URL"],
   ])("%s on %s is refused", (remote, server, problem) => {
     expect(repoOfRemote(remote, server)).toEqual({ problem });
   });

@@ -1,5 +1,5 @@
 /**
- * Which GitHub repository a delivery goes to, from TARGET_REPO or a clone's remote URL (OQ-47:
+ * Which GitHub repository a delivery goes to, from TARGET_REPO or a declared repository URL (OQ-47:
  * GitHub only; a remote on another host fails the delivery). Pure string work.
  */
 
@@ -44,30 +44,30 @@ export function repoOfRemote(remote: string, serverUrl: string): GitHubRepo | { 
     host = scp[1] as string;
     path = `/${scp[2] as string}`;
     if (host.toLowerCase() !== server.hostname.toLowerCase()) {
-      return { problem: `the clone's origin ${shown} is not on ${server.host}` };
+      return { problem: `the declared repository URL ${shown} is not on ${server.host}` };
     }
   } else {
     let url: URL;
     try {
       url = new URL(remote);
     } catch {
-      return { problem: `the clone's origin ${shown} is not a URL` };
+      return { problem: `the declared repository URL ${shown} is not a URL` };
     }
     const sameHost =
       url.protocol === "ssh:"
         ? url.hostname.toLowerCase() === server.hostname.toLowerCase()
         : url.host.toLowerCase() === server.host.toLowerCase();
-    if (!sameHost) return { problem: `the clone's origin ${shown} is not on ${server.host}` };
+    if (!sameHost) return { problem: `the declared repository URL ${shown} is not on ${server.host}` };
     path = decodeURIComponent(url.pathname);
     if (url.protocol !== "ssh:" && serverPath !== "") {
       if (!path.startsWith(`${serverPath}/`)) {
-        return { problem: `the clone's origin ${shown} is not under ${serverUrl}` };
+        return { problem: `the declared repository URL ${shown} is not under ${serverUrl}` };
       }
       path = path.slice(serverPath.length);
     }
   }
   const repo = parseOwnerName(path.replace(/^\/+/, "").replace(/\/+$/, ""));
-  return repo ?? { problem: `the clone's origin ${shown} does not name an owner/name repository` };
+  return repo ?? { problem: `the declared repository URL ${shown} does not name an owner/name repository` };
 }
 
 /** The https URL git pushes to: `<server>/owner/name.git`. */

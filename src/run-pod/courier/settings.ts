@@ -11,7 +11,7 @@ const FALLBACK_TITLE = "ai-agent delivery";
 export interface DeliverySettings {
   /** `delivery.pullRequest.repo`: which workspace clone is delivered; "" = choose (see clone.ts). */
   repo: string;
-  /** PR base branch; "" = the clone's upstream branch, else the target's default branch. */
+  /** PR base branch; "" = the declared repo's ref when it is a branch, else the target's default branch. */
   base: string;
   title: string;
   body: string;
@@ -22,7 +22,7 @@ export interface CourierSettings {
   delivery: DeliverySettings;
   /** DELIVERY_TOKEN; only ever handed to the push/fetch git process env and the API's header. */
   token: string;
-  /** TARGET_REPO (`owner/name`); "" = the delivered clone's origin. */
+  /** TARGET_REPO (`owner/name`); "" = the delivered clone's declared URL. */
   targetRepo: string;
   /** BRANCH_NAME; the controller defaults it to `agent/<Agent name>` with delivery. */
   branch: string;
@@ -47,6 +47,8 @@ export interface RepoSpec {
   name: string;
   url: string;
   path?: string;
+  /** The ref the init checked out; the PR's base when the target has a branch of that name. */
+  ref?: string;
 }
 
 /** Grace after AGENT_DEADLINE_MS for the supervisor to write its result (OQ-48). */
@@ -93,6 +95,7 @@ function reposOf(value: unknown): RepoSpec[] | undefined {
       name: r.name as string,
       url: r.url as string,
       ...(typeof r.path === "string" && r.path !== "" ? { path: r.path } : {}),
+      ...(typeof r.ref === "string" && r.ref !== "" ? { ref: r.ref } : {}),
     }));
 }
 
