@@ -683,7 +683,9 @@ describe("delivery courier (runtime.md §4.3, OQ-32, OQ-47)", () => {
     expect(env.DELIVERY_TOKEN).toEqual(secretRef("forge-token"));
     expect(JSON.parse(env.AGENT_DELIVERY as string)).toEqual({ title: "Fix ENG-1", draft: false });
     expect(env.BRANCH_NAME).toBe("agent/run-1");
-    expect(env.API_TOKEN).toEqual(secretRef("API_TOKEN"));
+    // The clone tokens stay with the init: the courier's git never needs them.
+    expect(env.API_TOKEN).toBeUndefined();
+    expect(env.GH_TOKEN).toBeUndefined();
     expect(env.AGENT_DEADLINE_MS).toBe("1650000");
     expect(JSON.parse(env.AGENT_REPOS as string)).toEqual([
       { name: "api", url: "o/api", token_secret: "API_TOKEN" },

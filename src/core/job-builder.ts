@@ -154,8 +154,9 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
     ...(s.headers_secret !== undefined && RESERVED_ENV.has(s.headers_secret) ? { headers_secret: "" } : {}),
   }));
   const pod = kind !== "courier";
-  // OQ-32: with delivery the agent cannot push; clone tokens go to init and courier only.
-  const repoTokens = kind === "init" || (kind === "agent" && !delivery) || (kind === "courier" && !!delivery);
+  // OQ-32: with delivery the agent cannot push, so clone tokens go to the init only; the courier
+  // pushes with DELIVERY_TOKEN alone (docs/security.md, the courier).
+  const repoTokens = kind === "init" || (kind === "agent" && !delivery);
   const secret = (name: string, key: string) => {
     if (!RESERVED_ENV.has(name)) env.add(secretEnv(name, key));
   };

@@ -114,6 +114,27 @@ const rows: Row[] = [
     on,
     "batch execution needs a resources.secrets entry named GEMINI_API_KEY",
   ],
+  [
+    "delivery without resources.repos",
+    { delivery: { pullRequest: { tokenSecret: "t" } } },
+    {},
+    on,
+    "delivery.pullRequest needs resources.repos",
+  ],
+  [
+    "delivery with an empty resources.repos",
+    { delivery: { pullRequest: { tokenSecret: "t" } }, resources: { repos: [] } },
+    {},
+    on,
+    "delivery.pullRequest needs resources.repos",
+  ],
+  [
+    "delivery with a declared repo ok",
+    { delivery: { pullRequest: { tokenSecret: "t" } }, resources: { repos: [{ name: "a", url: "o/a" }] } },
+    {},
+    on,
+    undefined,
+  ],
   ["batch ok", batch(), {}, on, undefined],
   ["batch with empty tool list ok", batch({ allowed_tools: [] }), {}, on, undefined],
   [

@@ -12,6 +12,7 @@ export const MSG_REALTIME_DISABLED = "realtime execution is disabled on this con
 export const MSG_BATCH_FILES = "batch execution does not support files";
 export const MSG_RESUME_NEEDS_REALTIME = "resumeSession requires realtime execution";
 export const MSG_RESUME_NEEDS_SOURCE = "resumeSession needs resources.conversation.source";
+export const MSG_DELIVERY_NEEDS_REPOS = "delivery.pullRequest needs resources.repos";
 export const MSG_PROMPT_TOO_LARGE = `rendered prompt exceeds ${MAX_PROMPT_BYTES} bytes`;
 
 export function executionOf(definition: AgentDefinition): Execution {
@@ -77,6 +78,9 @@ export function admissionFailure(
     if (resume !== "" && !VENDOR_CAPABILITIES[vendor].canResume) return `${vendor} cannot resume a session`;
     if (!VENDOR_CAPABILITIES[vendor].canRealtime) return `${vendor} cannot run a realtime session`;
   }
+  // Not in the seeds: the courier delivers a declared clone only (its URL is the spec's, not a
+  // config the agent could rewrite), so without resources.repos nothing could ever be delivered.
+  if (def.delivery?.pullRequest && (def.resources?.repos ?? []).length === 0) return MSG_DELIVERY_NEEDS_REPOS;
   // Rule 13 (unbuildable Job) is reported by the Job builder when the Job is built.
   if (execution === "batch") {
     // Not in the seeds: without the key entry the submit could never succeed (reported deviation).
