@@ -22,6 +22,7 @@ describe("components/admission", () => {
       "Certificate/ai-agents/agent-controller-admission",
       "Issuer/ai-agents/agent-admission-ca",
       "Issuer/ai-agents/agent-admission-selfsigned",
+      "NetworkPolicy/ai-agents/agent-controller-admission-ingress",
       "Role/ai-agents/agent-controller-admission",
       "RoleBinding/ai-agents/agent-controller-admission",
       "Service/ai-agents/agent-controller-admission",
@@ -100,4 +101,29 @@ describe("components/admission", () => {
     ]);
     expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
   });
+
+  it("opens the webhook port to addresses outside the pod network only, and keeps health and the prompt API open", async () => {
+    const policy = findObject(withAdmission, "NetworkPolicy", "agent-controller-admission-ingress");
+    const deployment = findObject(withAdmission, "Deployment", "agent-controller");
+    expect(policy.spec.podSelector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
+    expect(policy.spec.policyTypes).toEqual(["Ingress"]);
+    expect(policy.spec.ingress).toEqual([
+      {
+        ports: [
+          { protocol: "TCP", port: "health" },
+          { protocol: "TCP", port: "api" },
+        ],
+      },
+      {
+        from: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.244.0.0/16"] } }],
+        ports: [{ protocol: "TCP", port: "admission" }],
+      },
+    ]);
+    // Each named port is one the controller container declares (api only with components/realtime).
+    const withRealtime = await renderInstall(["admission", "realtime"]);
+    const [container] = findObject(withRealtime, "Deployment", "agent-controller").spec.template.spec
+      .containers;
+    const names = (container.ports as { name: string }[]).map((p) => p.name).sort();
+    expect(names).toEqual(["admission", "api", "health"]);
+  }, 60_000);
 });

@@ -2,11 +2,13 @@
  * The admission webhook end to end: the controller process (`npm run controller` with
  * ADMISSION_ENABLED) serves it over TLS on 127.0.0.1, the shipped ValidatingWebhookConfiguration
  * (deploy/components/admission/webhook.yaml) is registered against it by URL with the caBundle,
- * and `kubectl create` prints the warnings while the objects are still created. With the
- * controller gone, failurePolicy Ignore lets writes through.
+ * and `kubectl create` prints the warnings while the objects are still created. Reviews sent
+ * straight to the port by anyone (the request that used to exhaust the heap among them) leave the
+ * controller reconciling. With the controller gone, failurePolicy Ignore lets writes through.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,9 +23,16 @@ import {
   eventually,
   kubeConfig,
   kubeconfigPath,
+  podScriptAnnotations,
 } from "../../harness/context.js";
 import { freePort } from "../../harness/ports.js";
-import { clientFor } from "../controller/helpers.js";
+import {
+  clientFor,
+  createAgent,
+  createDefinition,
+  createStation,
+  waitForPhase,
+} from "../controller/helpers.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = join(HERE, "../../..");
@@ -79,6 +88,30 @@ let client: KubeClient;
 let certDir = "";
 let child: ChildProcess | undefined;
 let exited: Promise<number | null> | undefined;
+let admissionPort = 0;
+
+/** POSTs a body to the webhook as any pod could: no client certificate, the server's unverified. */
+function postReview(body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port: admissionPort,
+        method: "POST",
+        path: "/validate",
+        headers: { "content-type": "application/json" },
+        rejectUnauthorized: false,
+        agent: false,
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
 
 async function registerWebhook(port: number, caBundle: string): Promise<void> {
   const shipped = parse(await readFile(join(REPO, "deploy/components/admission/webhook.yaml"), "utf8"));
@@ -105,8 +138,10 @@ beforeAll(async () => {
   await copyFile(serving.cert, join(certDir, "tls.crt"));
   await copyFile(serving.key, join(certDir, "tls.key"));
 
-  const [healthPort, admissionPort] = [await freePort(), await freePort()];
-  child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+  const healthPort = await freePort();
+  admissionPort = await freePort();
+  // The Deployment's memory limit is 512 MiB; the heap limit here makes exhausting it as fatal.
+  child = spawn(process.execPath, ["--max-old-space-size=512", "--import", "tsx", MAIN], {
     env: {
       ...process.env,
       KUBECONFIG: kubeconfigPath(),
@@ -241,6 +276,43 @@ describe("kubectl create through the admission webhook", () => {
       expect(r.code).toBe(0);
       expect(warningsOf(r)).toEqual([]);
     }
+  });
+
+  it("survives the reviews that used to exhaust its heap, sent by anyone, and keeps reconciling", async () => {
+    const reviewOf = (spec: unknown) =>
+      JSON.stringify({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        request: {
+          uid: "attack",
+          kind: { group: "agents.re-cinq.com", version: "v1beta1", kind: "Agent" },
+          operation: "CREATE",
+          namespace: ns,
+          object: { apiVersion: GV, kind: "Agent", metadata: { name: "attack" }, spec },
+        },
+      });
+    const invalidFiles = (n: number) =>
+      reviewOf({ stationRef: "s", files: Array.from({ length: n }, () => ({})) });
+    // 1.2 MB with 400,000 invalid entries killed the controller (heap out of memory); the
+    // 45,000-entry one fits the value bound and reaches the schema check.
+    const crash = invalidFiles(400_000);
+    const statuses = await Promise.all([
+      postReview(crash),
+      postReview(crash),
+      postReview(invalidFiles(45_000)),
+      postReview(`{"a":${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}}`),
+    ]);
+    expect(statuses).toEqual([413, 413, 200, 413]);
+    expect(child?.exitCode).toBeNull();
+
+    await createDefinition(client, ns, "after-attack");
+    await createStation(client, ns, "after-attack", "after-attack", {
+      annotations: podScriptAnnotations({ exitCode: 0 }),
+    });
+    await createAgent(client, ns, "after-attack", "after-attack");
+    const done = await waitForPhase(client, ns, "after-attack", ["Succeeded", "Failed"]);
+    expect(done.status?.phase).toBe("Succeeded");
+    expect(child?.exitCode).toBeNull();
   });
 
   it("never blocks a write when the controller is down (failurePolicy Ignore)", async () => {
