@@ -1,0 +1,220 @@
+/**
+ * Shared setup of the end-to-end tests with the REAL agent CLIs (test/harness/agent-clis.ts):
+ * the in-process controller of test/integration/run-pod/setup.ts (AGENT_IMAGE = the pod runner's
+ * run-pod image, its own namespace, `agent-secrets`, a sink listener), started with the
+ * installation's base URL settings (AGENT_<API>_BASE_URL, docs/agent-clis.md) pointing at a local
+ * model server the test started; Stations whose `agent` container uses the pod runner's real-CLI
+ * image (REAL_CLI_AGENT_IMAGE: the pinned CLIs on PATH, as a Station image with them preinstalled);
+ * and, on request, a local forge (bare repositories over git's http-backend and the GitHub pulls
+ * API fake) for `delivery.pullRequest`.
+ *
+ * Each test file calls startRealCliEnv once: its own namespace and controller, so files run
+ * concurrently. Tests skip (with the reason) while dist/agent is not built or the CLIs could not
+ * be installed; in CI both are errors.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { V1EnvVar } from "@kubernetes/client-node";
+import { STATIONS } from "../../../src/controller/kube/resources.js";
+import {
+  AGENT_BASE_URL_SETTINGS,
+  type CliVendor,
+  type ModelApiFamily,
+} from "../../../src/core/agent-clis.js";
+import { createBareRepo, type GitHttpServer, startGitHttpServer } from "../../fakes/git-http.js";
+import { type FakeGitHub, startFakeGitHub } from "../../fakes/github.js";
+import type { ModelServer } from "../../fakes/models/base.js";
+import { agentClisProblem, REAL_CLI_AGENT_IMAGE, runnerPodTemplate } from "../../harness/context.js";
+import { RUN_POD_PROGRAMS_BUILT, type RunPodEnv, startRunPodEnv } from "../run-pod/setup.js";
+
+export {
+  createAgent,
+  createDefinition,
+  finishedAgent,
+  podLog,
+  runPod,
+  SINK_HEADERS_KEY,
+  SINK_TOKEN,
+  watchPhases,
+} from "../run-pod/setup.js";
+
+/** The model API each vendor's CLI talks to by default (opencode: whichever provider its model names). */
+export const VENDOR_API: Readonly<Record<Exclude<CliVendor, "opencode">, ModelApiFamily>> = {
+  claude: "anthropic",
+  codex: "openai",
+  gemini: "gemini",
+};
+
+/** The env name each API's key travels under (in `agent-secrets` and in the agent container). */
+export const API_KEY_NAME: Readonly<Record<ModelApiFamily, string>> = {
+  anthropic: "ANTHROPIC_API_KEY",
+  openai: "OPENAI_API_KEY",
+  gemini: "GEMINI_API_KEY",
+};
+
+/** A fake key per API, recognisable in journals and logs (it must never show up in them). */
+export const FAKE_API_KEY: Readonly<Record<ModelApiFamily, string>> = {
+  anthropic: "sk-ant-api03-real-cli-test-key",
+  openai: "sk-proj-real-cli-test-key",
+  gemini: "AIza-real-cli-test-key",
+};
+
+/**
+ * Why the real-CLI tests cannot run here, or undefined: use as `describe.skipIf(reason)` and print
+ * it. In CI a missing build or CLI cache is an error instead (nothing would be tested).
+ */
+export function realClisSkipReason(): string | undefined {
+  const problems = [
+    ...(RUN_POD_PROGRAMS_BUILT ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
+    ...(agentClisProblem() !== "" ? [`the real agent CLIs are not available: ${agentClisProblem()}`] : []),
+  ];
+  if (problems.length === 0) return undefined;
+  if (process.env.CI === "true") throw new Error(problems.join("; "));
+  return problems.join("; ");
+}
+
+export interface Forge {
+  git: GitHttpServer;
+  github: FakeGitHub;
+  /** Where the bare repositories live (`<root>/<owner>/<name>.git`). */
+  root: string;
+  /** The read token the clone uses (`GIT_TOKEN` in agent-secrets). */
+  cloneToken: string;
+  /** The delivery token (`github-token` in agent-secrets). */
+  deliveryToken: string;
+}
+
+export interface RealCliEnv extends RunPodEnv {
+  model: ModelServer;
+  /** Present when started with `forge`. */
+  forge?: Forge;
+}
+
+export const CLONE_TOKEN_KEY = "GIT_TOKEN";
+export const DELIVERY_TOKEN_KEY = "github-token";
+
+export interface RealCliEnvOptions {
+  /** Namespace prefix (one per test file). */
+  prefix: string;
+  /** The local model server the test started (test/fakes/models/*), closed with the env. */
+  model: ModelServer;
+  /**
+   * The installation's base URL per API, as the controller gets them (AGENT_<API>_BASE_URL). Each
+   * model fake's file says what its CLI needs appended to `model.origin` (e.g. `/v1`).
+   */
+  baseUrls: Partial<Record<ModelApiFamily, string>>;
+  /** Keys written into agent-secrets; default: every API's fake key under its env name. */
+  keys?: Partial<Record<ModelApiFamily, string>>;
+  /** More agent-secrets entries. */
+  secrets?: Record<string, string>;
+  /** More controller settings (e.g. REALTIME_ENABLED and its token and key). */
+  controllerEnv?: Record<string, string>;
+  /** Bare repositories to serve (`owner/name` → files of the first commit): starts the local forge. */
+  forge?: Record<string, Record<string, string>>;
+}
+
+export async function startRealCliEnv(options: RealCliEnvOptions): Promise<RealCliEnv> {
+  const keys = options.keys ?? FAKE_API_KEY;
+  const secrets: Record<string, string> = { ...options.secrets };
+  for (const [api, key] of Object.entries(keys)) secrets[API_KEY_NAME[api as ModelApiFamily]] = key;
+  const controllerEnv: Record<string, string> = { ...options.controllerEnv };
+  for (const [api, url] of Object.entries(options.baseUrls)) {
+    controllerEnv[AGENT_BASE_URL_SETTINGS[api as ModelApiFamily].setting] = url;
+  }
+  let forge: Forge | undefined;
+  if (options.forge) {
+    const root = mkdtempSync(join(tmpdir(), `${options.prefix}-forge-`));
+    for (const [repo, files] of Object.entries(options.forge)) createBareRepo(root, repo, files);
+    const cloneToken = `ghp_clone${randomBytes(10).toString("hex")}`;
+    const deliveryToken = `ghs_deliver${randomBytes(10).toString("hex")}`;
+    const git = await startGitHttpServer({
+      root,
+      token: cloneToken,
+      moreTokens: { delivery: deliveryToken },
+    });
+    const github = await startFakeGitHub({
+      token: deliveryToken,
+      gitRoot: root,
+      htmlUrl: "https://github.test",
+    });
+    forge = { git, github, root, cloneToken, deliveryToken };
+    secrets[CLONE_TOKEN_KEY] = cloneToken;
+    secrets[DELIVERY_TOKEN_KEY] = deliveryToken;
+    controllerEnv.GITHUB_API_URL = github.url;
+    controllerEnv.GITHUB_SERVER_URL = git.url;
+  }
+  const base = await startRunPodEnv(options.prefix, secrets, controllerEnv);
+  return {
+    ...base,
+    model: options.model,
+    ...(forge ? { forge } : {}),
+    close: async () => {
+      await base.close();
+      await options.model.close();
+      if (forge) {
+        await forge.git.close();
+        await forge.github.close();
+        rmSync(forge.root, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** The recipe's `resources.secrets` entry that hands an API's key to the run (from agent-secrets). */
+export function keySecret(api: ModelApiFamily): { name: string; ref: string } {
+  return { name: API_KEY_NAME[api], ref: API_KEY_NAME[api] };
+}
+
+/**
+ * The recipe fields that clone `repo` from the local forge and deliver the edit as a pull request
+ * (merge into the definition's spec; the CLI then runs in /workspace with the clone at
+ * /workspace/<name>).
+ */
+export function forgeRecipe(
+  env: RealCliEnv,
+  repo: string,
+  name = "app",
+): { resources: { repos: Record<string, string>[] }; delivery: Record<string, unknown> } {
+  if (!env.forge) throw new Error("forgeRecipe: start the env with `forge`");
+  return {
+    resources: { repos: [{ name, url: env.forge.git.repoUrl(repo), token_secret: CLONE_TOKEN_KEY }] },
+    delivery: { pullRequest: { tokenSecret: DELIVERY_TOKEN_KEY, title: "Edit by {topic}" } },
+  };
+}
+
+/**
+ * A Station whose pods run on the pod runner with the REAL CLIs on the agent container's PATH
+ * (`image` overrides, e.g. NO_CLI_AGENT_IMAGE); `env` is the agent container's own env (it wins
+ * over the installation's base URLs).
+ */
+export async function createRealCliStation(
+  env: RealCliEnv,
+  name: string,
+  definition: string,
+  options: { spec?: Record<string, unknown>; env?: V1EnvVar[]; image?: string } = {},
+): Promise<void> {
+  await env.client.create(STATIONS, env.ns, {
+    apiVersion: "agents.re-cinq.com/v1beta1",
+    kind: "Station",
+    metadata: { name },
+    spec: {
+      agentDefRef: definition,
+      deadlineMinutes: 5,
+      ...options.spec,
+      template: {
+        spec: {
+          ...runnerPodTemplate(),
+          containers: [
+            {
+              name: "agent",
+              image: options.image ?? REAL_CLI_AGENT_IMAGE,
+              ...(options.env ? { env: options.env } : {}),
+            },
+          ],
+        },
+      },
+    },
+  });
+}
