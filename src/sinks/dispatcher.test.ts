@@ -7,7 +7,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EmitSinkEventsAction } from "../core/actions.js";
 import type { SelectorSpec, SinkSpec } from "../core/types.js";
 import { batchEndEvents } from "./batch-events.js";
-import { type DeliveryRequest, SinkDispatcher, type SinkDispatcherOptions } from "./dispatcher.js";
+import {
+  DEFAULT_MAX_QUEUED_BYTES,
+  type DeliveryRequest,
+  SinkDispatcher,
+  type SinkDispatcherOptions,
+} from "./dispatcher.js";
 import { batchRunSource } from "./envelope.js";
 import { batchStarted } from "./lifecycle.js";
 import type { SinkLogger } from "./transport.js";
@@ -535,5 +540,54 @@ describe("SinkDispatcher", () => {
     expect(events.filter((e) => e.kind === "lifecycle")).toHaveLength(3);
     expect(events.filter((e) => "n" in e).map((e) => e.n)).toEqual([4]);
     expect(log.lines.filter((l) => l.msg === "sink queue full; oldest line dropped")).toHaveLength(3);
+  });
+
+  it("bounds the queue by bytes: 30 one-MiB lines behind a dead sink keep at most maxQueuedBytes", async () => {
+    const maxQueuedBytes = 4 * 1024 * 1024;
+    const d = dispatcher({
+      maxQueuedBytes,
+      post: async () => ({ status: 500 }),
+      sleep: () => new Promise<void>(() => {}),
+    });
+    const def = definition({ sinks: [{ type: "http", url: "http://sink.invalid/events" }] });
+    const line = JSON.stringify({ type: "assistant", text: "x".repeat(1024 * 1024) });
+    for (let i = 0; i < 30; i++) {
+      void d.deliver({ ...def, source, vendor: "claude", items: [{ type: "cliLine", line }] });
+    }
+    void d.deliver({
+      ...def,
+      source,
+      vendor: "claude",
+      items: [{ type: "lifecycle", event: batchStarted() }],
+    });
+    expect(d.pendingBytes).toBeLessThanOrEqual(maxQueuedBytes + 1024);
+    expect(d.pending).toBeLessThanOrEqual(5);
+    expect(log.lines.some((l) => l.msg === "sink queue full; oldest line dropped")).toBe(true);
+    // A line larger than the whole bound is dropped on its own, evicting nothing.
+    const before = d.pending;
+    const huge = JSON.stringify({ text: "y".repeat(maxQueuedBytes) });
+    await d.deliver({ ...def, source, vendor: "claude", items: [{ type: "cliLine", line: huge }] });
+    expect(d.pending).toBe(before);
+    expect(DEFAULT_MAX_QUEUED_BYTES).toBe(32 * 1024 * 1024);
+  });
+
+  it("at shutdown a slow sink loses queued lines, not the terminal event behind them", async () => {
+    const bodies: string[] = [];
+    const d = dispatcher({
+      post: async ({ body }) => {
+        await new Promise((r) => setTimeout(r, 20));
+        bodies.push(body);
+        return { status: 200 };
+      },
+    });
+    const def = definition({ sinks: [{ type: "http", url: "http://sink.invalid/events" }] });
+    const lines = Array.from({ length: 300 }, (_, n) => JSON.stringify({ n }));
+    void d.deliver({ ...def, source, vendor: "claude", items: batchEndEvents(lines, "failed") });
+    // 300 lines take 6 s at 20 ms each; half of the 1 s drain goes to them, then they give way.
+    expect(await d.drain(1000)).toBe(true);
+    const events = bodies.map((b) => JSON.parse(b).event);
+    expect(events.at(-1)).toMatchObject({ kind: "lifecycle", phase: "agent", status: "failed" });
+    expect(events.length).toBeLessThan(300);
+    expect(log.lines.some((l) => l.msg.includes("queued lines dropped"))).toBe(true);
   });
 });

@@ -74,6 +74,11 @@ export interface SinkDispatcherOptions {
   fileBaseDir?: string;
   /** Bound on queued events across all queues, default 10 000 (OQ-34). */
   maxQueued?: number;
+  /**
+   * Bound on the bytes of the queued events' bodies across all queues, default 32 MiB: a count
+   * alone lets 10 000 lines of up to 16 MiB each pile up in memory behind a dead sink.
+   */
+  maxQueuedBytes?: number;
   /** Told how each event ended on each sink (the controller counts them in a metric). */
   onOutcome?: (outcome: SinkOutcome) => void;
 }
@@ -83,12 +88,17 @@ export type SinkOutcome = "delivered" | "failed" | "dropped";
 
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_QUEUED = 10_000;
+export const DEFAULT_MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 
 const NO_HEADERS: Promise<Record<string, string>> = Promise.resolve({});
 
 interface QueueItem {
-  envelope: Envelope;
-  /** Tool-native lines may be dropped on overflow; platform events never are. */
+  /** The serialized envelope: only the text waits in memory, not the parsed line. */
+  body: string;
+  /** Its UTF-8 size, counted against maxQueuedBytes until the item is done. */
+  bytes: number;
+  source: EventSource;
+  /** Tool-native lines may be dropped on overflow or at shutdown; platform events never are. */
   droppable: boolean;
   /** The header block of the request this item came from. */
   headers: Promise<Record<string, string>>;
@@ -111,9 +121,13 @@ export class SinkDispatcher {
   private readonly attemptTimeoutMs: number;
   private readonly fileBaseDir: string;
   private readonly maxQueued: number;
+  private readonly maxQueuedBytes: number;
   private readonly onOutcome: (outcome: SinkOutcome) => void;
   private readonly queues = new Map<string, Queue>();
   private queued = 0;
+  private queuedBytes = 0;
+  /** Set when a drain's time runs short: queued lines give way to the platform events. */
+  private shedding = false;
 
   constructor(options: SinkDispatcherOptions) {
     this.readSecretKey = options.readSecretKey;
@@ -125,12 +139,18 @@ export class SinkDispatcher {
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
     this.fileBaseDir = options.fileBaseDir ?? process.env.HOME ?? "/";
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+    this.maxQueuedBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
     this.onOutcome = options.onOutcome ?? (() => {});
   }
 
   /** Events waiting or in flight, across all sinks. */
   get pending(): number {
     return this.queued;
+  }
+
+  /** Bytes of the events waiting or in flight, across all sinks. */
+  get pendingBytes(): number {
+    return this.queuedBytes;
   }
 
   /**
@@ -160,7 +180,9 @@ export class SinkDispatcher {
         headerBlocks.set(secretKey, headers);
       }
       for (const { envelope, droppable } of envelopes) {
-        waits.push(this.enqueue(key, sink, envelope, droppable, headers));
+        const body = serializeEnvelope(envelope);
+        const item = { body, bytes: Buffer.byteLength(body), source: envelope.source, droppable };
+        waits.push(this.enqueue(key, sink, item, headers));
       }
     }
     return Promise.all(waits).then(() => undefined);
@@ -168,7 +190,10 @@ export class SinkDispatcher {
 
   /**
    * Resolves true once every queue is empty (tests, shutdown). With `timeoutMs`, resolves false
-   * if that much time passes first; what is still queued then is lost (at most once).
+   * if that much time passes first; what is still queued then is lost (at most once). So that a
+   * slow sink loses tool-native lines rather than the run's last (terminal) event, the lines still
+   * queued when half the time is gone are dropped, and a line in retry gives up: the platform
+   * events get the rest of the time to themselves.
    */
   async drain(timeoutMs?: number): Promise<boolean> {
     const drained = (async () => {
@@ -180,14 +205,34 @@ export class SinkDispatcher {
       return true;
     })();
     if (timeoutMs === undefined) return drained;
-    let timer: NodeJS.Timeout | undefined;
+    const timers: NodeJS.Timeout[] = [];
     const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
+      timers.push(setTimeout(() => resolve(false), timeoutMs));
     });
+    timers.push(setTimeout(() => this.shed(), Math.floor(timeoutMs / 2)));
     try {
       return await Promise.race([drained, timedOut]);
     } finally {
-      clearTimeout(timer);
+      for (const t of timers) clearTimeout(t);
+    }
+  }
+
+  /** Drops every queued tool-native line that is not in flight (shutdown is short of time). */
+  private shed(): void {
+    this.shedding = true;
+    let dropped = 0;
+    for (const queue of this.queues.values()) {
+      for (let i = queue.items.length - 1; i > 0; i--) {
+        const item = queue.items[i];
+        if (!item?.droppable) continue;
+        queue.items.splice(i, 1);
+        this.onOutcome("dropped");
+        item.done();
+        dropped++;
+      }
+    }
+    if (dropped > 0) {
+      this.log.warn("sink queues not drained in half the shutdown time; queued lines dropped", { dropped });
     }
   }
 
@@ -248,14 +293,22 @@ export class SinkDispatcher {
   private enqueue(
     key: string,
     sink: ResolvedSink,
-    envelope: Envelope,
-    droppable: boolean,
+    item: Pick<QueueItem, "body" | "bytes" | "source" | "droppable">,
     headers: Promise<Record<string, string>>,
   ): Promise<void> {
     return new Promise<void>((done) => {
       const existing = this.queues.get(key);
-      if (this.queued >= this.maxQueued && !(existing && this.dropOldestLine(existing)) && droppable) {
-        this.log.warn("sink queue full; event dropped", { sink: sinkKey(sink), ...envelope.source });
+      const full = () => this.queued >= this.maxQueued || this.queuedBytes + item.bytes > this.maxQueuedBytes;
+      const tooLarge = item.droppable && item.bytes > this.maxQueuedBytes;
+      // Room is made from this queue's oldest lines; a platform event is queued whatever the bound.
+      while (!tooLarge && full() && existing && this.dropOldestLine(existing)) {
+        // each pass dropped one line
+      }
+      if ((tooLarge || full() || this.shedding) && item.droppable) {
+        this.log.warn(
+          this.shedding ? "sink queue shutting down; line dropped" : "sink queue full; event dropped",
+          { sink: sinkKey(sink), bytes: item.bytes, ...item.source },
+        );
         this.onOutcome("dropped");
         done();
         return;
@@ -264,12 +317,13 @@ export class SinkDispatcher {
       const queue: Queue = existing ?? { sink, items: [] };
       if (existing === undefined) this.queues.set(key, queue);
       this.queued++;
+      this.queuedBytes += item.bytes;
       queue.items.push({
-        envelope,
-        droppable,
+        ...item,
         headers,
         done: () => {
           this.queued--;
+          this.queuedBytes -= item.bytes;
           done();
         },
       });
@@ -285,7 +339,7 @@ export class SinkDispatcher {
     const [dropped] = queue.items.splice(index, 1);
     this.log.warn("sink queue full; oldest line dropped", {
       sink: sinkKey(queue.sink),
-      ...dropped?.envelope.source,
+      ...dropped?.source,
     });
     this.onOutcome("dropped");
     dropped?.done();
@@ -297,7 +351,7 @@ export class SinkDispatcher {
       const item = queue.items[0];
       if (item === undefined) break;
       try {
-        this.onOutcome(await this.send(queue.sink, item.envelope, await item.headers));
+        this.onOutcome(await this.send(queue.sink, item, await item.headers));
       } catch (err) {
         // send() handles its own failures; this guards the queue against a bug.
         this.log.error("sink delivery crashed", { error: errorText(err) });
@@ -312,21 +366,21 @@ export class SinkDispatcher {
 
   private async send(
     sink: ResolvedSink,
-    envelope: Envelope,
+    item: QueueItem,
     headers: Record<string, string>,
   ): Promise<SinkOutcome> {
-    const body = serializeEnvelope(envelope);
+    const { body, source } = item;
     if (sink.type === "file") {
       const path = isAbsolute(sink.path) ? sink.path : resolvePath(this.fileBaseDir, sink.path);
       try {
         await this.appendFile(path, `${body}\n`);
         return "delivered";
       } catch (err) {
-        this.log.warn("file sink write failed", { path, error: errorText(err), ...envelope.source });
+        this.log.warn("file sink write failed", { path, error: errorText(err), ...source });
         return "failed";
       }
     }
-    return this.sendHttp(sink.url, body, headers, envelope.source);
+    return this.sendHttp(sink.url, body, headers, source, item.droppable);
   }
 
   private async sendHttp(
@@ -334,6 +388,7 @@ export class SinkDispatcher {
     body: string,
     extraHeaders: Record<string, string>,
     source: EventSource,
+    droppable: boolean,
   ): Promise<SinkOutcome> {
     const headers = mergeHeaders({ "Content-Type": "application/json" }, extraHeaders);
     for (let attempt = 1; ; attempt++) {
@@ -354,6 +409,8 @@ export class SinkDispatcher {
         return "failed";
       }
       this.log.warn("http sink attempt failed", { url, attempt, error: failure, ...source });
+      // Shutting down short of time: a line stops retrying so the platform events behind it go.
+      if (this.shedding && droppable) return "dropped";
       await this.sleep(backoffMs(this.retry, attempt));
     }
   }

@@ -123,6 +123,41 @@ describe("downloadToFile against a local server", () => {
     }
   });
 
+  it("an endless body is cut off at maxBytes and leaves no partial file", async () => {
+    const endless = await startEndlessServer(0);
+    try {
+      const dest = join(dir, "endless");
+      await expect(downloadToFile(`${endless.url}/`, dest, { maxBytes: 1024 * 1024 })).rejects.toThrow(
+        "the body is larger than the limit of 1048576 bytes",
+      );
+      expect(existsSync(dest)).toBe(false);
+    } finally {
+      await endless.close();
+    }
+  });
+
+  it("an announced Content-Length over maxBytes is refused before anything is written", async () => {
+    server.route("/big", { status: 200, body: "x".repeat(2048) });
+    const dest = join(dir, "big");
+    await expect(downloadToFile(`${server.url}/big`, dest, { maxBytes: 1024 })).rejects.toThrow(
+      "the body is larger than the limit of 1024 bytes",
+    );
+    expect(existsSync(dest)).toBe(false);
+  });
+
+  it("a body that trickles on forever fails at the total timeout, never idle long enough for the idle one", async () => {
+    const trickle = await startEndlessServer(20);
+    try {
+      const dest = join(dir, "trickle");
+      await expect(
+        downloadToFile(`${trickle.url}/`, dest, { totalTimeoutMs: 1000, idleTimeoutMs: 5000 }),
+      ).rejects.toThrow("the download did not finish within 1 s");
+      expect(existsSync(dest)).toBe(false);
+    } finally {
+      await trickle.close();
+    }
+  });
+
   it("fetches only http:// and https://", async () => {
     await expect(downloadToFile("ftp://127.0.0.1/x", join(dir, "x"))).rejects.toThrow(
       "URL scheme ftp: is not fetched (only http:// and https://)",
@@ -166,6 +201,37 @@ async function startStallingServer(): Promise<{ url: string; close(): Promise<vo
   const server = createServer((_req, res) => {
     res.writeHead(200, { "Content-Length": "100" });
     res.write("first part");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A 200 whose body never ends: 64 KiB chunks as fast as the client reads, or one small chunk every `everyMs`. */
+async function startEndlessServer(everyMs: number): Promise<{ url: string; close(): Promise<void> }> {
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  const server = createServer((_req, res) => {
+    res.writeHead(200);
+    if (everyMs > 0) {
+      const timer = setInterval(() => res.write("a"), everyMs);
+      res.on("close", () => clearInterval(timer));
+      return;
+    }
+    const pump = () => {
+      while (res.write(chunk)) {
+        // until the socket pushes back
+      }
+    };
+    res.on("drain", pump);
+    res.on("close", () => res.off("drain", pump));
+    pump();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,12 +1,14 @@
 /**
  * Streamed HTTP GET for the init's inputs (spec.files, skills, conversation archives), with the
  * rules of OQ-30: only http:// and https://, at most 5 redirects and never from https to http,
- * 30 s to connect and 60 s of silence at most. Every error message is safe to log: it carries
+ * 30 s to connect and 60 s of silence at most; a body over 1 GiB, or a download (redirects and body)
+ * over 10 minutes, fails, so an endless or huge answer cannot fill the pod's disk or hold the init
+ * until the Job's deadline. Every error message is safe to log: it carries
  * neither a header value nor the URL (a presigned URL is itself a credential).
  */
 import { constants } from "node:fs";
 import { chmod, open, unlink } from "node:fs/promises";
-import type { Readable } from "node:stream";
+import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Agent, request } from "undici";
 
@@ -19,6 +21,10 @@ export interface DownloadOptions {
   idleTimeoutMs: number;
   /** Extra trusted CA certificates (PEM). */
   ca?: string;
+  /** Largest body written; more fails the download (and removes what was written). */
+  maxBytes: number;
+  /** The whole download, redirects and body, must finish within this. */
+  totalTimeoutMs: number;
 }
 
 export const DOWNLOAD_DEFAULTS: Readonly<DownloadOptions> = {
@@ -26,6 +32,8 @@ export const DOWNLOAD_DEFAULTS: Readonly<DownloadOptions> = {
   maxRedirects: 5,
   connectTimeoutMs: 30_000,
   idleTimeoutMs: 60_000,
+  maxBytes: 1024 * 1024 * 1024,
+  totalTimeoutMs: 10 * 60_000,
 };
 
 /** A download failure whose message names the cause only. */
@@ -80,8 +88,10 @@ export function followRedirect(
   return { ok: true, url: next };
 }
 
-function transportCause(err: unknown): string {
+function transportCause(err: unknown, totalTimeoutMs?: number): string {
   const e = err as { code?: string; message?: string; name?: string; cause?: { message?: string } };
+  if (totalTimeoutMs !== undefined && (e.name === "AbortError" || e.name === "TimeoutError"))
+    return `the download did not finish within ${Math.round(totalTimeoutMs / 1000)} s`;
   if (e.name === "ConnectTimeoutError") return "unreachable: connect timed out";
   if (e.name === "HeadersTimeoutError") return "no response within the idle timeout";
   if (e.name === "BodyTimeoutError") return "the transfer stalled past the idle timeout";
@@ -91,6 +101,8 @@ function transportCause(err: unknown): string {
 
 export interface OpenDownload {
   body: Readable;
+  /** The Content-Length the server announced, if any. */
+  length?: number;
   /** Releases the connection pool; call after the body is consumed or abandoned. */
   close(): Promise<void>;
 }
@@ -109,6 +121,8 @@ export async function openDownload(
     bodyTimeout: opts.idleTimeoutMs,
   });
   const close = () => agent.close().catch(() => undefined);
+  // One clock for the redirects and the body: an answer that never ends is cut off.
+  const signal = AbortSignal.timeout(opts.totalTimeoutMs);
   const origin = first.url.origin;
   let current = first.url;
   try {
@@ -118,11 +132,14 @@ export async function openDownload(
       if (current.origin === origin) for (const [name, value] of opts.headers) headers[name] = value;
       let res: Awaited<ReturnType<typeof request>>;
       try {
-        res = await request(current, { method: "GET", headers, dispatcher: agent });
+        res = await request(current, { method: "GET", headers, dispatcher: agent, signal });
       } catch (err) {
-        throw new DownloadError(transportCause(err));
+        throw new DownloadError(transportCause(err, opts.totalTimeoutMs));
       }
-      if (res.statusCode >= 200 && res.statusCode < 300) return { body: res.body, close };
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        const length = Number(res.headers["content-length"]);
+        return { body: res.body, close, ...(Number.isSafeInteger(length) ? { length } : {}) };
+      }
       await res.body.dump().catch(() => undefined);
       if (!REDIRECT_STATUSES.has(res.statusCode)) {
         throw new DownloadError(`the server answered HTTP ${res.statusCode}`, res.statusCode);
@@ -154,8 +171,12 @@ export async function downloadToFile(
   options: Partial<DownloadOptions> = {},
   mode = 0o644,
 ): Promise<void> {
+  const maxBytes = options.maxBytes ?? DOWNLOAD_DEFAULTS.maxBytes;
+  const totalTimeoutMs = options.totalTimeoutMs ?? DOWNLOAD_DEFAULTS.totalTimeoutMs;
+  const tooLarge = () => new DownloadError(`the body is larger than the limit of ${maxBytes} bytes`);
   const download = await openDownload(url, options);
   try {
+    if (download.length !== undefined && download.length > maxBytes) throw tooLarge();
     await unlink(dest).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== "ENOENT") throw err;
     });
@@ -165,10 +186,17 @@ export async function downloadToFile(
       mode,
     );
     try {
-      await pipeline(download.body, handle.createWriteStream());
+      let written = 0;
+      const capped = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          written += chunk.length;
+          callback(written > maxBytes ? tooLarge() : null, chunk);
+        },
+      });
+      await pipeline(download.body, capped, handle.createWriteStream());
     } catch (err) {
       await unlink(dest).catch(() => undefined);
-      throw err instanceof DownloadError ? err : new DownloadError(transportCause(err));
+      throw err instanceof DownloadError ? err : new DownloadError(transportCause(err, totalTimeoutMs));
     } finally {
       await handle.close().catch(() => undefined);
     }

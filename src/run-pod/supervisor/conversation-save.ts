@@ -37,14 +37,24 @@ export function conversationTarget(env: Env, vendor: Vendor): ConversationTarget
   return { url: `${source.replace(/\/+$/, "")}/${encodeURIComponent(pin)}`, stateDir };
 }
 
-/** A gzipped tar of `home/stateDir`, entry names relative to `home`. */
-export async function archiveStateDir(home: string, stateDir: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
+/**
+ * A gzipped tar of `home/stateDir`, entry names relative to `home`, as a stream: the archive is
+ * never held whole in memory (a realtime session saves after every turn, and a vendor's state can
+ * be hundreds of MiB). `sent.bytes` counts what was read from it.
+ */
+export function archiveStateDir(
+  home: string,
+  stateDir: string,
+  sent: { bytes: number } = { bytes: 0 },
+): AsyncIterable<Buffer> {
   // portable: no uid/gid/uname/dev/ino, which mean nothing in the next run's pod.
-  for await (const chunk of createTar({ gzip: true, cwd: home, portable: true }, [stateDir])) {
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  const pack = createTar({ gzip: true, cwd: home, portable: true }, [stateDir]);
+  return (async function* () {
+    for await (const chunk of pack) {
+      sent.bytes += (chunk as Buffer).length;
+      yield chunk as Buffer;
+    }
+  })();
 }
 
 export type SaveResult = "saved" | "skipped" | "failed";
@@ -72,7 +82,8 @@ export async function saveConversation(options: {
   }
   const where = redactUserinfo(target.url);
   try {
-    const body = await archiveStateDir(home, target.stateDir);
+    const sent = { bytes: 0 };
+    const body = archiveStateDir(home, target.stateDir, sent);
     const headers: Record<string, string> = { "Content-Type": "application/gzip" };
     for (const [name, value] of conversationAuthHeaders(env)) headers[name] = value;
     const timeoutMs = options.timeoutMs ?? SAVE_TIMEOUT_MS;
@@ -89,7 +100,7 @@ export async function saveConversation(options: {
       log.warn(`conversation save failed: HTTP ${res.statusCode} from ${where}`);
       return "failed";
     }
-    log.info(`conversation saved to ${where}`, { bytes: body.length });
+    log.info(`conversation saved to ${where}`, { bytes: sent.bytes });
     return "saved";
   } catch (err) {
     log.warn(`conversation save failed: ${where}: ${errorText(err)}`);
