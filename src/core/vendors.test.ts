@@ -94,6 +94,7 @@ describe("the argv entry point", () => {
       "codex",
       "exec",
       "--json",
+      "--skip-git-repo-check",
       "--model",
       "gpt-5-codex",
       "--dangerously-bypass-approvals-and-sandbox",

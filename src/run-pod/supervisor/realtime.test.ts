@@ -280,12 +280,9 @@ describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
     await serving();
     const first = await call("/v1/prompt", { prompt: "slow one" });
     expect(first.body).toMatchObject({ turn: 1, sessionId: "" });
-    expect(await call("/v1/prompt", { prompt: "-rf" })).toEqual({
-      status: 400,
-      body: { error: 'a codex prompt cannot start with "-"' },
-    });
     await until(() => events().includes("turn/succeeded 1 =0"));
-    const second = await call("/v1/prompt", { prompt: "two" });
+    // A prompt that looks like an option is still the prompt: it follows `--`.
+    const second = await call("/v1/prompt", { prompt: "-two" });
     expect(second.body).toMatchObject({ turn: 2, sessionId: "thread-42" });
     await call("/v1/close");
     expect(await session).toBe(0);
@@ -293,6 +290,7 @@ describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
     expect(runs[0]?.args).toEqual([
       "exec",
       "--json",
+      "--skip-git-repo-check",
       "--model",
       "gpt-5-codex",
       "--dangerously-bypass-approvals-and-sandbox",
@@ -304,10 +302,12 @@ describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
       "resume",
       "thread-42",
       "--json",
+      "--skip-git-repo-check",
       "--model",
       "gpt-5-codex",
       "--dangerously-bypass-approvals-and-sandbox",
-      "two",
+      "--",
+      "-two",
     ]);
   });
 

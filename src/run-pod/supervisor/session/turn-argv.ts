@@ -55,16 +55,15 @@ export function turnArgv(recipe: Recipe, prompt: string, session: SessionArgs): 
 }
 
 /**
- * Why a prompt cannot be a turn of this vendor, or undefined. A `codex exec resume` argv has no
- * `--` before the prompt (runtime.md §9), so a prompt starting with `-` would be read as an option:
- * it is refused rather than rewritten.
+ * Why a prompt cannot be a turn of this vendor, or undefined: one that cannot be a single argv
+ * element. A prompt starting with `-` is fine: every vendor's argv puts `--` (or `--prompt=`)
+ * before it (core/argv.ts).
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-export function promptProblem(vendor: Vendor, prompt: string): string | undefined {
+export function promptProblem(_vendor: Vendor, prompt: string): string | undefined {
   if (prompt.includes("\u0000"))
     return "the prompt contains a NUL character, which cannot be passed as an argument";
   if (LONE_SURROGATE.test(prompt)) return "the prompt is not valid UTF-16 (a lone surrogate)";
-  if (vendor === "codex" && prompt.startsWith("-")) return 'a codex prompt cannot start with "-"';
   return undefined;
 }
