@@ -12,10 +12,10 @@ import type { V1Job } from "@kubernetes/client-node";
 import { providerFor } from "../batch/index.js";
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
 import type { ControllerSettings } from "../core/input.js";
-import { jobNameFor } from "../core/names.js";
 import { isSettled, reconcile, settledAgentsWithWork } from "../core/state-machine.js";
 import { type Agent, type AgentDefinition, isTerminal, phaseOf, type Station } from "../core/types.js";
 import type { Change } from "./cache.js";
+import { controllingAgent, keysForAgentChanges, keysForJobChanges } from "./change-keys.js";
 import type { ControllerConfig } from "./config.js";
 import { type AgentEventRecorder, EventRecorder } from "./events/recorder.js";
 import { apiEventSink } from "./events/sink.js";
@@ -26,6 +26,7 @@ import type { KubeClient } from "./kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "./kube/resources.js";
 import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
+import { StationIndex } from "./station-index.js";
 import { cachedAgent, cachedDefinition, cachedJob, cachedStation } from "./transform.js";
 import { WorkQueue } from "./workqueue.js";
 
@@ -58,9 +59,7 @@ export class AgentController {
   /** Where the core's recordEvent actions go (own recorder unless one was passed in). */
   readonly events: AgentEventRecorder;
   private readonly ownRecorder: EventRecorder | undefined;
-  private readonly byStation = new Map<string, Set<string>>();
-  /** stationAgents() results, dropped whenever one of the Station's Agents changes. */
-  private readonly stationViews = new Map<string, readonly Agent[]>();
+  private readonly byStation: StationIndex;
   private readonly queue: WorkQueue;
   private readonly executor: Executor;
   private readonly now: () => number;
@@ -103,6 +102,7 @@ export class AgentController {
       sleep: abortableSleep,
       log: this.log,
     };
+    this.byStation = new StationIndex((name) => this.agents.cache.get(name));
     this.agents = new Informer<Agent>({
       ...common,
       resource: AGENTS,
@@ -134,10 +134,7 @@ export class AgentController {
       // Nothing reads the Job of a finished Agent again (gather reads Jobs of Running runs only).
       keep: (job) => !this.ownerFinished(job),
       onChanges: (ch) => {
-        for (const x of ch) {
-          const owner = x.object.metadata?.ownerReferences?.find((r) => r.controller && r.kind === "Agent");
-          if (owner) this.queue.add(owner.name);
-        }
+        for (const name of keysForJobChanges(ch)) this.queue.add(name);
       },
     });
     this.ownRecorder = d.events
@@ -262,10 +259,10 @@ export class AgentController {
       if (!name || (isSettled(a) && !this.memory.peekBatch(a.metadata.uid ?? ""))) continue;
       this.queue.add(name);
     }
-    for (const stationName of this.byStation.keys()) {
+    for (const stationName of this.byStation.stations()) {
       const station = this.stations.cache.get(stationName);
       if (!station) continue;
-      for (const a of settledAgentsWithWork(station, this.stationAgents(stationName))) {
+      for (const a of settledAgentsWithWork(station, this.byStation.agents(stationName))) {
         if (a.metadata.name) this.queue.add(a.metadata.name);
       }
     }
@@ -273,66 +270,28 @@ export class AgentController {
   }
 
   private onAgentChanges(changes: Change<Agent>[]): void {
-    const freed = new Set<string>();
     for (const ch of changes) {
-      const name = ch.name;
-      const station = ch.object.spec?.stationRef;
       this.memory.observe(ch.object, ch.type === "delete");
-      // Keep the by-Station index exact (an Agent's stationRef could in principle change).
-      for (const [s, set] of this.byStation) {
-        if ((s !== station || ch.type === "delete") && set.delete(name)) this.stationViews.delete(s);
-      }
-      if (station) this.stationViews.delete(station);
-      if (ch.type === "upsert" && station) {
-        let set = this.byStation.get(station);
-        if (!set) {
-          set = new Set();
-          this.byStation.set(station, set);
-        }
-        set.add(name);
-      }
-      if (ch.type === "upsert") this.queue.add(name);
-      const phase = ch.object.status?.phase;
-      if (ch.type === "delete" || phase === "Succeeded" || phase === "Failed")
-        this.jobs.forget(ch.object.status?.jobName || jobNameFor(name));
-      // A run that ended or vanished frees a slot: the Station's waiting Agents may go now.
-      if (station && (ch.type === "delete" || phase === "Succeeded" || phase === "Failed"))
-        freed.add(station);
+      this.byStation.apply(ch);
     }
-    // Once per Station and batch: a LIST can report thousands of finished Agents of one Station.
-    for (const station of freed) this.enqueueWaiting(station);
+    const keys = keysForAgentChanges(changes);
+    for (const name of keys.reconcile) this.queue.add(name);
+    for (const job of keys.forgetJobs) this.jobs.forget(job);
+    for (const station of keys.freedStations) this.enqueueWaiting(station);
   }
 
   /** True when the Agent that owns this Job is cached as finished (its Job is no longer read). */
   private ownerFinished(job: V1Job): boolean {
-    const owner = job.metadata?.ownerReferences?.find((r) => r.controller && r.kind === "Agent");
+    const owner = controllingAgent(job);
     const agent = owner ? this.agents.cache.get(owner.name) : undefined;
     return !!agent && agent.metadata.uid === owner?.uid && isTerminal(phaseOf(agent));
   }
 
   private enqueueWaiting(station: string): void {
-    for (const name of this.byStation.get(station) ?? []) {
+    for (const name of this.byStation.names(station)) {
       const a = this.agents.cache.get(name);
       if (a && (a.status?.phase ?? "Pending") === "Pending") this.queue.add(name);
     }
-  }
-
-  /**
-   * The Station's cached Agents. The same array is handed out until one of them changes, so a poll
-   * builds it once per Station rather than once per Agent, and the core's pruning can compute a
-   * Station's history once per version of it (pruning.ts). Nobody may modify it.
-   */
-  private stationAgents(station: string): readonly Agent[] {
-    let view = this.stationViews.get(station);
-    if (view) return view;
-    const out: Agent[] = [];
-    for (const name of this.byStation.get(station) ?? []) {
-      const a = this.agents.cache.get(name);
-      if (a) out.push(a);
-    }
-    view = Object.freeze(out);
-    this.stationViews.set(station, view);
-    return view;
   }
 
   private async reconcileOne(name: string): Promise<void> {
@@ -346,7 +305,7 @@ export class AgentController {
         definition: (n) => this.definitions.cache.get(n),
         job: (n) => this.jobs.cache.get(n),
         // Frozen: the core only reads it (a write would throw rather than corrupt the view).
-        stationAgents: (s) => this.stationAgents(s) as Agent[],
+        stationAgents: (s) => this.byStation.agents(s) as Agent[],
       },
       client: this.d.client,
       namespace: this.d.config.namespace,
