@@ -99,6 +99,12 @@ function transportCause(err: unknown, totalTimeoutMs?: number): string {
   return `unreachable: ${detail}`;
 }
 
+/** An error of the destination file itself (its write, sync or close), not of the transfer. */
+function isLocalFileError(err: unknown): boolean {
+  const syscall = (err as NodeJS.ErrnoException | undefined)?.syscall;
+  return syscall === "write" || syscall === "fsync" || syscall === "close" || syscall === "open";
+}
+
 export interface OpenDownload {
   body: Readable;
   /** The Content-Length the server announced, if any. */
@@ -196,6 +202,8 @@ export async function downloadToFile(
       await pipeline(download.body, capped, handle.createWriteStream());
     } catch (err) {
       await unlink(dest).catch(() => undefined);
+      // The local side failing (a full disk, a read-only mount) is not the download's fault.
+      if (isLocalFileError(err)) throw err;
       throw err instanceof DownloadError ? err : new DownloadError(transportCause(err, totalTimeoutMs));
     } finally {
       await handle.close().catch(() => undefined);

@@ -198,6 +198,71 @@ describe("tool files (seed agent-crd.txt spec.files, runtime.md §7.3, OQ-30)", 
     );
   });
 
+  it.each([
+    [
+      "a .git component",
+      "app/.git/config",
+      "has a .git component: files are never written into a repository's git directory",
+    ],
+    [
+      "a .git component in another case",
+      "app/.GIT/hooks/pre-commit",
+      "has a .git component: files are never written into a repository's git directory",
+    ],
+    ["a trailing /", "notes/", "ends in a directory (/, . or ..), not a file name"],
+    ["a trailing /.", "notes/.", "ends in a directory (/, . or ..), not a file name"],
+  ])("%s fails reason=path before anything is fetched", async (_name, path, cause) => {
+    files.route("/f", { status: 200, body: "x" });
+    const run = await runInitCaptured(
+      sb,
+      envWith([
+        { path: "ok.txt", url: `${files.url}/f` },
+        { path, url: `${files.url}/f` },
+      ]),
+    );
+    expect(run.code).toBe(1);
+    expect(run.summary.at(-1)).toBe("init/failed tool=files reason=path");
+    expect(run.stderr.at(-1)).toBe(`[init] files: ${path}: ${cause}`);
+    expect(files.requests).toEqual([]);
+  });
+
+  it("two entries with one destination fail reason=path before anything is fetched", async () => {
+    files.route("/f", { status: 200, body: "x" });
+    const run = await runInitCaptured(
+      sb,
+      envWith([
+        { path: "a/b.txt", url: `${files.url}/f` },
+        { path: `${sb.workspace}/a/./b.txt`, url: `${files.url}/f` },
+      ]),
+    );
+    expect(run.code).toBe(1);
+    expect(run.summary.at(-1)).toBe("init/failed tool=files reason=path");
+    expect(run.stderr.at(-1)).toBe(
+      `[init] files: ${sb.workspace}/a/./b.txt: ${join(sb.workspace, "a", "b.txt")} is also the destination of a/b.txt`,
+    );
+    expect(files.requests).toEqual([]);
+  });
+
+  it("a symlink a cloned repo carries cannot lead a file into its .git", async () => {
+    const bare = createBareRepoFrom(join(sb.root, "remote"), "app", (work) => {
+      writeFileSync(join(work, "a"), "a");
+      symlinkSync(".git", join(work, "meta"));
+    });
+    files.route("/f", { status: 200, body: "[core]\n\tfsmonitor = touch /tmp/pwned\n" });
+    const run = await runInitCaptured(
+      sb,
+      envWith([{ path: "app/meta/config", url: `${files.url}/f` }], {
+        AGENT_REPOS: JSON.stringify([{ name: "app", url: bare }]),
+      }),
+    );
+    expect(run.code).toBe(1);
+    expect(run.summary.at(-1)).toBe("init/failed tool=files reason=path");
+    expect(run.stderr.at(-1)).toBe(
+      `[init] files: app/meta/config: ${join(sb.workspace, "app", "meta", "config")} resolves into a repository's git directory (.git)`,
+    );
+    expect(readFileSync(join(sb.workspace, "app", ".git", "config"), "utf8")).not.toContain("fsmonitor");
+  });
+
   it("a file may land inside a cloned repo (files run after git)", async () => {
     const bare = createBareRepoFrom(join(sb.root, "remote"), "app", (work) =>
       writeFileSync(join(work, "a"), "a"),

@@ -1,13 +1,15 @@
 /**
  * Tool `files` (runtime.md §7.3, seed agent-crd.txt spec.files, OQ-30): each declared input is
  * streamed into the workspace, in order; the first failure stops the init with
- * `init/failed tool=files reason=path|download` and `[init] files: <path>: <cause>`. A cause names
- * the declared path, never a header value.
+ * `init/failed tool=files reason=path|download|write` and `[init] files: <path>: <cause>`. A cause
+ * names the declared path, never a header value. Before anything is fetched, every entry's shape is
+ * checked (no `.git` component, no directory name as the last component) and no two entries may
+ * share a destination (docs/security.md, spec.files).
  */
-import { mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
+import { mkdir, realpath } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { parseHeaderBlock } from "../../../sinks/headers.js";
-import { existingKind, realAncestorProblem } from "../confine.js";
+import { existingKind, fileShapeProblem, gitDirComponent, realAncestorProblem } from "../confine.js";
 import {
   errnoOf,
   type InitContext,
@@ -28,7 +30,7 @@ export function loggableUrl(url: string): string {
   }
 }
 
-function failure(entry: { path: string }, reason: "path" | "download", cause: string): InitFailure {
+function failure(entry: { path: string }, reason: "path" | "download" | "write", cause: string): InitFailure {
   return { tool: "files", reason, exit: 1, message: `files: ${entry.path}: ${cause}` };
 }
 
@@ -43,10 +45,43 @@ async function destinationFailure(entry: FilePlan, workspace: string): Promise<I
   if (kind === "directory") return failure(entry, "path", `${entry.dest} is an existing directory`);
   if (kind === "symlink") return failure(entry, "path", `${entry.dest} is an existing symlink`);
   if (kind === "other") return failure(entry, "path", `${entry.dest} exists and is not a regular file`);
+  // A symlink a cloned repo carries could lead a harmless-looking path into a `.git` directory.
+  const gitDir = gitDirComponent(await realpath(workspace), await realDestination(entry.dest));
+  if (gitDir !== undefined) {
+    return failure(entry, "path", `${entry.dest} resolves into a repository's git directory (${gitDir})`);
+  }
   try {
     await mkdir(dirname(entry.dest), { recursive: true });
   } catch (err) {
     return failure(entry, "path", `cannot create ${dirname(entry.dest)} (${errnoOf(err)})`);
+  }
+  return undefined;
+}
+
+/** `path` with its deepest existing ancestor's symlinks resolved (the rest does not exist yet). */
+async function realDestination(path: string): Promise<string> {
+  const rest: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return join(await realpath(at), ...rest.reverse());
+    } catch {
+      if (dirname(at) === at) return path;
+      rest.push(basename(at));
+    }
+  }
+}
+
+/** The first entry whose shape is refused or whose destination an earlier entry already has. */
+function shapeOrDuplicateFailure(entries: readonly FilePlan[]): InitFailure | undefined {
+  const seen = new Map<string, string>();
+  for (const entry of entries) {
+    const shape = fileShapeProblem(entry.path);
+    if (shape !== undefined) return failure(entry, "path", shape);
+    if (entry.dest === undefined) continue;
+    const first = seen.get(entry.dest);
+    if (first !== undefined)
+      return failure(entry, "path", `${entry.dest} is also the destination of ${first}`);
+    seen.set(entry.dest, entry.path);
   }
   return undefined;
 }
@@ -62,6 +97,8 @@ export async function fetchFiles(
   } catch (err) {
     return failure({ path: workspace }, "path", `cannot create the workspace (${errnoOf(err)})`);
   }
+  const refusedEntry = shapeOrDuplicateFailure(tool.entries);
+  if (refusedEntry !== undefined) return refusedEntry;
   for (const entry of tool.entries) {
     const refused = await destinationFailure(entry, workspace);
     if (refused !== undefined) return refused;
@@ -73,9 +110,10 @@ export async function fetchFiles(
       await downloadToFile(entry.url, dest, { ...ctx.download, headers }, 0o644);
     } catch (err) {
       const cause = err instanceof DownloadError ? err.message : `cannot write ${dest} (${errnoOf(err)})`;
+      // A full disk or a read-only mount is the pod's problem, not the URL's: reason=write.
       return failure(
         entry,
-        err instanceof DownloadError ? "download" : "path",
+        err instanceof DownloadError ? "download" : "write",
         withoutHeaderValues(cause, headers),
       );
     }
