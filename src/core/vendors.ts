@@ -10,6 +10,7 @@
  *
  * Pure: no I/O. Lines are parsed as JSON, never matched as strings (events.md §6).
  */
+import { opencodeErrorMessage, opencodeSessionId, opencodeTerminal } from "./opencode-lines.js";
 import type { Vendor } from "./routing.js";
 
 export { cliArgv, execCommand, mcpConfigJson, mcpHeaderEnvName, SUPERVISOR_PATH } from "./argv.js";
@@ -82,8 +83,13 @@ export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
     sessionId: (line) => (line.type === "init" ? nonEmpty(line.session_id) : undefined),
     stateDir: ".gemini",
   },
-  // opencode prints no terminal line: only its process exit ends the run (events.md §6).
-  opencode: { terminal: none, sessionId: none },
+  // The last step's step_finish (reason stop) ends a successful run; errors end with the exit
+  // code (docs/agent-clis.md, "opencode").
+  opencode: {
+    terminal: opencodeTerminal,
+    sessionId: opencodeSessionId,
+    errorMessage: opencodeErrorMessage,
+  },
   exec: { terminal: claudeTerminal, sessionId: none, errorMessage: claudeError },
 };
 
