@@ -10,6 +10,7 @@
  *
  * Pure: no I/O. Lines are parsed as JSON, never matched as strings (events.md §6).
  */
+import { geminiErrorMessage } from "./gemini-errors.js";
 import { opencodeErrorMessage, opencodeSessionId, opencodeTerminal } from "./opencode-lines.js";
 import type { Vendor } from "./routing.js";
 
@@ -82,6 +83,7 @@ export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
     terminal: (line) => (line.type === "result" ? { success: line.status === "success" } : undefined),
     sessionId: (line) => (line.type === "init" ? nonEmpty(line.session_id) : undefined),
     stateDir: ".gemini",
+    errorMessage: geminiErrorMessage,
   },
   // The last step's step_finish (reason stop) ends a successful run; errors end with the exit
   // code (docs/agent-clis.md, "opencode").
