@@ -168,7 +168,8 @@ describe("conversation save at the end of a run (runtime.md §8 row 16)", () => 
     ["no state dir under $HOME", {}, false],
   ])("skips the save with %s", async (_name, extra, writesState) => {
     if (writesState) await agentWritingState(".claude");
-    else await writeScript(dirs.bin, "agent", "exit 0\n");
+    // The CLI setup may have made the state dir for its config; this agent leaves none.
+    else await writeScript(dirs.bin, "agent", 'rm -rf "$HOME/.claude"\nexit 0\n');
     expect(await runSupervisorWith(["--", "agent"], env(extra), captured.io)).toBe(0);
     expect(store.requests.filter((r) => r.path.startsWith("/conversations"))).toEqual([]);
   });

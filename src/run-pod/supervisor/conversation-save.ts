@@ -6,6 +6,7 @@
  */
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { create as createTar } from "tar";
 import { request } from "undici";
 import type { Vendor } from "../../core/routing.js";
@@ -83,7 +84,7 @@ export async function saveConversation(options: {
   const where = redactUserinfo(target.url);
   try {
     const sent = { bytes: 0 };
-    const body = archiveStateDir(home, target.stateDir, sent);
+    const body = Readable.from(archiveStateDir(home, target.stateDir, sent));
     const headers: Record<string, string> = { "Content-Type": "application/gzip" };
     for (const [name, value] of conversationAuthHeaders(env)) headers[name] = value;
     const timeoutMs = options.timeoutMs ?? SAVE_TIMEOUT_MS;
