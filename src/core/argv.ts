@@ -97,6 +97,9 @@ export function cliArgv(def: AgentDefinitionSpec, model: string, prompt: string)
       const argv = ["opencode", "run", "--format", "json"];
       const stripped = model.replace(/^opencode\//i, "");
       if (model.toLowerCase() !== "opencode" && stripped !== "") argv.push("--model", stripped);
+      // Without it `opencode run` refuses every permission request (a write outside the workspace,
+      // a command its rules ask about) and ends the run; `--auto` approves all but explicit denials.
+      if (bypass) argv.push("--auto");
       argv.push("--", prompt);
       return argv;
     }
