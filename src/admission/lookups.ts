@@ -1,6 +1,10 @@
 /**
  * The I/O half of a review: reads the object's neighbours from the API server (not a cache: the
  * webhook runs on every replica, leader or not) and hands them to the pure checks in warnings.ts.
+ *
+ * What a warning reveals is bounded (docs/security.md#admission-webhook): a neighbour is looked
+ * up only when the review's user may `get` it (LocalSubjectAccessReview), every API read takes a
+ * token from a per-process bucket, and found objects are remembered for a few seconds.
  */
 import type { V1Secret } from "@kubernetes/client-node";
 import type { KubeClient } from "../controller/kube/client.js";
@@ -8,7 +12,9 @@ import { KubeApiError } from "../controller/kube/errors.js";
 import { AGENT_DEFINITIONS, type Resource, SECRETS, STATIONS } from "../controller/kube/resources.js";
 import { SECRET_NAME } from "../core/job-builder.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
-import { found, type Lookup, missing, unknown } from "./facts.js";
+import { type MayRead, namesNobody } from "./access.js";
+import { TokenBucket, TtlCache } from "./budget.js";
+import { found, type Lookup, unknown } from "./facts.js";
 import { type AdmissionRequest, kindToCheck } from "./review.js";
 import { definitionSecretKeys } from "./secret-refs.js";
 import {
@@ -20,14 +26,41 @@ import {
   stationWarnings,
 } from "./warnings.js";
 
+/** The per-process bounds on lookups; one instance shared by every review. */
+export interface LookupLimits {
+  bucket: TokenBucket;
+  /** Found objects (for agent-secrets: its key names only, never values). */
+  found: TtlCache<unknown>;
+  /** Access answers per user and object. */
+  access: TtlCache<boolean>;
+}
+
+/**
+ * 30 reads at once, 10 a second after that: a review takes at most 6 (3 access checks, 3
+ * objects), and the cache makes repeats of the same names free for 10 s.
+ */
+export function lookupLimits(now: () => number = Date.now): LookupLimits {
+  return {
+    bucket: new TokenBucket(30, 10, now),
+    found: new TtlCache(10_000, 1000, now),
+    access: new TtlCache(10_000, 1000, now),
+  };
+}
+
 export interface AdmissionChecks {
   /** The namespace this controller serves; requests for others get no warnings. */
   namespace: string;
   modes: ControllerModes;
   reader: Pick<KubeClient, "get">;
+  /** May the review's user read an object a warning would describe (subjectAccessReviewer). */
+  mayRead: MayRead;
   /** Budget for all lookups of one review, well inside the webhook's timeoutSeconds. */
   lookupTimeoutMs: number;
+  /** Shared by every review of the process; the server makes one when not given. */
+  limits?: LookupLimits;
 }
+
+export const MSG_LOOKUPS_EXHAUSTED = "the webhook is making too many lookups right now";
 
 function describeFailure(err: unknown): string {
   if (err instanceof KubeApiError) return `${err.status} ${err.reason}: ${err.detail}`;
@@ -44,46 +77,76 @@ export async function reviewWarnings(req: AdmissionRequest, c: AdmissionChecks):
   const schema = schemaWarnings(kind, req.object);
   // An object ajv rejects has no trustworthy shape to look its references up by.
   if (schema.length > 0) return schema;
-
+  const limits = c.limits ?? lookupLimits();
   const signal = AbortSignal.timeout(c.lookupTimeoutMs);
-  const lookup = async <T>(r: Resource, name: string): Promise<Lookup<T>> => {
+  const user = req.userInfo;
+
+  /**
+   * The object as `keep` makes it; undefined when the user may not read it (the warning then
+   * says nothing about it), unknown when it could not be looked up.
+   */
+  const lookup = async <T>(
+    r: Resource,
+    name: string,
+    keep: (v: unknown) => T,
+  ): Promise<Lookup<T> | undefined> => {
+    if (namesNobody(user)) return undefined;
+    const accessKey = JSON.stringify([user, r.group, r.plural, name]);
+    let allowed = limits.access.get(accessKey);
+    if (allowed === undefined) {
+      if (!limits.bucket.take()) return unknown(MSG_LOOKUPS_EXHAUSTED);
+      try {
+        allowed = await c.mayRead(user, { group: r.group, resource: r.plural, name }, signal);
+      } catch (err) {
+        return unknown(`cannot tell whether the requesting user may read it: ${describeFailure(err)}`);
+      }
+      limits.access.set(accessKey, allowed);
+    }
+    if (!allowed) return undefined;
+    const objectKey = `${r.group}/${r.plural}/${name}`;
+    const cached = limits.found.get(objectKey);
+    if (cached !== undefined) return found(cached as T);
+    if (!limits.bucket.take()) return unknown(MSG_LOOKUPS_EXHAUSTED);
     try {
-      const v = await c.reader.get<T>(r, c.namespace, name, signal);
-      return v === undefined ? missing : found(v);
+      const v = await c.reader.get<unknown>(r, c.namespace, name, signal);
+      if (v === undefined) return { state: "missing" };
+      const kept = keep(v);
+      limits.found.set(objectKey, kept);
+      return found(kept);
     } catch (err) {
       return unknown(describeFailure(err));
     }
   };
-  const secretKeys = async (): Promise<Lookup<ReadonlySet<string>>> => {
-    const s = await lookup<V1Secret>(SECRETS, SECRET_NAME);
-    return s.state === "found" ? found(new Set(Object.keys(s.value.data ?? {}))) : s;
-  };
+  const asIs = <T>(v: unknown) => v as T;
+  // Key names only: no Secret value is kept past this line.
+  const secretKeys = () =>
+    lookup(
+      SECRETS,
+      SECRET_NAME,
+      (s) => new Set(Object.keys((s as V1Secret).data ?? {})) as ReadonlySet<string>,
+    );
 
   if (kind === "Agent") {
     const agent = req.object as Agent;
-    const station = await lookup<Station>(STATIONS, agent.spec.stationRef);
+    const station = await lookup(STATIONS, agent.spec.stationRef, asIs<Station>);
     const definition =
-      station.state === "found"
-        ? await lookup<AgentDefinition>(AGENT_DEFINITIONS, station.value.spec.agentDefRef)
+      station?.state === "found"
+        ? await lookup(AGENT_DEFINITIONS, station.value.spec.agentDefRef, asIs<AgentDefinition>)
         : undefined;
     const refs = agentRunSecretKeys(agent, definition?.state === "found" ? definition.value : undefined);
+    const keys = refs.length > 0 ? await secretKeys() : undefined;
     return agentWarnings(agent, c.namespace, c.modes, {
-      station,
+      ...(station ? { station } : {}),
       ...(definition ? { definition } : {}),
-      ...(refs.length > 0 ? { secretKeys: await secretKeys() } : {}),
+      ...(keys ? { secretKeys: keys } : {}),
     });
   }
   if (kind === "Station") {
     const station = req.object as Station;
-    const definition = await lookup<AgentDefinition>(AGENT_DEFINITIONS, station.spec.agentDefRef);
-    return stationWarnings(station, c.namespace, c.modes, { definition });
+    const definition = await lookup(AGENT_DEFINITIONS, station.spec.agentDefRef, asIs<AgentDefinition>);
+    return stationWarnings(station, c.namespace, c.modes, definition ? { definition } : {});
   }
   const def = req.object as AgentDefinition;
-  const refs = definitionSecretKeys(def);
-  return definitionWarnings(
-    def,
-    c.namespace,
-    c.modes,
-    refs.length > 0 ? { secretKeys: await secretKeys() } : {},
-  );
+  const keys = definitionSecretKeys(def).length > 0 ? await secretKeys() : undefined;
+  return definitionWarnings(def, c.namespace, c.modes, keys ? { secretKeys: keys } : {});
 }

@@ -2,6 +2,7 @@
  * AdmissionReview (admission.k8s.io/v1) in and out: which requests deserve checks, and the
  * response, which always allows. Pure.
  */
+import type { ReviewUser } from "./access.js";
 import type { AdmittedKind } from "./warnings.js";
 
 export const ADMISSION_GROUP_VERSION = "admission.k8s.io/v1";
@@ -15,6 +16,8 @@ export interface AdmissionRequest {
   namespace?: string;
   object?: unknown;
   oldObject?: unknown;
+  /** Who wrote the object, as the API server authenticated them (forgeable by a direct caller). */
+  userInfo?: ReviewUser;
 }
 
 export interface AdmissionReview {

@@ -66,6 +66,7 @@ const review = (object: unknown, kind = "Agent") => ({
     kind: { group: "agents.re-cinq.com", version: "v1beta1", kind },
     operation: "CREATE",
     namespace: "ai-agents",
+    userInfo: { username: "alice", groups: ["system:authenticated"] },
     object,
   },
 });
@@ -99,6 +100,7 @@ beforeAll(async () => {
     namespace: "ai-agents",
     modes: { batchEnabled: false, realtimeEnabled: false },
     reader: { get: async () => undefined },
+    mayRead: async () => true,
     lookupTimeoutMs: 1000,
     port: 0,
     host: "127.0.0.1",
@@ -114,6 +116,7 @@ beforeAll(async () => {
       get: async <T>(_r: unknown, _ns: string, name: string) =>
         (name === "writer-station" ? minimalStation() : undefined) as T | undefined,
     },
+    mayRead: async () => true,
     lookupTimeoutMs: 1000,
     port: 0,
     host: "127.0.0.1",

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { answerClientErrors, type RequestTimeouts, timeoutServerOptions } from "../http-server-limits.js";
 import { ReviewGate } from "./gate.js";
 import { exceedsJsonBounds, type JsonBounds } from "./json-bounds.js";
-import { type AdmissionChecks, reviewWarnings } from "./lookups.js";
+import { type AdmissionChecks, lookupLimits, reviewWarnings } from "./lookups.js";
 import { allowedReview, parseReview, ReviewError } from "./review.js";
 import { readTlsPair, reloadTlsOnChange, type TlsFiles } from "./tls.js";
 
@@ -93,8 +93,10 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
     .end(text);
 }
 
-export function admissionHandler(o: AdmissionChecks & { log: (msg: string) => void }) {
+export function admissionHandler(options: AdmissionChecks & { log: (msg: string) => void }) {
   const gate = new ReviewGate(MAX_ACTIVE_REVIEWS, MAX_WAITING_REVIEWS);
+  // One lookup budget for the whole process, not one per review.
+  const o = { ...options, limits: options.limits ?? lookupLimits() };
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0];
     if (path !== ADMISSION_PATH)

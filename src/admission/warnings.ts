@@ -23,8 +23,13 @@ export interface ControllerModes {
   realtimeEnabled: boolean;
 }
 
+/**
+ * What the webhook learned about an object's neighbours. A fact that is absent was not looked
+ * up, mostly because the review's user may not read that object: the warnings then say nothing
+ * about it.
+ */
 export interface AgentFacts {
-  station: Lookup<Station>;
+  station?: Lookup<Station>;
   /** Looked up only when the Station was found. */
   definition?: Lookup<AgentDefinition>;
   /** Keys of agent-secrets; looked up only when something references a key. */
@@ -32,7 +37,7 @@ export interface AgentFacts {
 }
 
 export interface StationFacts {
-  definition: Lookup<AgentDefinition>;
+  definition?: Lookup<AgentDefinition>;
 }
 
 export interface DefinitionFacts {
@@ -94,7 +99,9 @@ export function agentWarnings(
   const out: string[] = [];
   const stationName = agent.spec.stationRef;
   const { station, definition } = facts;
-  if (station.state === "missing") {
+  if (station === undefined) {
+    // Not looked up: nothing to say about the Station or its definition.
+  } else if (station.state === "missing") {
     out.push(
       `Station ${stationName} does not exist in namespace ${namespace}: the controller will fail this Agent with "Station ${stationName} not found"`,
     );
@@ -128,6 +135,7 @@ export function stationWarnings(
 ): string[] {
   const defName = station.spec.agentDefRef;
   const { definition } = facts;
+  if (definition === undefined) return [];
   if (definition.state === "missing") {
     return [
       `AgentDefinition ${defName} does not exist in namespace ${namespace}: Agents of this Station will fail with "AgentDefinition ${defName} not found" until it is created`,

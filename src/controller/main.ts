@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { startAdmissionServer } from "../admission/index.js";
+import { startAdmissionServer, subjectAccessReviewer } from "../admission/index.js";
 import { agentSecretsReader, retryFromEnv, SinkDispatcher } from "../sinks/index.js";
 import { ConfigError, parseConfig } from "./config.js";
 import { KubeClient } from "./kube/client.js";
@@ -61,6 +61,7 @@ async function main(): Promise<void> {
         namespace: config.namespace,
         modes: { batchEnabled: config.batchEnabled, realtimeEnabled: config.realtimeEnabled },
         reader: client,
+        mayRead: subjectAccessReviewer(client, config.namespace),
         lookupTimeoutMs: ADMISSION_LOOKUP_TIMEOUT_MS,
         port: config.admissionPort,
         host: config.healthHost,

@@ -30,6 +30,7 @@ describe("components/admission", () => {
     ]);
     expect(findObject(withAdmission, "Role", "agent-controller-admission").rules).toEqual([
       { apiGroups: [""], resources: ["secrets"], resourceNames: ["agent-secrets"], verbs: ["get"] },
+      { apiGroups: ["authorization.k8s.io"], resources: ["localsubjectaccessreviews"], verbs: ["create"] },
     ]);
   });
 
