@@ -85,11 +85,14 @@ export function cliArgv(def: AgentDefinitionSpec, model: string, prompt: string)
       return ["codex", "exec", ...opts, "--", prompt];
     }
     case "gemini": {
+      // docs/agent-clis.md (gemini): every value a user or a CLI chose rides in `--flag=value`, so
+      // none can be read as an option (`--resume --yolo` switched auto-approve on). Trust, auth,
+      // telemetry and disallowed tools are the CLI setup's (settings, policy file, environment).
       const argv = ["gemini", "--output-format", "stream-json"];
-      if (model !== "") argv.push("--model", model);
+      if (model !== "") argv.push(`--model=${model}`);
       if (bypass) argv.push("--yolo");
-      else for (const t of def.allowed_tools ?? []) argv.push("--allowed-tools", t);
-      if (conv.id) argv.push("--resume", conv.id);
+      else for (const t of def.allowed_tools ?? []) argv.push(`--allowed-tools=${t}`);
+      if (conv.id) argv.push(`--resume=${conv.id}`);
       argv.push(`--prompt=${prompt}`);
       return argv;
     }

@@ -43,6 +43,12 @@ describe("parseInvocation: the session a run reports, from the argv the controll
     ["codex", ["exec", "--json", "--model", "gpt-5", "--", "do it"], "fallback", "do it"],
     ["codex", ["exec", "resume", "thread-9", "--json", "do it"], "thread-9", "do it"],
     ["gemini", ["--output-format", "stream-json", "--resume", "g-1", "--prompt=ask"], "g-1", "ask"],
+    [
+      "gemini",
+      ["--output-format", "stream-json", "--model=gemini-2.5-pro", "--resume=g-1", "--prompt=ask"],
+      "g-1",
+      "ask",
+    ],
     ["gemini", ["--output-format", "stream-json", "--prompt=ask"], "fallback", "ask"],
   ] as [CliName, string[], string, string][])("%s %j", (cli, argv, session, prompt) => {
     const inv = parseInvocation(cli, argv, "fallback");
@@ -58,6 +64,7 @@ describe("parseInvocation: the session a run reports, from the argv the controll
     ["codex", ["exec", "resume", "t-9", "--json", "hi"], "t-9"],
     ["codex", ["exec", "--json", "--", "hi"], undefined],
     ["gemini", ["--resume", "g-1", "--prompt=hi"], "g-1"],
+    ["gemini", ["--resume=--yolo", "--prompt=hi"], "--yolo"],
     ["opencode", ["run", "--format", "json", "--", "hi"], undefined],
   ] as [CliName, string[], string | undefined][])("%s %j continues %s", (cli, argv, from) => {
     expect(parseInvocation(cli, argv, "fallback").resumedFrom).toBe(from);

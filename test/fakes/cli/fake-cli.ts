@@ -90,9 +90,13 @@ export interface Invocation {
   usageError?: string;
 }
 
+/** The value of `flag` given as `flag value` or `flag=value` (the real CLIs take both). */
 function flagValue(argv: readonly string[], flag: string): string | undefined {
-  const i = argv.indexOf(flag);
-  return i >= 0 ? argv[i + 1] : undefined;
+  for (const [i, arg] of argv.entries()) {
+    if (arg === flag) return argv[i + 1];
+    if (arg.startsWith(`${flag}=`)) return arg.slice(flag.length + 1);
+  }
+  return undefined;
 }
 
 /** Reads what the real CLI would take from this argv (runtime.md §9). */
