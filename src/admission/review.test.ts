@@ -87,6 +87,22 @@ describe("cleanWarnings", () => {
     expect(out[1]).toHaveLength(MAX_WARNING_CHARS);
     expect(out[1]?.endsWith("…")).toBe(true);
   });
+  it("shows C0, C1 and bidirectional formatting characters as visible escapes", () => {
+    expect(
+      cleanWarnings([
+        "Station a\u202Egnp.exe\u202C does not exist",
+        "key \u2066x\u2069 \u200E\u200F\u061C",
+        "c1 \u0085 \u009B31m esc \u001B[2J del \u007F",
+        "line\u2028break\ttab",
+      ]),
+    ).toEqual([
+      "Station a\\u202egnp.exe\\u202c does not exist",
+      "key \\u2066x\\u2069 \\u200e\\u200f\\u061c",
+      "c1 \\u0085 \\u009b31m esc \\u001b[2J del \\u007f",
+      "line break tab",
+    ]);
+  });
+
   it("summarises warnings past the limit in a last line", () => {
     const many = Array.from({ length: MAX_WARNINGS + 5 }, (_, i) => `w${i}`);
     const out = cleanWarnings(many);

@@ -84,13 +84,24 @@ export const MAX_WARNING_CHARS = 256;
 /** More warnings than this are summarised in one line. */
 export const MAX_WARNINGS = 20;
 
+/**
+ * Line breaks and tabs become spaces; every other control character (C0, DEL, C1) and every
+ * bidirectional formatting character (which can make a terminal show a name reversed or hide
+ * part of it) is shown as its \uXXXX escape, so a name taken from the object reads as written.
+ */
+export function printable(text: string): string {
+  const spaced = text.replace(/[\t\n\r\u2028\u2029]+/g, " ");
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
+  const unseen = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  return spaced.replace(unseen, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** One printable line per warning, at most MAX_WARNING_CHARS, duplicates dropped. */
 export function cleanWarnings(warnings: readonly string[]): string[] {
   const lines = [
     ...new Set(
       warnings.map((w) => {
-        // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
-        const flat = w.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
+        const flat = printable(w).trim();
         return flat.length > MAX_WARNING_CHARS ? `${flat.slice(0, MAX_WARNING_CHARS - 1)}…` : flat;
       }),
     ),
