@@ -480,6 +480,18 @@ describe("injected environment (runtime.md §6)", () => {
     ]);
   });
 
+  it("gives a gemini agent its definition's disallowed tools (its CLI setup makes them policy rules)", () => {
+    for (const mode of ["interactive", "realtime"] as const) {
+      const denied = build({ mode, def: { model: "gemini-2.5-pro", disallowed_tools: ["write_file"] } });
+      expect(envOf(container(denied, "agent")).AGENT_DISALLOWED_TOOLS).toBe('["write_file"]');
+      expect(envOf(container(denied, "init")).AGENT_DISALLOWED_TOOLS).toBeUndefined();
+    }
+    const claude = build({ def: { model: "claude-sonnet-4-6", disallowed_tools: ["Bash"] } });
+    expect(envOf(container(claude, "agent")).AGENT_DISALLOWED_TOOLS).toBeUndefined();
+    const none = build({ def: { model: "gemini-2.5-pro" } });
+    expect(envOf(container(none, "agent")).AGENT_DISALLOWED_TOOLS).toBeUndefined();
+  });
+
   const rich = build({
     agentSpec: {
       taskId: "T-9",

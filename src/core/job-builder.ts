@@ -65,6 +65,7 @@ export const RESERVED_ENV = new Set([
   "AGENT_EXECUTION",
   "AGENT_RESUME_SESSION",
   "AGENT_RECIPE",
+  "AGENT_DISALLOWED_TOOLS",
   "AGENT_REALTIME_TOKEN_SHA256",
   "AGENT_DELIVERY",
   "DELIVERY_TOKEN",
@@ -227,6 +228,12 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
       name: "AGENT_CLI_VERSION",
       value: settings.cliVersions?.[vendor] ?? AGENT_CLIS[vendor].version,
     });
+  }
+  const disallowed = ctx.def.disallowed_tools ?? [];
+  if (kind === "agent" && vendor === "gemini" && disallowed.length > 0) {
+    // gemini takes no deny list on its command line: its CLI setup turns this into policy rules
+    // (docs/agent-clis.md).
+    env.add({ name: "AGENT_DISALLOWED_TOOLS", value: JSON.stringify(disallowed) });
   }
   if (pod && realtime && agent.spec.resumeSession) {
     env.add({ name: "AGENT_RESUME_SESSION", value: agent.spec.resumeSession });
