@@ -2,9 +2,10 @@
  * A run's CLI output (status.output or the agent container's log) made readable per vendor
  * (providers/cli-output.md): assistant text as it is, one line per tool call and tool result,
  * a closing line with the outcome, cost or tokens. Pure; stateful only to join Gemini's streamed
- * assistant deltas into one block.
+ * assistant deltas into one block and to sum opencode's per-step cost and tokens.
  */
 
+import { opencodeErrorMessage, opencodePart, opencodeStepUsage } from "../core/opencode-lines.js";
 import { routeModel, type Vendor } from "../core/routing.js";
 import { type JsonLine, parseJsonLine } from "../core/vendors.js";
 
@@ -21,12 +22,17 @@ export function oneLine(text: string, max = 160): string {
   return more ? `${first.slice(0, max)}…` : first;
 }
 
+/** The `type`s of opencode's `run --format json` lines, each of which carries a `sessionID`. */
+const OPENCODE_TYPES = new Set(["step_start", "step_finish", "text", "reasoning", "tool_use", "error"]);
+
 /** Which CLI printed these lines, from the lines' own shapes; undefined when none tells. */
 export function detectVendor(lines: readonly string[]): Vendor | undefined {
   for (const line of lines) {
     const j = parseJsonLine(line);
     if (!j) continue;
     const type = str(j.type) ?? "";
+    // Before gemini: opencode's tool_use line has a timestamp too.
+    if (typeof j.sessionID === "string" && OPENCODE_TYPES.has(type)) return "opencode";
     if (
       type === "thread.started" ||
       type === "turn.started" ||
@@ -64,13 +70,19 @@ export interface RunCost {
   outputTokens?: number;
 }
 
-/** Cost of the run from its last result line: Claude's total_cost_usd; token counts for the others. */
+/**
+ * Cost of the run from its last result line: Claude's total_cost_usd; token counts for codex and
+ * gemini; opencode's cost and tokens summed over its steps (each step_finish reports its own).
+ */
 export function costOf(vendor: Vendor, output: string): RunCost | undefined {
   let found: RunCost | undefined;
   for (const line of output.split("\n")) {
     const j = parseJsonLine(line);
     if (!j) continue;
-    if (vendor === "codex" && j.type === "turn.completed" && isObject(j.usage)) {
+    if (vendor === "opencode") {
+      const step = opencodeStepUsage(j);
+      if (step) found = addStep(found, step);
+    } else if (vendor === "codex" && j.type === "turn.completed" && isObject(j.usage)) {
       found = { inputTokens: num(j.usage.input_tokens), outputTokens: num(j.usage.output_tokens) };
     } else if (vendor === "gemini" && j.type === "result" && isObject(j.stats)) {
       found = { inputTokens: num(j.stats.input_tokens), outputTokens: num(j.stats.output_tokens) };
@@ -84,6 +96,14 @@ export function costOf(vendor: Vendor, output: string): RunCost | undefined {
     }
   }
   return found;
+}
+
+function addStep(total: RunCost | undefined, step: ReturnType<typeof opencodeStepUsage>): RunCost {
+  return {
+    usd: (total?.usd ?? 0) + (step?.cost ?? 0),
+    inputTokens: (total?.inputTokens ?? 0) + (step?.inputTokens ?? 0),
+    outputTokens: (total?.outputTokens ?? 0) + (step?.outputTokens ?? 0),
+  };
 }
 
 export function formatCost(cost: RunCost | undefined): string {
@@ -108,7 +128,7 @@ function parts(...items: (string | undefined | false)[]): string {
 /** A tool call's argument in a few words: the command, the file, the pattern, else compact JSON. */
 function toolArgument(input: unknown): string {
   if (!isObject(input)) return "";
-  for (const key of ["command", "file_path", "path", "pattern", "url", "query"]) {
+  for (const key of ["command", "file_path", "filePath", "path", "pattern", "url", "query"]) {
     const value = input[key];
     if (typeof value === "string") return oneLine(value, 120);
   }
@@ -258,10 +278,88 @@ function geminiLine(j: JsonLine): string[] {
   }
 }
 
+const tokensText = (cost: RunCost): string =>
+  `${cost.inputTokens ?? 0} in / ${cost.outputTokens ?? 0} out tokens`;
+const steps = (n: number): string => `${n} step${n === 1 ? "" : "s"}`;
+
+/**
+ * opencode's lines (docs/agent-clis.md, "opencode"): the session once, text as it is, each tool
+ * call with its outcome, and one closing line with the cost and tokens summed over the steps: on
+ * the last step (reason stop), or at the end of a log whose run stopped after a tool call (a
+ * refused permission). A step ending any other way (length, content-filter) gets a line of its own.
+ */
+class OpencodeLines {
+  private sessionShown = false;
+  private total: RunCost | undefined;
+  private stepCount = 0;
+
+  line(j: JsonLine): string[] {
+    const part = opencodePart(j);
+    switch (j.type) {
+      case "step_start": {
+        if (this.sessionShown || typeof j.sessionID !== "string") return [];
+        this.sessionShown = true;
+        return [`[session] ${j.sessionID}`];
+      }
+      case "text":
+        return [str(part.text) ?? ""];
+      case "tool_use": {
+        const state = isObject(part.state) ? part.state : {};
+        const call = `[tool] ${parts(str(part.tool) ?? "?", toolArgument(state.input))}`.trimEnd();
+        if (state.status === "error")
+          return [call, `[tool error] ${oneLine(str(state.error) ?? "")}`.trimEnd()];
+        if (state.status === "completed")
+          return [call, `[tool result] ${oneLine(str(state.output) ?? "")}`.trimEnd()];
+        return [call];
+      }
+      case "step_finish": {
+        const step = opencodeStepUsage(j);
+        this.total = addStep(this.total, step);
+        this.stepCount++;
+        if (step?.reason === "stop") return this.summary("success");
+        if (step?.reason === "tool-calls") return [];
+        const own: RunCost = {
+          usd: step?.cost,
+          inputTokens: step?.inputTokens,
+          outputTokens: step?.outputTokens,
+        };
+        return [
+          `[step] ${parts(step?.reason ?? "ended", step?.cost !== undefined && `cost $${step.cost.toFixed(4)}`, tokensText(own))}`,
+        ];
+      }
+      case "error": {
+        const summary = this.summary("failed");
+        return [...summary, `[error] ${oneLine(opencodeErrorMessage(j) ?? "", 500)}`.trimEnd()];
+      }
+      default:
+        return [];
+    }
+  }
+
+  /** What the log ends with when no closing line came (the run stopped after a tool call). */
+  end(): string[] {
+    return this.stepCount > 0 ? this.summary("ended") : [];
+  }
+
+  private summary(outcome: string): string[] {
+    const total = this.total ?? {};
+    const out = `[result] ${parts(
+      outcome,
+      this.stepCount > 0 && total.usd !== undefined && `cost $${total.usd.toFixed(4)}`,
+      this.stepCount > 0 && tokensText(total),
+      this.stepCount > 0 && steps(this.stepCount),
+    )}`;
+    this.total = undefined;
+    this.stepCount = 0;
+    return [out];
+  }
+}
+
 /** Renders one line at a time (for following a live log); call `end()` after the last one. */
 export class OutputRenderer {
   /** Gemini's assistant deltas waiting to be joined. */
   private pendingText = "";
+  private readonly opencode = new OpencodeLines();
 
   constructor(readonly vendor: Vendor) {}
 
@@ -275,12 +373,18 @@ export class OutputRenderer {
       return [];
     }
     const rendered =
-      this.vendor === "codex" ? codexLine(j) : this.vendor === "gemini" ? geminiLine(j) : claudeLine(j);
+      this.vendor === "codex"
+        ? codexLine(j)
+        : this.vendor === "gemini"
+          ? geminiLine(j)
+          : this.vendor === "opencode"
+            ? this.opencode.line(j)
+            : claudeLine(j);
     return [...this.flush(), ...rendered];
   }
 
   end(): string[] {
-    return this.flush();
+    return [...this.flush(), ...(this.vendor === "opencode" ? this.opencode.end() : [])];
   }
 
   private flush(): string[] {
