@@ -11,6 +11,7 @@ import {
   runningAgent,
   SIGNING_KEY,
 } from "../../test/support/prompt-api.js";
+import { KubeApiError } from "../controller/kube/errors.js";
 import { createPromptApi, type PromptApiDeps } from "./app.js";
 import type { ForwardRequest, ForwardResponse } from "./forward.js";
 import type { PromptApiAgent, RunPodState } from "./session.js";
@@ -403,13 +404,44 @@ const rows: Row[] = [
     retryAfter: "2",
   },
   {
-    // Issue 13 item 7: the API server failing the Agent read is a 503 to retry, not a 500.
+    // The API server failing the Agent read is a 503 to retry (the seed's message), not a 500.
     name: "503 Agent lookup failed",
     body: prompt("hi"),
-    setup: { agentLookupError: new Error("GET agents/a: 503 etcdserver: leader changed") },
+    setup: {
+      agentLookupError: new KubeApiError(
+        503,
+        "ServiceUnavailable",
+        "GET agents/a: 503 etcdserver: leader changed",
+      ),
+    },
     status: 503,
-    response: { error: "Agent a cannot be looked up right now" },
+    response: { error: "the session is not serving yet" },
     retryAfter: "2",
+  },
+  {
+    name: "503 Agent lookup timed out",
+    body: prompt("hi"),
+    setup: { agentLookupError: Object.assign(new Error("timed out"), { name: "TimeoutError" }) },
+    status: 503,
+    response: { error: "the session is not serving yet" },
+    retryAfter: "2",
+  },
+  {
+    // RBAC refusing the controller will not change on a retry: not a 503 with Retry-After.
+    name: "500 Agent lookup forbidden",
+    body: prompt("hi"),
+    setup: {
+      agentLookupError: new KubeApiError(403, "Forbidden", 'agents.agents.re-cinq.com "a" is forbidden'),
+    },
+    status: 500,
+    response: { error: "internal error" },
+  },
+  {
+    name: "500 run pod lookup forbidden",
+    body: prompt("hi"),
+    setup: { pod: () => Promise.reject(new KubeApiError(403, "Forbidden", "pods is forbidden")) },
+    status: 500,
+    response: { error: "internal error" },
   },
   {
     name: "503 run pod lookup failed",

@@ -7,6 +7,7 @@
  * then the Agent, its phase, its run pod; then the supervisor's own verdict.
  */
 import { Hono } from "hono";
+import { isPermanent } from "../controller/kube/errors.js";
 import { promptFromBody, readLimitedBody } from "./body.js";
 import { type Forward, undiciForward } from "./forward.js";
 import { jsonLogger, type PromptApiLogger } from "./logger.js";
@@ -74,6 +75,21 @@ export function createPromptApi<A extends PromptApiAgent>(deps: PromptApiDeps<A>
   const timeoutMs = deps.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
   const log = deps.logger ?? jsonLogger;
 
+  /**
+   * A read from the API server failed. When a retry can succeed (restart, throttling, timeout)
+   * that is the seed's 503 with Retry-After; when it cannot (RBAC refuses the controller, a 4xx
+   * that will not change), telling the caller to retry would be a lie: 500, logged as an error.
+   */
+  function lookupFailed(what: string, ns: string, name: string, err: unknown): Response {
+    const fields = { namespace: ns, agent: name, error: String(err) };
+    if (isPermanent(err)) {
+      log.error(`prompt-api: cannot look up ${what}, and retrying will not help`, fields);
+      return errorResponse(500, msg.internal);
+    }
+    log.warn(`prompt-api: cannot look up ${what}`, fields);
+    return retryLater(msg.notServing);
+  }
+
   async function handle(req: Request, ns: string, name: string, action: SupervisorAction): Promise<Response> {
     if (!bearerMatches(req.headers.get("authorization"), deps.apiToken)) {
       return errorResponse(401, msg.unauthorized, { "www-authenticate": "Bearer" });
@@ -95,10 +111,7 @@ export function createPromptApi<A extends PromptApiAgent>(deps: PromptApiDeps<A>
     try {
       agent = await deps.getAgent(ns, name);
     } catch (err) {
-      // The API server did not answer (restart, throttling, timeout): a retry can succeed, so this
-      // is the documented 503 with Retry-After, never an undocumented 500.
-      log.warn("prompt-api: cannot look up the Agent", { namespace: ns, agent: name, error: String(err) });
-      return retryLater(msg.agentLookupFailed(name));
+      return lookupFailed("the Agent", ns, name, err);
     }
     if (!agent) return errorResponse(404, msg.agentNotFound(name));
     const refusal = refuseUnlessRunning(name, agent);
@@ -108,8 +121,7 @@ export function createPromptApi<A extends PromptApiAgent>(deps: PromptApiDeps<A>
     try {
       pod = await deps.resolveRunPod(agent);
     } catch (err) {
-      log.warn("prompt-api: cannot look up the run pod", { namespace: ns, agent: name, error: String(err) });
-      return retryLater(msg.notServing);
+      return lookupFailed("the run pod", ns, name, err);
     }
     if (pod.kind === "not-realtime") return errorResponse(409, msg.notRealtime(name));
     if (pod.kind === "not-serving") return retryLater(msg.notServing);

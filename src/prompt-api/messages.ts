@@ -32,8 +32,6 @@ export const msg = {
   tooManyQueued: "too many queued prompts",
   notServing: "the session is not serving yet",
   unreachable: "the session's pod cannot be reached",
-  /** Not in the seed: the Agent could not be read from the API server (a retry may succeed). */
-  agentLookupFailed: (name: string) => `Agent ${name} cannot be looked up right now`,
   /** OQ-46. */
   unexpectedAnswer: (status: number) => `unexpected answer from the session's supervisor (${status})`,
   internal: "internal error",

@@ -1,6 +1,7 @@
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { API_TOKEN, NS, SIGNING_KEY } from "../../test/support/prompt-api.js";
+import { rawBody, rawHttpExchange, tricklingPost } from "../../test/support/raw-http.js";
 import { createPromptApi } from "./app.js";
 import { DEFAULT_PROMPT_API_PORT, startPromptApiServer } from "./server.js";
 
@@ -38,5 +39,35 @@ describe("startPromptApiServer", () => {
     } finally {
       await first.close();
     }
+  });
+
+  describe('requests Node refuses before the app sees them, answered as {"error": …}', () => {
+    const limits = { timeouts: { headersMs: 200, requestMs: 300, keepAliveMs: 200 } };
+
+    it.each([
+      [
+        "a body that trickles in (slow loris)",
+        tricklingPost(`/v1/namespaces/${NS}/agents/a/prompt`, { authorization: `Bearer ${API_TOKEN}` }),
+        408,
+        "the request did not arrive in time",
+      ],
+      ["a malformed request line", ["NOT HTTP AT ALL\r\n\r\n"], 400, "the request is not valid HTTP"],
+      [
+        "headers over Node's 16 KiB",
+        [`GET / HTTP/1.1\r\nhost: x\r\nx-big: ${"a".repeat(20_000)}\r\n\r\n`],
+        431,
+        "the request headers are too large",
+      ],
+    ])("%s → %i", async (_what, parts, status, message) => {
+      const server = await startPromptApiServer(app(), { port: 0, host: "127.0.0.1", ...limits });
+      try {
+        const answer = await rawHttpExchange(server.port, parts, 50);
+        expect(answer.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
+        expect(answer).toMatch(/content-type: application\/json/i);
+        expect(JSON.parse(rawBody(answer))).toEqual({ error: message });
+      } finally {
+        await server.close();
+      }
+    });
   });
 });

@@ -2,8 +2,24 @@
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
+import {
+  answerClientErrors,
+  jsonClientError,
+  type RequestTimeouts,
+  timeoutServerOptions,
+} from "../http-server-limits.js";
 
 export const DEFAULT_PROMPT_API_PORT = 8082;
+/**
+ * A request (at most 200 KiB) must arrive within 30 s, its headers within 10 s: room for a slow
+ * link, none for a client that holds the socket open by trickling bytes (Node's default is 300 s).
+ * The time the answer takes (the forward to the pod, 10 s at most) does not count.
+ */
+export const PROMPT_API_TIMEOUTS: RequestTimeouts = {
+  headersMs: 10_000,
+  requestMs: 30_000,
+  keepAliveMs: 5_000,
+};
 
 export interface PromptApiServer {
   /** The bound port (useful with port 0 in tests). */
@@ -14,11 +30,15 @@ export interface PromptApiServer {
 
 export async function startPromptApiServer(
   app: Hono,
-  options: { port?: number; host?: string } = {},
+  options: { port?: number; host?: string; timeouts?: RequestTimeouts } = {},
 ): Promise<PromptApiServer> {
   const port = options.port ?? DEFAULT_PROMPT_API_PORT;
   const host = options.host ?? "0.0.0.0";
-  const server = createAdaptorServer({ fetch: app.fetch });
+  const server = createAdaptorServer({
+    fetch: app.fetch,
+    serverOptions: timeoutServerOptions(options.timeouts ?? PROMPT_API_TIMEOUTS),
+  });
+  answerClientErrors(server, jsonClientError);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) =>
       reject(new Error(`prompt API cannot listen on ${host}:${port}: ${err.message}`));
