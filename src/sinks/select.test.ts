@@ -70,7 +70,9 @@ describe("classifyLine", () => {
     ["claude", claudeTokens, { class: "usage" }],
     ["claude", "not json", undefined],
     ["claude", "[1,2]", undefined],
-    ["opencode", claudeResult, { class: "result", text: "The answer is 42" }],
+    // opencode prints no Claude-style lines (its own are in select-opencode.test.ts).
+    ["opencode", claudeResult, undefined],
+    ["exec", claudeResult, { class: "result", text: "The answer is 42" }],
     ["exec", claudeAssistant, { class: "message", text: "Hello world", role: "assistant" }],
     ["codex", codexMsg, { class: "message", text: "done here", role: "assistant" }],
     ["codex", codexCmd, { class: "tool_call", text: "ls -la" }],

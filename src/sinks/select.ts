@@ -5,6 +5,7 @@
  * Lifecycle, file, turn and delivery events never pass through here (they are never filtered),
  * and stdout / status.output are never filtered either.
  */
+import { opencodeErrorMessage, opencodePart } from "../core/opencode-lines.js";
 import type { Vendor } from "../core/routing.js";
 import type { SelectorSpec } from "../core/types.js";
 
@@ -34,7 +35,7 @@ function role(value: unknown): "assistant" | "user" | undefined {
   return value === "assistant" || value === "user" ? value : undefined;
 }
 
-/** Claude rules, also used for opencode and exec lines. */
+/** Claude rules, also used for exec lines. */
 function classifyClaude(line: Json): Classification | undefined {
   const type = line.type;
   if (type === "result") return { class: "result", text: str(line.result) };
@@ -97,6 +98,29 @@ function classifyGemini(line: Json): Classification | undefined {
   }
 }
 
+/**
+ * opencode `run --format json` rules (docs/events.md): its lines name their kind in `type` and
+ * carry the content in `part`. The line that ends a run is its `result`: the last step's
+ * step_finish (reason stop) or an error line; every other step_finish reports a step's usage.
+ */
+function classifyOpencode(line: Json): Classification | undefined {
+  const part = opencodePart(line);
+  switch (line.type) {
+    case "text":
+      return { class: "message", text: str(part.text), role: "assistant" };
+    case "tool_use": {
+      const state = isObject(part.state) ? part.state : {};
+      return { class: "tool_call", tool: str(part.tool), text: JSON.stringify(state.input ?? {}) };
+    }
+    case "step_finish":
+      return part.reason === "stop" ? { class: "result" } : { class: "usage" };
+    case "error":
+      return { class: "result", text: opencodeErrorMessage(line) };
+    default:
+      return undefined;
+  }
+}
+
 /** The line's class under the vendor's rules; undefined for non-JSON or unclassified lines. */
 export function classifyLine(vendor: Vendor, line: string): Classification | undefined {
   let parsed: unknown;
@@ -111,6 +135,8 @@ export function classifyLine(vendor: Vendor, line: string): Classification | und
       return classifyCodex(parsed);
     case "gemini":
       return classifyGemini(parsed);
+    case "opencode":
+      return classifyOpencode(parsed);
     default:
       return classifyClaude(parsed);
   }
