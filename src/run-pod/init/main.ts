@@ -1,18 +1,4 @@
-/**
- * The run pod's init program (runtime.md §7): prepares HOME and the workspace before the agent
- * container starts, reporting through init lifecycle events (events.md §4) on stdout and to sinks.
- *
- * Sequence: `init/started`; HOME check when a CLI install is active; prerequisites; each active
- * tool in order (`init/running tool=<name>`); re-own HOME and the workspace to 1000:1000 when
- * root; `init/succeeded`. The first failure emits `init/failed …` and the init exits with its code.
- * On a failure the last line the init writes is the human-readable `[init] <cause>`: the
- * controller shows the init log's last line as the Agent's failure reason (OQ-23).
- *
- * Prerequisites never include curl for an http sink: sink events (and the files, skills and
- * conversation downloads) are delivered in-process, so only git and the CLI installers shell out.
- */
-import { constants } from "node:fs";
-import { access, lstat, stat } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { lifecycleEvent } from "../../sinks/lifecycle.js";
 import {
@@ -29,10 +15,9 @@ import { lchownTree } from "./chown.js";
 import { type CommandRunner, displayCommand, findOnPath, spawnRunner } from "./commands.js";
 import { errnoOf, type InitContext, type InitFailure, type ToolResult } from "./context.js";
 import type { DownloadOptions } from "./download.js";
-import { buildInitPlan, cliTool, type InitPlan, requiredExecutables, type ToolPlan } from "./plan.js";
+import { buildInitPlan, type InitPlan, requiredExecutables, type ToolPlan } from "./plan.js";
 import { packagesFor, pickPackageManager } from "./prerequisites.js";
 import { redactUrlCredentials } from "./redact.js";
-import { installCli } from "./tools/cli.js";
 import { restoreConversation } from "./tools/conversation.js";
 import { fetchFiles } from "./tools/files.js";
 import { cloneRepos } from "./tools/git.js";
@@ -43,7 +28,7 @@ import { installSupervisor } from "./tools/supervisor.js";
 export interface InitDeps {
   stdout?: LineWriter;
   stderr?: LineWriter;
-  /** Runs external steps (git, installers, package manager); default: spawn. */
+  /** Runs external steps (git, the package manager); default: spawn. */
   runCommand?: CommandRunner;
   /** Directory of the running executable (the supervisor is copied from there). */
   execDir?: string;
@@ -130,8 +115,6 @@ async function runPlan(
   emitter: RunEmitter,
   reown: boolean,
 ): Promise<InitFailure | undefined> {
-  const homeFailure = await checkHome(plan);
-  if (homeFailure !== undefined) return homeFailure;
   for (const notice of plan.notices) ctx.log(notice);
 
   const prerequisites = await installPrerequisites(plan, ctx, emitter);
@@ -173,31 +156,11 @@ function runTool(tool: ToolPlan, ctx: InitContext): Promise<ToolResult> {
       return cloneRepos(tool, ctx);
     case "files":
       return fetchFiles(tool, ctx);
-    case "claude":
-    case "codex":
-    case "gemini":
-    case "opencode":
-      return installCli(tool, ctx);
     case "skills":
       return stageSkills(tool, ctx);
     case "conversation":
       return restoreConversation(tool, ctx);
   }
-}
-
-/** HOME must be set and a writable directory when a CLI is installed under it (§7.1 step 2). */
-async function checkHome(plan: InitPlan): Promise<InitFailure | undefined> {
-  const cli = cliTool(plan);
-  if (cli === undefined) return undefined;
-  const fail = (cause: string): InitFailure => ({ reason: "home", exit: 2, message: `home: ${cause}` });
-  if (!plan.homeSet) return fail(`HOME is not set; the ${cli.tool} CLI is installed under it`);
-  try {
-    if (!(await stat(plan.home)).isDirectory()) return fail(`HOME ${plan.home} is not a directory`);
-    await access(plan.home, constants.W_OK);
-  } catch (err) {
-    return fail(`HOME ${plan.home} is not a writable directory (${errnoOf(err)})`);
-  }
-  return undefined;
 }
 
 async function installPrerequisites(
@@ -206,9 +169,7 @@ async function installPrerequisites(
   emitter: RunEmitter,
 ): Promise<InitFailure | undefined> {
   const pathVar = ctx.env.PATH;
-  const cli = cliTool(plan);
-  const cliFound = cli !== undefined && (await findOnPath(cli.installer.binary, pathVar)) !== undefined;
-  const needed = requiredExecutables(plan, () => cliFound);
+  const needed = requiredExecutables(plan);
   const missingNow = async () => {
     const missing: string[] = [];
     for (const exe of needed) if ((await findOnPath(exe, pathVar)) === undefined) missing.push(exe);

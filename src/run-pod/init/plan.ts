@@ -13,40 +13,7 @@ export const DEFAULT_WORKSPACE = "/workspace";
 /** The supervisor's file name next to the init executable and in `$HOME/bin`. */
 export const SUPERVISOR_NAME = "ai-agent-supervisor";
 
-export type CliVendor = Exclude<Vendor, "exec">;
-export type ToolName = "supervisor" | "git" | "files" | CliVendor | "skills" | "conversation";
-
-export interface CliInstaller {
-  /** The executable the installer provides; found on PATH ⇒ no install. */
-  binary: string;
-  /** Executables the installer script runs (runtime.md §7.4 "Needs"). */
-  needs: readonly string[];
-  /** Run as `bash -o pipefail -c <script>`. */
-  script: string;
-}
-
-export const CLI_INSTALLERS: Readonly<Record<CliVendor, CliInstaller>> = {
-  claude: {
-    binary: "claude",
-    needs: ["bash", "curl", "sha256sum"],
-    script: "curl -fsSL https://claude.ai/install.sh | bash",
-  },
-  codex: {
-    binary: "codex",
-    needs: ["bash", "curl", "tar"],
-    script: "curl -fsSL https://chatgpt.com/codex/install.sh | sh",
-  },
-  opencode: {
-    binary: "opencode",
-    needs: ["bash", "curl", "tar"],
-    script: "curl -fsSL https://opencode.ai/install | bash",
-  },
-  gemini: {
-    binary: "gemini",
-    needs: ["bash", "npm"],
-    script: 'npm install -g --prefix "$HOME/.local" @google/gemini-cli',
-  },
-};
+export type ToolName = "supervisor" | "git" | "files" | "skills" | "conversation";
 
 /** Conversation state directory under $HOME per vendor (templating-and-routing.md §2.4). */
 export const CONVERSATION_STATE_DIRS: Readonly<Partial<Record<Vendor, string>>> = {
@@ -86,7 +53,6 @@ export type ToolPlan =
   | { tool: "supervisor"; source: string; target: string }
   | { tool: "git"; repos: RepoPlan[]; skipped: string[] }
   | { tool: "files"; entries: FilePlan[]; inputProblem?: string }
-  | { tool: CliVendor; installer: CliInstaller }
   | {
       tool: "skills";
       /** Claude only (OQ-57); other vendors get `ignored` notices instead. */
@@ -107,7 +73,7 @@ export type ToolPlan =
 
 export interface InitPlan {
   home: string;
-  /** HOME was set in the environment (a CLI install requires it, §7.1 step 2). */
+  /** HOME was set in the environment. */
   homeSet: boolean;
   workspace: string;
   vendor: Vendor;
@@ -237,7 +203,6 @@ export function buildInitPlan(env: Env, inputs: PlanInputs): InitPlan {
   if (repos.length > 0 || skipped.length > 0) tools.push({ tool: "git", repos, skipped });
   const files = planFiles(env, workspace);
   if (files !== undefined) tools.push(files);
-  if (vendor !== "exec") tools.push({ tool: vendor, installer: CLI_INSTALLERS[vendor] });
   tools.push(planSkills(env, home, vendor, notices));
   const conversation = planConversation(env, vendor);
   if (conversation !== undefined) tools.push(conversation);
@@ -245,23 +210,11 @@ export function buildInitPlan(env: Env, inputs: PlanInputs): InitPlan {
   return { home, homeSet, workspace, vendor, tools, notices };
 }
 
-/** A CLI install is active (HOME must then be set and writable, §7.1 step 2). */
-export function cliTool(plan: InitPlan): Extract<ToolPlan, { installer: CliInstaller }> | undefined {
-  return plan.tools.find((t): t is Extract<ToolPlan, { installer: CliInstaller }> => "installer" in t);
-}
-
 /**
- * Executables the active tools need, in first-use order (§7.1 step 3). A CLI already on PATH
- * needs nothing; files, skills, conversation and the sinks work in-process and need nothing.
+ * Executables the active tools need, in first-use order (§7.1 step 3): git for clones. The CLI is
+ * not the init's: the supervisor finds or installs it in the agent container, on the Station's
+ * image (docs/agent-clis.md). Files, skills, conversation and the sinks work in-process.
  */
-export function requiredExecutables(plan: InitPlan, onPath: (binary: string) => boolean): string[] {
-  const needed: string[] = [];
-  const add = (names: readonly string[]) => {
-    for (const n of names) if (!needed.includes(n)) needed.push(n);
-  };
-  for (const t of plan.tools) {
-    if (t.tool === "git" && t.repos.length > 0) add(["git"]);
-    if ("installer" in t && !onPath(t.installer.binary)) add(t.installer.needs);
-  }
-  return needed;
+export function requiredExecutables(plan: InitPlan): string[] {
+  return plan.tools.some((t) => t.tool === "git" && t.repos.length > 0) ? ["git"] : [];
 }

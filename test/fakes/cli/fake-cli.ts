@@ -356,6 +356,11 @@ export function main(): void {
     process.exit(2);
   }
   const argv = process.argv.slice(2);
+  if (argv.length === 1 && argv[0] === "--version") {
+    // What the supervisor asks a CLI it finds on PATH; not journaled (it is not a run).
+    process.stdout.write(`0.0.0-fake (${cli} stand-in, test/fakes/cli)\n`);
+    process.exit(0);
+  }
   const journal = process.env.FAKE_CLI_JOURNAL;
   if (journal) {
     const entry = {

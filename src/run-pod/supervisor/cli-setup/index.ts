@@ -6,6 +6,7 @@ import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Vendor } from "../../../core/routing.js";
 import type { Env } from "../../common/run-env.js";
+import { ensureCli } from "../cli-install.js";
 import { claudeSetup } from "./claude.js";
 import { codexSetup } from "./codex.js";
 import { geminiSetup } from "./gemini.js";
@@ -53,6 +54,9 @@ export async function prepareCli(
   input: CliSetupInput,
   log: (message: string) => void,
 ): Promise<{ env: Env } | { error: string }> {
+  // The CLI first: preinstalled on the Station image, or installed now (cli-install.ts).
+  const installed = await ensureCli(vendor, input.env, input.home, log);
+  if ("error" in installed) return installed;
   const setup = cliSetup(vendor, input);
   for (const notice of setup.notices) log(notice);
   try {
