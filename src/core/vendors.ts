@@ -12,6 +12,7 @@
  */
 import { geminiErrorMessage } from "./gemini-errors.js";
 import { opencodeErrorMessage, opencodeSessionId, opencodeTerminal } from "./opencode-lines.js";
+import { claudeErrorMessage } from "./claude-errors.js";
 import type { Vendor } from "./routing.js";
 
 export { cliArgv, execCommand, mcpConfigJson, mcpHeaderEnvName, SUPERVISOR_PATH } from "./argv.js";
@@ -50,13 +51,6 @@ const claudeTerminal = (line: JsonLine): TerminalVerdict | undefined =>
 
 const none = (): undefined => undefined;
 
-/** A claude-style `result` line with is_error: its `result` text, else its first `errors` entry. */
-const claudeError = (line: JsonLine): string | undefined => {
-  if (line.type !== "result" || line.is_error !== true) return undefined;
-  const errors = Array.isArray(line.errors) ? line.errors.filter((e) => typeof e === "string") : [];
-  return nonEmpty(line.result) ?? nonEmpty(errors[0]);
-};
-
 export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
   claude: {
     terminal: claudeTerminal,
@@ -66,7 +60,7 @@ export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
         ? nonEmpty(line.session_id)
         : undefined,
     stateDir: ".claude",
-    errorMessage: claudeError,
+    errorMessage: claudeErrorMessage,
   },
   codex: {
     // OQ-29: turn.failed ends the run too, unsuccessfully.
@@ -92,7 +86,7 @@ export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
     sessionId: opencodeSessionId,
     errorMessage: opencodeErrorMessage,
   },
-  exec: { terminal: claudeTerminal, sessionId: none, errorMessage: claudeError },
+  exec: { terminal: claudeTerminal, sessionId: none, errorMessage: claudeErrorMessage },
 };
 
 /** A line as a JSON object; undefined for blank, non-JSON or non-object lines. */

@@ -2,7 +2,7 @@
  * The vendor's CLI setup (types.ts), chosen by the run's vendor, and its application: files
  * written under $HOME, the environment the CLI processes get.
  */
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Vendor } from "../../../core/routing.js";
 import type { Env } from "../../common/run-env.js";
@@ -32,11 +32,22 @@ export function cliEnv(env: Env, setup: CliSetup): Env {
   return { ...env, ...setup.env };
 }
 
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw err;
+  }
+}
+
 /** Writes the setup's files; throws with the path in the message when one cannot be written. */
 export async function writeCliFiles(setup: CliSetup): Promise<void> {
   for (const file of setup.files) {
     try {
       await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
+      if (file.ifAbsent && (await exists(file.path))) continue;
       await writeFile(file.path, file.content, { mode: file.mode ?? 0o600 });
       await chmod(file.path, file.mode ?? 0o600);
     } catch (err) {

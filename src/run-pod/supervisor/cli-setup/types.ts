@@ -22,6 +22,8 @@ export interface CliConfigFile {
   content: string;
   /** Default 0o600: config files may name endpoints and settings only the run should see. */
   mode?: number;
+  /** Written only when nothing is at `path` yet (a file the init put there wins). */
+  ifAbsent?: boolean;
 }
 
 export interface CliSetup {
