@@ -10,9 +10,10 @@
  *
  * Pure: no I/O. Lines are parsed as JSON, never matched as strings (events.md §6).
  */
+
+import { claudeErrorMessage } from "./claude-errors.js";
 import { geminiErrorMessage } from "./gemini-errors.js";
 import { opencodeErrorMessage, opencodeSessionId, opencodeTerminal } from "./opencode-lines.js";
-import { claudeErrorMessage } from "./claude-errors.js";
 import type { Vendor } from "./routing.js";
 
 export { cliArgv, execCommand, mcpConfigJson, mcpHeaderEnvName, SUPERVISOR_PATH } from "./argv.js";
