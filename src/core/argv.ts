@@ -61,6 +61,9 @@ export function cliArgv(def: AgentDefinitionSpec, model: string, prompt: string)
       for (const t of def.disallowed_tools ?? []) argv.push("--disallowedTools", t);
       const mcp = def.resources?.mcp_servers ?? [];
       if (mcp.length > 0) argv.push("--mcp-config", mcpConfigJson(mcp), "--strict-mcp-config");
+      // The CLI exits 1 when this file is missing, and the init's fetch of it is best-effort: the
+      // supervisor's claude setup writes an empty one when none is there (docs/agent-clis.md,
+      // "claude"), as this pure core cannot look at the pod's files.
       if (def.resources?.skills_source) argv.push("--settings", "/agent/.claude/settings.json");
       if (def.max_turns !== undefined && def.max_turns > 0) argv.push("--max-turns", String(def.max_turns));
       if (conv.id) argv.push("--resume", conv.id);
