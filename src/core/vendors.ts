@@ -52,6 +52,20 @@ const claudeTerminal = (line: JsonLine): TerminalVerdict | undefined =>
 
 const none = (): undefined => undefined;
 
+/**
+ * codex `exec --json`: `turn.failed` carries the error the turn ended on; `error` lines carry each
+ * failed attempt first (`Reconnecting... 1/2 (<cause>)`), so a run stopped while still retrying
+ * names its cause too (docs/agent-clis.md#codex). Warnings (`item.completed` of type `error`) are
+ * not failures.
+ */
+const codexError = (line: JsonLine): string | undefined => {
+  if (line.type === "turn.failed") {
+    const error = line.error;
+    return typeof error === "object" && error !== null ? nonEmpty((error as JsonLine).message) : undefined;
+  }
+  return line.type === "error" ? nonEmpty(line.message) : undefined;
+};
+
 export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
   claude: {
     terminal: claudeTerminal,
@@ -72,6 +86,7 @@ export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
     },
     sessionId: (line) => (line.type === "thread.started" ? nonEmpty(line.thread_id) : undefined),
     stateDir: ".codex",
+    errorMessage: codexError,
   },
   gemini: {
     // OQ-27: the result line's status decides.
