@@ -1,0 +1,229 @@
+/**
+ * The REAL gemini CLI (the pinned @google/gemini-cli, from the CLI cache) under the BUILT supervisor
+ * (dist/agent/ai-agent-supervisor), as an interactive run pod runs it: HOME and the workspace are
+ * fresh directories, stdin is /dev/null, the argv is core/argv.ts's, the environment is what the
+ * Job builder gives the agent container (GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL = the local Gemini
+ * API fake). No control plane: this pins what the CLI does with the supervisor's CLI setup
+ * (cli-setup/gemini.ts) and what it prints, fast enough to run on every change; the Kubernetes
+ * end-to-end test (gemini.test.ts) covers the rest.
+ *
+ * The supervisor runs as the current user (the cache lives under /root, which uid 1000 cannot
+ * enter); the pod runner's e2e runs it as uid 1000.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliArgv } from "../../../src/core/argv.js";
+import { lastCliError } from "../../../src/core/output.js";
+import { announcedSessionId, terminalVerdict } from "../../../src/core/vendors.js";
+import { GEMINI_MAX_ATTEMPTS } from "../../../src/run-pod/supervisor/cli-setup/gemini.js";
+import {
+  type GeminiServer,
+  geminiHistory,
+  offeredTools,
+  startGeminiServer,
+} from "../../fakes/models/gemini-generate.js";
+import { cachedCli } from "../../harness/agent-clis.js";
+
+const SUPERVISOR = resolve(import.meta.dirname, "../../../dist/agent/ai-agent-supervisor");
+const GEMINI = cachedCli("gemini");
+const MODEL = "gemini-2.5-pro";
+
+function skipReason(): string | undefined {
+  const problems = [
+    ...(existsSync(SUPERVISOR) ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
+    ...(existsSync(GEMINI.executable) ? [] : [`gemini is not in the CLI cache (${GEMINI.executable})`]),
+  ];
+  if (problems.length === 0) return undefined;
+  if (process.env.CI === "true") throw new Error(problems.join("; "));
+  return problems.join("; ");
+}
+const SKIP = skipReason();
+if (SKIP) console.warn(`gemini-supervisor tests skipped: ${SKIP}`);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The CLI's own stdout lines (the supervisor's lifecycle events left out). */
+  cliLines: Record<string, unknown>[];
+}
+
+let root: string;
+let binDir: string;
+let model: GeminiServer;
+
+beforeAll(async () => {
+  if (SKIP) return;
+  root = mkdtempSync(join(tmpdir(), "gemini-supervisor-"));
+  binDir = join(root, "bin");
+  mkdirSync(binDir);
+  symlinkSync(GEMINI.executable, join(binDir, "gemini"));
+  model = await startGeminiServer();
+});
+afterAll(async () => {
+  if (SKIP) return;
+  await model.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** A fresh run dir (HOME and workspace), or an existing one to continue in. */
+function runDir(name: string): { home: string; workspace: string } {
+  const home = join(root, name, "home");
+  const workspace = join(root, name, "workspace");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(workspace, { recursive: true });
+  return { home, workspace };
+}
+
+function superviseGemini(
+  dir: { home: string; workspace: string },
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<Run> {
+  const child = spawn(SUPERVISOR, ["--", ...argv], {
+    cwd: dir.workspace,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      HOME: dir.home,
+      WORKSPACE_DIR: dir.workspace,
+      PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
+      AGENT_MODEL: MODEL,
+      AGENT_EXECUTION: "interactive",
+      AGENT_SINKS: "[]",
+      AGENT_DEADLINE_MS: "240000",
+      GEMINI_API_KEY: "AIza-supervisor-test-key",
+      GOOGLE_GEMINI_BASE_URL: model.origin,
+      ...env,
+    },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((done) => {
+    child.on("close", (code) => {
+      const cliLines = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => typeof l.type === "string");
+      done({ code, stdout, stderr, cliLines });
+    });
+  });
+}
+
+const argvFor = (prompt: string, extra: Record<string, unknown> = {}) =>
+  cliArgv({ model: MODEL, prompt, permission_mode: "bypass", ...extra } as never, MODEL, prompt);
+
+describe.skipIf(SKIP)("the real gemini CLI under the built supervisor", () => {
+  let editSession = "";
+  const editDir = () => runDir("edit");
+
+  it("edits a file through its own write_file tool and ends with a successful result line", async () => {
+    const callsBefore = model.modelCalls().length;
+    model.script([
+      { toolCall: { name: "write_file", input: { file_path: "hello.txt", content: "hi from gemini\n" } } },
+      { text: "Wrote hello.txt." },
+    ]);
+    const dir = editDir();
+    const run = await superviseGemini(dir, argvFor("Write hello.txt"));
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(join(dir.workspace, "hello.txt"), "utf8")).toBe("hi from gemini\n");
+    const types = run.cliLines.map((l) => l.type);
+    expect(types).toEqual(["init", "message", "tool_use", "tool_result", "message", "message", "result"]);
+    const init = run.cliLines[0] ?? {};
+    editSession = announcedSessionId("gemini", init) ?? "";
+    expect(editSession).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(terminalVerdict("gemini", JSON.stringify(run.cliLines.at(-1)))).toEqual({ success: true });
+    // With the model named, no routing classifier call: every request is a chat call.
+    const calls = model.journal().slice(callsBefore);
+    expect(calls.map((c) => c.path)).toEqual([
+      `/v1beta/models/${MODEL}:streamGenerateContent`,
+      `/v1beta/models/${MODEL}:streamGenerateContent`,
+    ]);
+    expect(offeredTools(calls[0] as never)).toEqual(expect.arrayContaining(["write_file", "replace"]));
+    expect(calls[0]?.headers["x-goog-api-key"]).toBe("<present>");
+    // The supervisor's setup: settings and trust, no --skip-trust needed.
+    const settings = JSON.parse(readFileSync(join(dir.home, ".gemini/settings.json"), "utf8"));
+    expect(settings.security.auth.selectedType).toBe("gemini-api-key");
+  });
+
+  it("resumes the session by the id its init line announced, sending the earlier history", async () => {
+    expect(editSession).not.toBe("");
+    const callsBefore = model.modelCalls().length;
+    model.script([{ text: "Still here." }]);
+    const run = await superviseGemini(
+      editDir(),
+      argvFor("And now?", { resources: { conversation: { id: editSession } } }),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.cliLines[0]?.session_id).toBe(editSession);
+    const [call] = model.modelCalls().slice(callsBefore);
+    const history = geminiHistory(call as never);
+    expect(history.at(-1)).toMatchObject({ role: "user", text: "And now?" });
+    expect(history.some((t) => t.functionCalls.includes("write_file"))).toBe(true);
+    expect(history.some((t) => t.role === "model" && t.text === "Wrote hello.txt.")).toBe(true);
+  });
+
+  it("a resume id that looks like an option is refused as an unknown session (exit 42), no model call", async () => {
+    const callsBefore = model.journal().length;
+    const run = await superviseGemini(
+      editDir(),
+      argvFor("hi", { resources: { conversation: { id: "--yolo" } } }),
+    );
+    expect(run.code).toBe(42);
+    expect(run.stderr).toContain('Invalid session identifier "--yolo"');
+    expect(model.journal().length).toBe(callsBefore);
+  });
+
+  it("a 401 ends the run at once: exit 401 mod 256, the provider's answer on the result line", async () => {
+    const callsBefore = model.modelCalls().length;
+    model.script([{ error: { status: 401 } }]);
+    const run = await superviseGemini(runDir("unauthorized"), argvFor("hi"));
+    expect(run.code).toBe(401 % 256);
+    expect(model.modelCalls().length - callsBefore).toBe(1);
+    expect(lastCliError("gemini", run.stdout)).toBe(
+      "API error 401 UNAUTHENTICATED: Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+    );
+  });
+
+  it("a persistent 429 is retried a bounded number of times, then exit 429 mod 256 with the provider's answer", async () => {
+    const callsBefore = model.modelCalls().length;
+    model.script(Array.from({ length: GEMINI_MAX_ATTEMPTS + 2 }, () => ({ error: { status: 429 } })));
+    const run = await superviseGemini(runDir("rate-limited"), argvFor("hi"));
+    expect(run.code).toBe(429 % 256);
+    expect(model.modelCalls().length - callsBefore).toBe(GEMINI_MAX_ATTEMPTS);
+    expect(lastCliError("gemini", run.stdout)).toMatch(
+      /^API error: Resource has been exhausted \(e\.g\. check quota\)\./,
+    );
+    model.script([]);
+  });
+
+  it("disallowed tools are denied by the policy the setup writes: not offered, and refused when called", async () => {
+    const callsBefore = model.modelCalls().length;
+    model.script([
+      { toolCall: { name: "run_shell_command", input: { command: "rm -f keep.txt" } } },
+      { toolCall: { name: "run_shell_command", input: { command: "echo ok > allowed.txt" } } },
+      { text: "Done." },
+    ]);
+    const dir = runDir("denied");
+    const run = await superviseGemini(dir, argvFor("try"), {
+      AGENT_DISALLOWED_TOOLS: JSON.stringify(["write_file", "run_shell_command(rm)"]),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const [first] = model.modelCalls().slice(callsBefore);
+    expect(offeredTools(first as never)).not.toContain("write_file");
+    expect(offeredTools(first as never)).toContain("run_shell_command");
+    const results = run.cliLines.filter((l) => l.type === "tool_result");
+    expect(results.map((r) => r.status)).toEqual(["error", "success"]);
+    expect(results[0]?.error).toMatchObject({ type: "policy_violation" });
+    expect(existsSync(join(dir.workspace, "allowed.txt"))).toBe(true);
+  });
+});
