@@ -71,8 +71,11 @@ const review = (object: unknown, kind = "Agent") => ({
   },
 });
 
-/** Writes `parts` over a raw TLS connection, `gapMs` apart, and returns all the server sent. */
-function rawExchange(port: number, parts: string[], gapMs = 0): Promise<string> {
+/**
+ * Writes `parts` over a raw TLS connection, `gapMs` apart, and returns all the server sent until
+ * it closed the connection; with `end`, the client closes its side once everything is written.
+ */
+function rawExchange(port: number, parts: string[], gapMs = 0, end = false): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: "127.0.0.1", port, rejectUnauthorized: false }, async () => {
       for (const part of parts) {
@@ -80,6 +83,7 @@ function rawExchange(port: number, parts: string[], gapMs = 0): Promise<string> 
         socket.write(part);
         if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
       }
+      if (end && !socket.destroyed) socket.end();
     });
     let text = "";
     socket.on("data", (d) => {
@@ -230,7 +234,7 @@ describe("the admission server under attack", () => {
 
   it("refuses a body larger than any review the API server can send, before reading it", async () => {
     const head = `POST /validate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${MAX_BODY_BYTES + 1}\r\n\r\n`;
-    const answer = await rawExchange(server.port, [head, "{"]);
+    const answer = await rawExchange(server.port, [head, "{"], 0, true);
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer).toContain(`not an AdmissionReview: body exceeds ${MAX_BODY_BYTES} bytes`);
   });

@@ -122,12 +122,8 @@ async function review(
     request = parseReview(JSON.parse(await readBody(req)));
   } catch (err) {
     const status = err instanceof BodyTooLarge ? 413 : 400;
-    if (status === 413) {
-      // The rest of an oversized body is never read, so the connection cannot be reused: close
-      // it once the answer is out rather than wait for the sender to finish.
-      res.setHeader("connection", "close");
-      res.once("finish", () => req.socket.destroy());
-    }
+    // The rest of an oversized body is never read, so the connection cannot be reused.
+    if (status === 413) res.setHeader("connection", "close");
     const why =
       err instanceof ReviewError || err instanceof BodyTooLarge
         ? err.message

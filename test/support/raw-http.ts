@@ -1,11 +1,11 @@
 /**
  * A hand-written HTTP/1.1 client for the servers' own limits: writes `parts` over a plain TCP
- * connection `gapMs` apart (a slow-loris client, a malformed request) and returns everything the
- * server sent until it closed the connection.
+ * connection `gapMs` apart (a slow-loris client, a malformed request, a body the server should not
+ * read) and returns everything the server sent until the connection closed.
  */
 import { connect } from "node:net";
 
-export function rawHttpExchange(port: number, parts: string[], gapMs = 0): Promise<string> {
+export function rawHttpExchange(port: number, parts: string[], gapMs = 0, end = false): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: "127.0.0.1", port }, async () => {
       for (const part of parts) {
@@ -13,6 +13,9 @@ export function rawHttpExchange(port: number, parts: string[], gapMs = 0): Promi
         socket.write(part);
         if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
       }
+      // With `end` the client closes its side once all is written, as a real client that
+      // finished its request would.
+      if (end && !socket.destroyed) socket.end();
     });
     let text = "";
     socket.on("data", (d) => {

@@ -6,14 +6,28 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  answerClientErrors,
+  jsonClientError,
+  type RequestTimeouts,
+  timeoutServerOptions,
+} from "../../../http-server-limits.js";
 import { bearerToken } from "../../../prompt-api/run-token.js";
 import { MSG_ENDING } from "./queue.js";
 
 export const MSG_UNAUTHORIZED = "the bearer token is missing or wrong";
 export const MSG_BAD_BODY = "the body is not JSON with a non-empty prompt string";
 export const MSG_NOT_FOUND = "not found";
-/** The controller already caps bodies at 200 KiB; the pod still bounds what it reads. */
+/**
+ * The controller caps the caller's body at 200 KiB and re-serialises the prompt (JSON escapes can
+ * make a 100 KiB prompt up to six times longer); the pod still bounds what it reads.
+ */
 const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * The only caller is the controller, which sends each request at once and waits 10 s for the
+ * answer, so a request still arriving after that is nobody's (Node's default wait is 300 s).
+ */
+export const SESSION_TIMEOUTS: RequestTimeouts = { headersMs: 5_000, requestMs: 10_000, keepAliveMs: 5_000 };
 
 export type Reply = { status: number; body: Record<string, unknown> };
 
@@ -37,15 +51,22 @@ export function tokenMatches(authorization: string | undefined, tokenSha256: str
   return want.length === got.length && timingSafeEqual(got, want);
 }
 
-/** The request's answer; pure apart from the handlers it calls. */
-export function route(
+/** What the session says before any body is read; `readPrompt` when the body decides. */
+export type HeadAnswer = Reply | "readPrompt";
+
+/**
+ * The answer a request's method, path and Authorization header already decide, so that nobody
+ * without the run token can make the pod read a body, and a session that is ending answers the
+ * seed's 409 before it would judge a body's size or shape. Pure apart from the handlers it calls.
+ */
+export function routeHead(
   method: string,
   path: string,
   authorization: string | undefined,
-  body: string | undefined,
   tokenSha256: string,
   handlers: SessionHandlers,
-): Reply {
+  ending: boolean,
+): HeadAnswer {
   if (method === "GET" && path === "/healthz") {
     return handlers.serving()
       ? { status: 200, body: { status: "ok" } }
@@ -54,7 +75,13 @@ export function route(
   const endpoint = method === "POST" && (path === "/v1/prompt" || path === "/v1/close") ? path : undefined;
   if (!endpoint) return { status: 404, body: { error: MSG_NOT_FOUND } };
   if (!tokenMatches(authorization, tokenSha256)) return { status: 401, body: { error: MSG_UNAUTHORIZED } };
+  if (ending) return { status: 409, body: { error: MSG_ENDING } };
   if (endpoint === "/v1/close") return handlers.close();
+  return "readPrompt";
+}
+
+/** A prompt request's answer once its body is read; `undefined` is a body over MAX_BODY_BYTES. */
+export function routePrompt(body: string | undefined, handlers: SessionHandlers): Reply {
   if (body === undefined) return { status: 413, body: { error: "request body too large" } };
   let prompt: unknown;
   try {
@@ -67,8 +94,9 @@ export function route(
   return handlers.prompt(prompt);
 }
 
-/** Reads the body; undefined when it is over the bound. */
+/** Reads the body; undefined when it is (or declares to be) over the bound, without buffering it. */
 function readBody(req: IncomingMessage): Promise<string | undefined> {
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -83,10 +111,23 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
   });
 }
 
+const declaresBody = (req: IncomingMessage): boolean =>
+  req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+
+function send(res: ServerResponse, reply: Reply): void {
+  const text = JSON.stringify(reply.body);
+  res.writeHead(reply.status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
 export async function listen(
   hostPort: string,
   tokenSha256: string,
   handlers: SessionHandlers,
+  timeouts: RequestTimeouts = SESSION_TIMEOUTS,
 ): Promise<{ server: Server; address: string }> {
   const colon = hostPort.lastIndexOf(":");
   const host = hostPort.slice(0, colon).replace(/^\[|\]$/g, "") || "0.0.0.0";
@@ -94,21 +135,28 @@ export async function listen(
   if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Error(`AGENT_REALTIME_LISTEN must be host:port, got: "${hostPort}"`);
   }
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  // An accepted close ends the intake as surely as the session's own end (handlers.serving()).
+  let closeAccepted = false;
+  const server = createServer(timeoutServerOptions(timeouts), (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? "").split("?")[0] ?? "";
+    const ending = closeAccepted || !handlers.serving();
+    const head = routeHead(req.method ?? "", path, req.headers.authorization, tokenSha256, handlers, ending);
+    if (head !== "readPrompt") {
+      if (path === "/v1/close" && head.status === 202) closeAccepted = true;
+      // A body nobody reads makes the connection unusable for another request.
+      if (declaresBody(req)) res.setHeader("connection", "close");
+      send(res, head);
+      return;
+    }
     readBody(req).then(
       (body) => {
-        const path = (req.url ?? "").split("?")[0] ?? "";
-        const reply = route(req.method ?? "", path, req.headers.authorization, body, tokenSha256, handlers);
-        const text = JSON.stringify(reply.body);
-        res.writeHead(reply.status, {
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(text),
-        });
-        res.end(text);
+        if (body === undefined) res.setHeader("connection", "close");
+        send(res, routePrompt(body, handlers));
       },
       () => res.destroy(),
     );
   });
+  answerClientErrors(server, jsonClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
