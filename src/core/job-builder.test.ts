@@ -5,7 +5,7 @@ import { agent, definition, input, station } from "../../test/support/core-build
 import { AGENT_CLIS } from "./agent-clis.js";
 import { cliArgv } from "./argv.js";
 import type { ControllerSettings } from "./input.js";
-import { buildJob, realtimeRunToken, templateProblem } from "./job-builder.js";
+import { buildJob, deadlineBudget, realtimeRunToken, templateProblem } from "./job-builder.js";
 import type { AgentDefinitionSpec } from "./types.js";
 
 const settings: ControllerSettings = input().settings;
@@ -465,6 +465,7 @@ describe("injected environment (runtime.md §6)", () => {
       { name: "AGENT_CONVERSATION_ID", value: "" },
       { name: "AGENT_CONVERSATION_PIN", value: "" },
       { name: "AGENT_DEADLINE_MS", value: "1770000" },
+      { name: "AGENT_TAIL_MS", value: "30000" },
       { name: "WORKSPACE_DIR", value: "/workspace" },
       { name: "AGENT_PARAMETERS", value: '{"ticket":"ENG-1"}' },
       { name: "AGENT_MODEL", value: "" },
@@ -785,5 +786,67 @@ describe("delivery courier (runtime.md §4.3, OQ-32, OQ-47)", () => {
     expect(env.DELIVERY_TOKEN).toBeUndefined();
     expect(env.BRANCH_NAME).toBe("agent/run-1");
     expect(env.AGENT_DEADLINE_MS).toBe("1650000");
+  });
+});
+
+describe("deadlines (docs/run-pod.md#deadlines)", () => {
+  it.each([
+    [30, false, { agentMs: 1_770_000, tailMs: 30_000, courierMs: 0, shared: false }],
+    [30, true, { agentMs: 1_650_000, tailMs: 30_000, courierMs: 120_000, shared: false }],
+    [1, false, { agentMs: 30_000, tailMs: 30_000, courierMs: 0, shared: false }],
+    // The margins (150 s) would leave nothing: the agent gets half, the margins share the rest.
+    [2, true, { agentMs: 60_000, tailMs: 12_000, courierMs: 48_000, shared: true }],
+    [1, true, { agentMs: 30_000, tailMs: 6000, courierMs: 24_000, shared: true }],
+  ] as const)("deadlineMinutes %s, delivery %s", (minutes, delivery, want) => {
+    expect(deadlineBudget(minutes, delivery)).toEqual({ jobMs: minutes * 60_000, ...want });
+  });
+
+  it("every share is positive and they add up to the Job's deadline", () => {
+    for (let minutes = 1; minutes <= 600; minutes++) {
+      for (const delivery of [false, true]) {
+        const b = deadlineBudget(minutes, delivery);
+        expect(b.agentMs + b.tailMs + b.courierMs).toBe(b.jobMs);
+        expect(b.agentMs).toBeGreaterThanOrEqual(b.jobMs / 2);
+        expect(b.tailMs).toBeGreaterThan(0);
+        if (delivery) expect(b.courierMs).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it("a 2-minute Station with delivery leaves a short run a minute, not 1 s", () => {
+    const env = envOf(
+      container(
+        build({
+          stationSpec: { deadlineMinutes: 2 },
+          def: { delivery: { pullRequest: { tokenSecret: "forge-token" } } },
+        }),
+        "agent",
+      ),
+    );
+    expect(env.AGENT_DEADLINE_MS).toBe("60000");
+    expect(env.AGENT_TAIL_MS).toBe("12000");
+  });
+
+  it("given the creation time, the supervisor and the courier get the deadline on the Job's clock; the init does not", () => {
+    const createdAt = Date.UTC(2026, 11, 2, 4, 0, 0);
+    const built = buildJob(
+      agent("run-1").build(),
+      station().build(),
+      definition()
+        .spec({ delivery: { pullRequest: { tokenSecret: "forge-token" } } })
+        .build(),
+      settings,
+      "interactive",
+      createdAt,
+    );
+    if (!built.ok) throw new Error(built.reason);
+    for (const name of ["agent", "courier"]) {
+      expect(envOf(container(built.job, name)), name).toMatchObject({
+        AGENT_DEADLINE_MS: "1650000",
+        AGENT_DEADLINE_AT: String(createdAt + 1_650_000),
+        AGENT_TAIL_MS: "30000",
+      });
+    }
+    expect(envOf(container(built.job, "init")).AGENT_DEADLINE_AT).toBeUndefined();
   });
 });

@@ -59,6 +59,8 @@ export const RESERVED_ENV = new Set([
   "POD_NAME",
   "POD_NAMESPACE",
   "AGENT_DEADLINE_MS",
+  "AGENT_DEADLINE_AT",
+  "AGENT_TAIL_MS",
   "HOME",
   "PATH",
   "AGENT_FILES",
@@ -81,12 +83,48 @@ export function deadlineMinutesOf(station: Station): number {
   return Math.max(1, Math.trunc(station.spec.deadlineMinutes ?? 30));
 }
 
+/** Time the supervisor keeps after the agent's deadline to report (stop, save, terminal event, drain). */
+export const TAIL_MARGIN_MS = 30_000;
+/** Time the courier keeps after that to deliver. */
+export const COURIER_MARGIN_MS = 120_000;
+
 /**
- * AGENT_DEADLINE_MS: fires before the Job's activeDeadlineSeconds so the supervisor can still
- * report. OQ-35: 30 s margin, 120 s more with delivery; never below 1 s.
+ * How a run's deadline is shared out (docs/run-pod.md#deadlines): the agent runs for `agentMs`,
+ * then the supervisor has `tailMs` to report its result and, with delivery, the courier
+ * `courierMs` to push, all inside the Job's `jobMs`. The margins are 30 s and 120 s; when they
+ * would leave the agent less than half the Job's time, the agent gets half and the margins share
+ * the other half in their 30 : 120 proportion (`shared`), so a short deadline is never shrunk to
+ * nothing.
  */
+export interface DeadlineBudget {
+  jobMs: number;
+  agentMs: number;
+  tailMs: number;
+  courierMs: number;
+  shared: boolean;
+}
+
+export function deadlineBudget(deadlineMinutes: number, delivery: boolean): DeadlineBudget {
+  const jobMs = deadlineMinutes * 60_000;
+  const courierMargin = delivery ? COURIER_MARGIN_MS : 0;
+  const margins = TAIL_MARGIN_MS + courierMargin;
+  if (jobMs - margins >= jobMs / 2) {
+    return {
+      jobMs,
+      agentMs: jobMs - margins,
+      tailMs: TAIL_MARGIN_MS,
+      courierMs: courierMargin,
+      shared: false,
+    };
+  }
+  const agentMs = Math.ceil(jobMs / 2);
+  const tailMs = Math.floor(((jobMs - agentMs) * TAIL_MARGIN_MS) / margins);
+  return { jobMs, agentMs, tailMs, courierMs: jobMs - agentMs - tailMs, shared: true };
+}
+
+/** AGENT_DEADLINE_MS: the agent's share of the Job's deadline (deadlineBudget). */
 export function agentDeadlineMs(deadlineMinutes: number, delivery: boolean): number {
-  return Math.max(1000, deadlineMinutes * 60000 - 30000 - (delivery ? 120000 : 0));
+  return deadlineBudget(deadlineMinutes, delivery).agentMs;
 }
 
 /** The realtime run token (OQ-40): lowercase hex HMAC-SHA256 of the Agent uid under signing-key. */
@@ -141,6 +179,8 @@ interface RunContext {
   realtime: boolean;
   model: string;
   prompt: string;
+  /** When the Job is created (epoch ms, the controller's clock); the deadline counts from it. */
+  createdAt?: number;
 }
 
 /** Env for one container kind (runtime.md §6). */
@@ -181,10 +221,16 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
     env.add({ name: "AGENT_CONVERSATION_PIN", value: conv.pin ?? "" });
   }
   // The courier needs it too: it waits for the agent's result at most until this deadline (OQ-48).
-  env.add({
-    name: "AGENT_DEADLINE_MS",
-    value: String(agentDeadlineMs(deadlineMinutesOf(station), !!delivery)),
-  });
+  const budget = deadlineBudget(deadlineMinutesOf(station), !!delivery);
+  env.add({ name: "AGENT_DEADLINE_MS", value: String(budget.agentMs) });
+  if (kind !== "init") {
+    // The Job's deadline counts from its creation, not from the supervisor's start: a slow
+    // schedule, image pull or init must not eat the time left to report (docs/run-pod.md#deadlines).
+    if (ctx.createdAt !== undefined) {
+      env.add({ name: "AGENT_DEADLINE_AT", value: String(ctx.createdAt + budget.agentMs) });
+    }
+    env.add({ name: "AGENT_TAIL_MS", value: String(budget.tailMs) });
+  }
   if (repoTokens) {
     for (const r of res.repos ?? []) {
       if (r.token_secret && VALID_ENV_NAME.test(r.token_secret)) secret(r.token_secret, r.token_secret);
@@ -329,6 +375,8 @@ export function buildJob(
   definition: AgentDefinition,
   settings: ControllerSettings,
   mode: "interactive" | "realtime",
+  /** When the Job is created (epoch ms); without it the supervisor counts from its own start. */
+  createdAt?: number,
 ): JobBuildResult {
   const problem = templateProblem(station.spec.template);
   if (problem) return { ok: false, reason: `invalid Station template: ${problem}` };
@@ -343,7 +391,16 @@ export function buildJob(
   }
   const realtime = mode === "realtime";
   const prompt = renderPrompt(def.prompt, agent.spec.parameters);
-  const ctx: RunContext = { agent, station, def, settings, realtime, model, prompt };
+  const ctx: RunContext = {
+    agent,
+    station,
+    def,
+    settings,
+    realtime,
+    model,
+    prompt,
+    ...(createdAt !== undefined ? { createdAt } : {}),
+  };
 
   const template = structuredClone(station.spec.template) as V1PodTemplateSpec;
   const spec = template.spec as V1PodSpec;

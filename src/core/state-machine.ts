@@ -405,6 +405,7 @@ function startJob(c: Ctx, victims: Agent[]): Action[] {
     c.definition as AgentDefinition,
     c.input.settings,
     jobMode(c),
+    c.now,
   );
   if (!built.ok) return fail(c, built.reason, "invalid_spec");
   const pre = preemptions(c, victims);
@@ -942,6 +943,7 @@ export const PHASE_RULES: readonly Rule[] = [
           c.definition as AgentDefinition,
           c.input.settings,
           "interactive",
+          c.now,
         );
         if (!built.ok) return [...timeoutCancel(c), ...fail(c, built.reason, "invalid_spec")];
         actions.push({ id: "create-job", type: "createJob", agent: c.ref, job: built.job });
@@ -998,6 +1000,7 @@ export const PHASE_RULES: readonly Rule[] = [
         c.definition as AgentDefinition,
         c.input.settings,
         "interactive",
+        c.now,
       );
       if (!built.ok) return fail(c, built.reason, "invalid_spec");
       return [

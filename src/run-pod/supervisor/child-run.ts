@@ -39,6 +39,8 @@ export interface ChildRunOptions {
   graceMs: number;
   /** Epoch ms at which a child that has neither exited nor printed its terminal line is stopped. */
   deadlineAt?: number;
+  /** The grace of the deadline's stop, when the time left to report is shorter than `graceMs`. */
+  deadlineGraceMs?: number;
   /** Called once the process exists, before any of its lines. */
   onSpawned?(child: RunningChild): void;
   onStdoutLine(line: string): void;
@@ -148,8 +150,9 @@ export async function runChild(options: ChildRunOptions): Promise<ChildOutcome> 
       };
     }
   } else {
-    log.error(`agent deadline reached (AGENT_DEADLINE_MS); stopping the agent`, { graceMs });
-    await stop(child, exited, graceMs, log);
+    const stopGraceMs = options.deadlineGraceMs ?? graceMs;
+    log.error(`agent deadline reached (AGENT_DEADLINE_MS); stopping the agent`, { graceMs: stopGraceMs });
+    await stop(child, exited, stopGraceMs, log);
     outcome = { kind: "deadline", exitCode: DEADLINE_EXIT_CODE };
   }
 

@@ -74,6 +74,11 @@ export async function saveConversation(options: {
     if (env.AGENT_CONVERSATION_SOURCE) log.info(`conversation not saved: ${target.skip}`);
     return "skipped";
   }
+  const timeoutMs = options.timeoutMs ?? SAVE_TIMEOUT_MS;
+  if (timeoutMs <= 0) {
+    log.warn("conversation not saved: no time left before the run must report its result");
+    return "skipped";
+  }
   const dir = join(home, target.stateDir);
   try {
     if (!(await stat(dir)).isDirectory()) throw new Error("not a directory");
@@ -87,7 +92,6 @@ export async function saveConversation(options: {
     const body = Readable.from(archiveStateDir(home, target.stateDir, sent));
     const headers: Record<string, string> = { "Content-Type": "application/gzip" };
     for (const [name, value] of conversationAuthHeaders(env)) headers[name] = value;
-    const timeoutMs = options.timeoutMs ?? SAVE_TIMEOUT_MS;
     const res = await request(target.url, {
       method: "POST",
       headers,

@@ -16,10 +16,11 @@ import {
   agentSpawnFailed,
   agentStarted,
 } from "./agent-events.js";
-import { type RunningChild, runChild } from "./child-run.js";
+import { EOF_WAIT_MS, type RunningChild, runChild } from "./child-run.js";
 import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
-import { saveConversation } from "./conversation-save.js";
+import { SAVE_TIMEOUT_MS, saveConversation } from "./conversation-save.js";
+import { logDeadline, runDeadline, tailShare } from "./deadline.js";
 import { writeExitCodeFile } from "./exit-code-file.js";
 import { FORWARDED_SIGNALS, type SignalSource, type SupervisorIo } from "./io.js";
 import { supervisorSettings } from "./settings.js";
@@ -46,13 +47,17 @@ export async function runInteractive(
     });
   }
 
+  const deadline = runDeadline(settings, startedAt, EOF_WAIT_MS);
+  logDeadline(deadline, settings, log);
+
   // Listening until the very end: a SIGTERM after the agent exited must not kill the supervisor
   // before the terminal event, the sink drain and the exit-code file.
   const forwarder = forwardSignals(io.signals, log);
   try {
     const exitCode = await superviseAgent();
-    if (!(await emitter.drain(DRAIN_TIMEOUT_MS))) {
-      log.warn(`sink queues not drained within ${DRAIN_TIMEOUT_MS} ms; undelivered events are lost`, {
+    const drainMs = tailShare(deadline, Date.now(), DRAIN_TIMEOUT_MS);
+    if (!(await emitter.drain(drainMs))) {
+      log.warn(`sink queues not drained within ${drainMs} ms; undelivered events are lost`, {
         pending: emitter.pending,
       });
     }
@@ -90,7 +95,9 @@ export async function runInteractive(
       env: prepared.env,
       isTerminal: (line) => terminalVerdict(settings.vendor, line),
       graceMs: settings.graceMs,
-      ...(settings.deadlineMs !== undefined ? { deadlineAt: startedAt + settings.deadlineMs } : {}),
+      ...(deadline.agentAt !== undefined ? { deadlineAt: deadline.agentAt } : {}),
+      deadlineGraceMs: deadline.stopGraceMs,
+      eofWaitMs: deadline.eofWaitMs,
       onSpawned: (child) => {
         emitter.event(agentStarted());
         forwarder.attach(child);
@@ -108,7 +115,14 @@ export async function runInteractive(
     for (const event of await watchedFileEvents(settings.watch, settings.workspaceDir, log)) {
       emitter.event(event);
     }
-    await saveConversation({ env, vendor: settings.vendor, home: settings.home, log });
+    // The save may take half of what is left to report; the sink drain gets the rest.
+    await saveConversation({
+      env,
+      vendor: settings.vendor,
+      home: settings.home,
+      log,
+      timeoutMs: tailShare(deadline, Date.now(), SAVE_TIMEOUT_MS, 0.5),
+    });
     emitter.event(agentEnded(outcome));
     return outcome.exitCode;
   }

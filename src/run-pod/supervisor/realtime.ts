@@ -17,10 +17,11 @@ import { DRAIN_TIMEOUT_MS, RunEmitter } from "../common/emitter.js";
 import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
 import { agentEnded, agentSetupFailed, agentStarted } from "./agent-events.js";
-import { DEADLINE_EXIT_CODE, type RunningChild, runChild } from "./child-run.js";
+import { DEADLINE_EXIT_CODE, EOF_WAIT_MS, type RunningChild, runChild } from "./child-run.js";
 import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
-import { saveConversation } from "./conversation-save.js";
+import { SAVE_TIMEOUT_MS, saveConversation } from "./conversation-save.js";
+import { logDeadline, runDeadline, tailShare } from "./deadline.js";
 import { writeExitCodeFile } from "./exit-code-file.js";
 import { FORWARDED_SIGNALS, type SupervisorIo } from "./io.js";
 import { longTimer } from "./long-timer.js";
@@ -51,7 +52,9 @@ export async function runRealtime(
   const recipe = recipeFromEnv(env);
   // The CLI never sees the token's hash (OQ-40).
   let cliEnv: Env = { ...env, AGENT_REALTIME_TOKEN_SHA256: undefined };
-  const deadlineAt = settings.deadlineMs !== undefined ? startedAt + settings.deadlineMs : undefined;
+  const deadline = runDeadline(settings, startedAt, EOF_WAIT_MS);
+  const deadlineAt = deadline.agentAt;
+  logDeadline(deadline, settings, log);
 
   const resumed = env.AGENT_RESUME_SESSION?.trim() ?? "";
   // A fresh Claude session's id is chosen here and pinned on its first turn, so it is known at once.
@@ -177,15 +180,17 @@ export async function runRealtime(
     // OQ-55: watched files once, at session end, before the terminal event.
     for (const event of await watchedFileEvents(settings.watch, settings.workspaceDir, log))
       emitter.event(event);
-    await save();
+    // The final save may take half of what is left to report; the sink drain gets the rest.
+    await save(tailShare(deadline, Date.now(), SAVE_TIMEOUT_MS, 0.5));
     emitter.event(
       endedByDeadline || (ended === "deadline" && exitCode === DEADLINE_EXIT_CODE)
         ? agentEnded({ kind: "deadline", exitCode: DEADLINE_EXIT_CODE })
         : agentEnded({ kind: "exited", exitCode }),
     );
   }
-  if (!(await emitter.drain(DRAIN_TIMEOUT_MS))) {
-    log.warn(`sink queues not drained within ${DRAIN_TIMEOUT_MS} ms; undelivered events are lost`, {
+  const drainMs = tailShare(deadline, Date.now(), DRAIN_TIMEOUT_MS);
+  if (!(await emitter.drain(drainMs))) {
+    log.warn(`sink queues not drained within ${drainMs} ms; undelivered events are lost`, {
       pending: emitter.pending,
     });
   }
@@ -228,6 +233,8 @@ export async function runRealtime(
       isTerminal: (line) => terminalVerdict(vendor, line),
       graceMs: settings.graceMs,
       ...(deadlineAt !== undefined ? { deadlineAt } : {}),
+      deadlineGraceMs: deadline.stopGraceMs,
+      eofWaitMs: deadline.eofWaitMs,
       onSpawned: (child) => {
         running = child;
         if (ended === "signal") child.signal("SIGTERM");
@@ -263,18 +270,22 @@ export async function runRealtime(
         ? lifecycleEvent("turn", "succeeded", { turn, exitCode: 0 })
         : lifecycleEvent("turn", "failed", { turn, exitCode: outcome.exitCode }),
     );
-    // OQ-44: saved after every turn, best-effort, under the session's id.
-    await save();
+    // OQ-44: saved after every turn, best-effort, under the session's id; a save never runs past
+    // the deadline (the session's final save comes in the time left to report).
+    await save(
+      deadlineAt === undefined ? SAVE_TIMEOUT_MS : Math.min(SAVE_TIMEOUT_MS, deadlineAt - Date.now()),
+    );
     return outcome.exitCode;
   }
 
-  function save(): Promise<unknown> {
+  function save(timeoutMs: number): Promise<unknown> {
     if (sessionId === "") return Promise.resolve();
     return saveConversation({
       env: { ...env, AGENT_CONVERSATION_PIN: sessionId },
       vendor,
       home: settings.home,
       log,
+      timeoutMs,
     });
   }
 }

@@ -9,6 +9,8 @@ import { type Env, jsonEnv, positiveIntEnv } from "../common/run-env.js";
 export const DEFAULT_EXIT_GRACE_MS = 5000;
 export const DEFAULT_HOME = "/agent";
 export const DEFAULT_WORKSPACE_DIR = "/workspace";
+/** AGENT_TAIL_MS when unset: the Job builder's margin for the supervisor's report. */
+export const DEFAULT_TAIL_MS = 30_000;
 
 export type Execution = "interactive" | "realtime";
 
@@ -18,6 +20,10 @@ export interface SupervisorSettings {
   graceMs: number;
   /** AGENT_DEADLINE_MS from the supervisor's start; missing, invalid or ≤ 0 ⇒ no deadline. */
   deadlineMs?: number;
+  /** AGENT_DEADLINE_AT (epoch ms): the same deadline counted from the Job's creation. */
+  deadlineAt?: number;
+  /** AGENT_TAIL_MS: how long after the deadline the result must be reported; default 30 s. */
+  tailMs: number;
   home: string;
   workspaceDir: string;
   /** output.watch entries with a string `event` and `path`, in declaration order. */
@@ -45,6 +51,8 @@ export function supervisorSettings(env: Env): SupervisorSettings {
     vendor: routeModel(env.AGENT_MODEL ?? ""),
     graceMs: positiveIntEnv(env, "AGENT_EXIT_GRACE_MS") ?? DEFAULT_EXIT_GRACE_MS,
     deadlineMs: positiveIntEnv(env, "AGENT_DEADLINE_MS"),
+    deadlineAt: positiveIntEnv(env, "AGENT_DEADLINE_AT"),
+    tailMs: positiveIntEnv(env, "AGENT_TAIL_MS") ?? DEFAULT_TAIL_MS,
     home: env.HOME || DEFAULT_HOME,
     workspaceDir: env.WORKSPACE_DIR || DEFAULT_WORKSPACE_DIR,
     watch,
