@@ -1,0 +1,270 @@
+/**
+ * The REAL claude CLI (the pinned @anthropic-ai/claude-code, from the CLI cache) under the BUILT
+ * supervisor (dist/agent/ai-agent-supervisor), as an interactive run pod runs it: HOME and the
+ * workspace are fresh directories, stdin is /dev/null, the argv is core/argv.ts's, the environment
+ * is what the Job builder gives the agent container (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL = the
+ * local Messages API fake). No control plane: this pins what the CLI does with the supervisor's CLI
+ * setup (cli-setup/claude.ts) and what it prints, fast enough to run on every change; the
+ * Kubernetes end-to-end test (claude.test.ts) covers the rest.
+ *
+ * The supervisor runs as the current user (the cache lives under /root, which uid 1000 cannot
+ * enter). Claude refuses --dangerously-skip-permissions as root, so these runs allow their tools by
+ * name (`allowed_tools`); the pod runner's e2e runs the CLI as uid 1000 with `permission_mode: bypass`.
+ */
+import { spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliArgv } from "../../../src/core/argv.js";
+import { lastCliError } from "../../../src/core/output.js";
+import { announcedSessionId, terminalVerdict } from "../../../src/core/vendors.js";
+import { CLAUDE_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/claude.js";
+import {
+  type AnthropicMessagesServer,
+  startAnthropicMessages,
+  textsOf,
+} from "../../fakes/models/anthropic-messages.js";
+import { cachedCli } from "../../harness/agent-clis.js";
+
+const SUPERVISOR = resolve(import.meta.dirname, "../../../dist/agent/ai-agent-supervisor");
+const CLAUDE = cachedCli("claude");
+const MODEL = "claude-sonnet-4-6";
+const KEY = "sk-ant-api03-supervisor-test-key";
+
+function skipReason(): string | undefined {
+  const problems = [
+    ...(existsSync(SUPERVISOR) ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
+    ...(existsSync(CLAUDE.executable) ? [] : [`claude is not in the CLI cache (${CLAUDE.executable})`]),
+  ];
+  if (problems.length === 0) return undefined;
+  if (process.env.CI === "true") throw new Error(problems.join("; "));
+  return problems.join("; ");
+}
+const SKIP = skipReason();
+if (SKIP) console.warn(`claude-supervisor tests skipped: ${SKIP}`);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The CLI's own stdout lines (the supervisor's lifecycle events left out). */
+  cliLines: Record<string, unknown>[];
+}
+
+let root: string;
+let binDir: string;
+let model: AnthropicMessagesServer;
+
+beforeAll(async () => {
+  if (SKIP) return;
+  root = mkdtempSync(join(tmpdir(), "claude-supervisor-"));
+  binDir = join(root, "bin");
+  mkdirSync(binDir);
+  symlinkSync(CLAUDE.executable, join(binDir, "claude"));
+  model = await startAnthropicMessages();
+});
+afterAll(async () => {
+  if (SKIP) return;
+  await model.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** A fresh run dir (HOME and workspace), or an existing one to continue in. */
+function runDir(name: string): { home: string; workspace: string } {
+  const home = join(root, name, "home");
+  const workspace = join(root, name, "workspace");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(workspace, { recursive: true });
+  return { home, workspace };
+}
+
+function superviseClaude(
+  dir: { home: string; workspace: string },
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<Run> {
+  const child = spawn(SUPERVISOR, ["--", ...argv], {
+    cwd: dir.workspace,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      HOME: dir.home,
+      WORKSPACE_DIR: dir.workspace,
+      PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
+      AGENT_MODEL: MODEL,
+      AGENT_EXECUTION: "interactive",
+      AGENT_SINKS: "[]",
+      AGENT_DEADLINE_MS: "240000",
+      ANTHROPIC_API_KEY: KEY,
+      ANTHROPIC_BASE_URL: model.origin,
+      ...env,
+    },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((done) => {
+    child.on("close", (code) => {
+      const cliLines = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => typeof l.type === "string");
+      done({ code, stdout, stderr, cliLines });
+    });
+  });
+}
+
+const argvFor = (prompt: string, extra: Record<string, unknown> = {}) =>
+  cliArgv(
+    { model: MODEL, prompt, allowed_tools: ["Write", "Edit", "Bash"], ...extra } as never,
+    MODEL,
+    prompt,
+  );
+
+describe.skipIf(SKIP)("the real claude CLI under the built supervisor", () => {
+  let editSession = "";
+  const editDir = () => runDir("edit");
+
+  it("edits a file through its own Write and Edit tools and ends with a successful result line", async () => {
+    const before = model.journal().length;
+    const dir = editDir();
+    const file = join(dir.workspace, "hello.txt");
+    model.script([
+      { toolCall: { name: "Write", input: { file_path: file, content: "hello\n" } }, text: "Writing." },
+      {
+        toolCall: {
+          name: "Edit",
+          input: { file_path: file, old_string: "hello", new_string: "hello, claude" },
+        },
+      },
+      { text: "Wrote hello.txt.", usage: { input: 1000, output: 20 } },
+    ]);
+    const run = await superviseClaude(dir, argvFor("Write hello.txt"));
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(file, "utf8")).toBe("hello, claude\n");
+    expect(run.cliLines.map((l) => `${l.type}${l.subtype ? `/${l.subtype}` : ""}`)).toEqual([
+      "system/init",
+      "assistant",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "result/success",
+    ]);
+    const init = run.cliLines[0] ?? {};
+    expect(init).toMatchObject({
+      model: MODEL,
+      apiKeySource: "ANTHROPIC_API_KEY",
+      claude_code_version: CLAUDE.version,
+    });
+    editSession = announcedSessionId("claude", init) ?? "";
+    expect(editSession).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const result = run.cliLines.at(-1) ?? {};
+    expect(terminalVerdict("claude", JSON.stringify(result))).toEqual({ success: true });
+    expect(result).toMatchObject({
+      subtype: "success",
+      is_error: false,
+      result: "Wrote hello.txt.",
+      session_id: editSession,
+    });
+    expect(result.total_cost_usd).toBeGreaterThan(0);
+    // The only requests: the model calls (no /api/hello probe, no telemetry), with the key.
+    const requests = model.journal().slice(before);
+    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(Array(3).fill("POST /v1/messages"));
+    expect(requests[0]?.headers["x-api-key"]).toBe("<present>");
+    expect(JSON.stringify(requests)).not.toContain(KEY);
+    expect([...model.lastTools().keys()]).toEqual(expect.arrayContaining(["Write", "Edit", "Bash", "Read"]));
+    // The setup's empty settings file, for --settings.
+    expect(readFileSync(join(dir.home, ".claude", "settings.json"), "utf8")).toBe("{}\n");
+  });
+
+  it("resumes the session by the id its init line announced, sending the earlier history", async () => {
+    expect(editSession).not.toBe("");
+    const before = model.modelCalls().length;
+    model.script([{ text: "Still here." }]);
+    const run = await superviseClaude(
+      editDir(),
+      argvFor("And now?", { resources: { conversation: { id: editSession } } }),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.cliLines[0]?.session_id).toBe(editSession);
+    const [call] = model.modelCalls().slice(before);
+    const texts = textsOf(call?.body);
+    expect(texts).toEqual(
+      expect.arrayContaining(["Write hello.txt", "Writing.", "Wrote hello.txt.", "And now?"]),
+    );
+    expect(texts.indexOf("Write hello.txt")).toBeLessThan(texts.indexOf("And now?"));
+  });
+
+  it("--settings reads a settings file the init fetched for skills_source (the setup keeps it)", async () => {
+    const dir = runDir("skills");
+    const settings = join(dir.home, ".claude", "settings.json");
+    mkdirSync(join(dir.home, ".claude"), { recursive: true });
+    writeFileSync(settings, '{"permissions":{"deny":["Bash"]}}\n');
+    // The pod's HOME is /agent; here the argv's path is pointed at this run's HOME.
+    const argv = argvFor("hi", { resources: { skills_source: "http://127.0.0.1:9/skills" } }).map((a) =>
+      a === "/agent/.claude/settings.json" ? settings : a,
+    );
+    expect(argv).toContain(settings);
+    model.script([{ text: "hi" }]);
+    const run = await superviseClaude(dir, argv);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(settings, "utf8")).toContain("deny");
+    expect(model.lastTools().has("Bash")).toBe(false);
+    expect(model.lastTools().has("Write")).toBe(true);
+  });
+
+  it("a 401 ends the run after the bounded retries with the CLI's message and the provider's status", async () => {
+    const before = model.modelCalls().length;
+    model.script(Array.from({ length: 1 + Number(CLAUDE_MAX_RETRIES) }, () => ({ error: { status: 401 } })));
+    const run = await superviseClaude(runDir("unauthorized"), argvFor("hi"));
+    expect(run.code).toBe(1);
+    expect(model.modelCalls().length - before).toBe(1 + Number(CLAUDE_MAX_RETRIES));
+    expect(run.cliLines.filter((l) => l.subtype === "api_retry")).toHaveLength(Number(CLAUDE_MAX_RETRIES));
+    expect(lastCliError("claude", run.stdout)).toBe(
+      "Invalid API key · Fix external API key (API 401 authentication_error)",
+    );
+  });
+
+  it("a persistent 429 is retried a bounded number of times honouring retry-after, then the provider's answer", async () => {
+    const before = model.modelCalls().length;
+    model.script(
+      Array.from({ length: 1 + Number(CLAUDE_MAX_RETRIES) }, () => ({
+        error: { status: 429, message: "Number of requests has exceeded your rate limit" },
+        retryAfterSeconds: 1,
+      })),
+    );
+    const run = await superviseClaude(runDir("rate-limited"), argvFor("hi"));
+    expect(run.code).toBe(1);
+    expect(model.modelCalls().length - before).toBe(1 + Number(CLAUDE_MAX_RETRIES));
+    const retries = run.cliLines.filter((l) => l.subtype === "api_retry");
+    expect(retries.map((r) => r.error_status)).toEqual(Array(Number(CLAUDE_MAX_RETRIES)).fill(429));
+    for (const r of retries) expect(r.retry_delay_ms).toBeGreaterThanOrEqual(1000);
+    expect(lastCliError("claude", run.stdout)).toBe(
+      "API Error: Request rejected (429) · Number of requests has exceeded your rate limit",
+    );
+  });
+
+  it("a stream cut mid-answer is retried and the run succeeds", async () => {
+    model.script([{ cut: true, text: "partial" }, { text: "complete answer" }]);
+    const run = await superviseClaude(runDir("cut"), argvFor("hi"));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.cliLines.find((l) => l.subtype === "api_retry")).toMatchObject({ error_status: null });
+    expect(run.cliLines.at(-1)).toMatchObject({ type: "result", is_error: false, result: "complete answer" });
+  });
+});
