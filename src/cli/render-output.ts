@@ -5,6 +5,7 @@
  * assistant deltas into one block and to sum opencode's per-step cost and tokens.
  */
 
+import { readableGeminiError } from "../core/gemini-errors.js";
 import { opencodeErrorMessage, opencodePart, opencodeStepUsage } from "../core/opencode-lines.js";
 import { routeModel, type Vendor } from "../core/routing.js";
 import { type JsonLine, parseJsonLine } from "../core/vendors.js";
@@ -269,9 +270,12 @@ function geminiLine(j: JsonLine): string[] {
           : undefined,
         num(stats.duration_ms) ? seconds(stats.duration_ms) : undefined,
       )}`;
-      return error
-        ? [summary, `[error] ${parts(str(error.type), oneLine(str(error.message) ?? "", 500))}`]
-        : [summary];
+      if (!error) return [summary];
+      // An API error's message wraps Google's JSON body (docs/agent-clis.md, gemini): unwrapped,
+      // on one line; the type is the JS error's class name, "unknown" for API errors.
+      const message = readableGeminiError(str(error.message) ?? "").replace(/\s+/g, " ");
+      const type = str(error.type) === "unknown" ? undefined : str(error.type);
+      return [summary, `[error] ${parts(type, oneLine(message, 500))}`];
     }
     default:
       return [];
