@@ -12,14 +12,19 @@
  * rename throws its copy away and uses the winner's.
  *
  * HARNESS_REAL_CLIS=0 never installs (tests that need the CLIs skip, naming that setting).
+ *
+ * Beside it, a warm npm cache (`…/ai-agent-subsystem/npm-cache`, ensureNpmCache) holds every
+ * tarball of chosen CLIs, so a run pod whose image lacks the CLI can install it with
+ * `npm_config_offline=true` from that cache, as from a registry mirror next door, without the
+ * test depending on the network.
  */
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { chown, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { AGENT_CLIS, CLI_VENDORS, type CliVendor } from "../../src/core/agent-clis.js";
+import { AGENT_CLIS, CLI_VENDORS, type CliVendor, cliPackageSpec } from "../../src/core/agent-clis.js";
 
 /** Written last into an install directory: its presence means the install is complete. */
 export const STAMP_FILE = ".installed.json";
@@ -53,6 +58,15 @@ export function agentCliCacheRoot(env: NodeJS.ProcessEnv = process.env): string 
   const base = env.XDG_CACHE_HOME?.trim() || join(homedir(), ".cache");
   return join(base, "ai-agent-subsystem", "agent-clis");
 }
+
+/** `${XDG_CACHE_HOME:-~/.cache}/ai-agent-subsystem/npm-cache`. */
+export function npmCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return join(agentCliCacheRoot(env), "..", "npm-cache");
+}
+/** Where the pod runner's CLI-less image mounts the warm npm cache (read-write: npm writes to its cache). */
+export const CONTAINER_NPM_CACHE = "/opt/npm-cache";
+/** The run pods' agent user, who must be able to write the npm cache. */
+const AGENT_UID = 1000;
 
 /** `@anthropic-ai/claude-code`, `2.1.328` → `_anthropic-ai_claude-code_2.1.328`. */
 export function installDirName(pkg: string, version: string): string {
@@ -257,4 +271,84 @@ export async function installedAgentClis(
 ): Promise<AgentCliCache | undefined> {
   if (agentClisMissing(root) !== undefined) return undefined;
   return ensureAgentClis({ root, log: () => {} });
+}
+
+function warmStamp(cache: string, vendor: CliVendor): string {
+  const cli = AGENT_CLIS[vendor];
+  return join(cache, ".warmed", installDirName(cli.package, cli.version));
+}
+
+/** The CLIs whose every tarball is in the npm cache (for a test to skip on), or why not. */
+export function npmCacheMissing(
+  vendors: readonly CliVendor[],
+  cache: string = npmCacheRoot(),
+): string | undefined {
+  if (process.env.HARNESS_REAL_CLIS === "0") return "HARNESS_REAL_CLIS=0: the npm cache is not warmed";
+  const missing = vendors.filter((v) => !existsSync(warmStamp(cache, v)));
+  if (missing.length === 0) return undefined;
+  return `not in the npm cache ${cache}: ${missing.map((v) => `${AGENT_CLIS[v].package}@${AGENT_CLIS[v].version}`).join(", ")}`;
+}
+
+/** Hands the cache to the agent user, so a run pod's npm can use it (npm refuses a cache it cannot write). */
+async function chownTree(path: string, uid: number): Promise<void> {
+  await chown(path, uid, uid);
+  for (const entry of await readdir(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) await chownTree(child, uid);
+    else await chown(child, uid, uid).catch(() => undefined);
+  }
+}
+
+/**
+ * Fills the npm cache with every tarball `npm install <package>@<version>` needs for each vendor
+ * (an install into a throwaway prefix: `npm cache add` would miss the platform packages the CLIs
+ * pull in as optional dependencies). Idempotent (a stamp per CLI); concurrent runs are safe
+ * (npm's cache is content-addressed and written atomically). Returns the cache directory.
+ */
+export async function ensureNpmCache(
+  vendors: readonly CliVendor[],
+  options: { log?: (m: string) => void; cache?: string; npm?: string } = {},
+): Promise<string> {
+  if (process.env.HARNESS_REAL_CLIS === "0")
+    throw new Error("HARNESS_REAL_CLIS=0: the npm cache is not warmed");
+  const cache = options.cache ?? npmCacheRoot();
+  const log = options.log ?? ((m: string) => process.stderr.write(`[agent-clis] ${m}\n`));
+  await mkdir(join(cache, ".warmed"), { recursive: true });
+  let changed = false;
+  for (const vendor of vendors) {
+    if (existsSync(warmStamp(cache, vendor))) continue;
+    const spec = cliPackageSpec(vendor);
+    const prefix = await mkdtemp(join(tmpdir(), "npm-cache-warm-"));
+    log(`warming the npm cache ${cache} with ${spec}`);
+    const started = Date.now();
+    try {
+      const result = await runNpm(
+        options.npm ?? "npm",
+        ["install", "--no-audit", "--no-fund", "--prefix", prefix, "--cache", cache, spec],
+        prefix,
+        INSTALL_TIMEOUT_MS,
+      );
+      if (result.code !== 0) {
+        const tail = result.output.trim().split("\n").slice(-5).join("\n");
+        throw new Error(
+          `warming the npm cache with ${spec} failed: npm exited with code ${result.code}:\n${tail}`,
+        );
+      }
+    } finally {
+      await rm(prefix, { recursive: true, force: true });
+    }
+    await writeFile(warmStamp(cache, vendor), `${new Date().toISOString()}\n`);
+    log(`  ${spec} cached in ${Math.round((Date.now() - started) / 1000)} s`);
+    changed = true;
+  }
+  if ((changed || !ownedBy(cache, AGENT_UID)) && process.getuid?.() === 0) await chownTree(cache, AGENT_UID);
+  return cache;
+}
+
+function ownedBy(path: string, uid: number): boolean {
+  try {
+    return statSync(path).uid === uid;
+  } catch {
+    return false;
+  }
 }

@@ -7,7 +7,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { ensureAgentClis } from "./agent-clis.js";
+import { ensureAgentClis, ensureNpmCache } from "./agent-clis.js";
 import { type ControlPlane, installCrds, REPO_ROOT, startControlPlane } from "./cluster.js";
 
 declare module "vitest" {
@@ -36,15 +36,17 @@ let plane: ControlPlane | undefined;
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = (m: string) => process.stderr.write(`[control-plane] ${m}\n`);
-  const agentClisProblem = await ensureAgentClis({
-    log: (m) => process.stderr.write(`[agent-clis] ${m}\n`),
-  }).then(
-    () => "",
-    (err: Error) => {
-      process.stderr.write(`[agent-clis] the real-CLI tests will be skipped: ${err.message}\n`);
-      return err.message;
-    },
-  );
+  const cliLog = (m: string) => process.stderr.write(`[agent-clis] ${m}\n`);
+  const agentClisProblem = await ensureAgentClis({ log: cliLog })
+    // The installer e2e test installs claude offline from the warm npm cache.
+    .then(() => ensureNpmCache(["claude"], { log: cliLog }))
+    .then(
+      () => "",
+      (err: Error) => {
+        process.stderr.write(`[agent-clis] the real-CLI tests will be skipped: ${err.message}\n`);
+        return err.message;
+      },
+    );
   project.provide("agentClisProblem", agentClisProblem);
   plane = await startControlPlane({ log });
   try {

@@ -15,7 +15,9 @@
  *   cache is not installed at plane start the image's containers wait with CreateContainerError
  *   saying why (never silently running the fakes);
  * - the CLI-less image (`NO_CLI_AGENT_IMAGE`): an empty /usr/local/bin, a Station image with Node
- *   and npm (/usr/bin) but no agent CLI, so the run installs one.
+ *   and npm (/usr/bin) but no agent CLI, so the run installs one; the warm npm cache is mounted
+ *   read-write at /opt/npm-cache (`npm_config_cache` + `npm_config_offline=true` in the run's env
+ *   install from it without the network).
  */
 import { existsSync } from "node:fs";
 import { chmod, link, mkdir, symlink } from "node:fs/promises";
@@ -24,7 +26,14 @@ import { fileURLToPath } from "node:url";
 import { CLI_VENDORS } from "../../src/core/agent-clis.js";
 import { CLI_NAMES } from "../fakes/cli/fake-cli.js";
 import { installFakeClis } from "../fakes/cli/install.js";
-import { agentCliCacheRoot, agentClisMissing, CONTAINER_CLI_ROOT, cachedCli } from "./agent-clis.js";
+import {
+  agentCliCacheRoot,
+  agentClisMissing,
+  CONTAINER_CLI_ROOT,
+  CONTAINER_NPM_CACHE,
+  cachedCli,
+  npmCacheRoot,
+} from "./agent-clis.js";
 import type { ImageConfig } from "./pod-runner-process.js";
 
 /** The image name the runner maps to the run-pod programs; start the controller with AGENT_IMAGE set to it. */
@@ -64,9 +73,18 @@ export async function prepareRunnerImages(dir: string): Promise<RunnerImages> {
     images: {
       [RUNNER_AGENT_IMAGE]: { entrypoint: ["/usr/local/bin/ai-agent-init"], binDir: agentBinDir },
       [REAL_CLI_AGENT_IMAGE]: await prepareRealCliImage(join(dir, "real-clis")),
-      [NO_CLI_AGENT_IMAGE]: { binDir: await emptyDir(join(dir, "no-cli")) },
+      [NO_CLI_AGENT_IMAGE]: {
+        binDir: await emptyDir(join(dir, "no-cli")),
+        // The warm npm cache (agent-clis.ts), for runs that install their CLI offline from it.
+        mounts: [{ source: await ensureDir(npmCacheRoot()), target: CONTAINER_NPM_CACHE, readOnly: false }],
+      },
     },
   };
+}
+
+async function ensureDir(path: string): Promise<string> {
+  await mkdir(path, { recursive: true });
+  return path;
 }
 
 async function emptyDir(path: string): Promise<string> {
