@@ -1,0 +1,255 @@
+/**
+ * The REAL opencode CLI (the pinned opencode-ai, from the CLI cache) under the BUILT supervisor
+ * (dist/agent/ai-agent-supervisor), as an interactive run pod runs it: HOME and the workspace are
+ * fresh directories, stdin is /dev/null, the argv is core/argv.ts's, the environment is what the
+ * Job builder gives the agent container (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL = the local
+ * Anthropic Messages fake in Claude Code's form, AGENT_MODEL). No control plane: this pins what the
+ * CLI does with the supervisor's CLI setup (cli-setup/opencode.ts) and what it prints; the
+ * Kubernetes end-to-end test (opencode.test.ts) covers the rest.
+ *
+ * Each test has its own model server, so the runs go concurrently (opencode takes 4 s to start on
+ * an idle machine and much longer on a busy one). The supervisor runs as the current user (the
+ * cache lives under /root, which uid 1000 cannot enter); the pod runner's e2e runs it as uid 1000.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { costOf, renderOutput } from "../../../src/cli/render-output.js";
+import { cliArgv } from "../../../src/core/argv.js";
+import { lastCliError, lastSessionId } from "../../../src/core/output.js";
+import { terminalVerdict } from "../../../src/core/vendors.js";
+import { passesSelect } from "../../../src/sinks/select.js";
+import {
+  type AnthropicMessagesServer,
+  startAnthropicMessages,
+  textsOf,
+} from "../../fakes/models/anthropic-messages.js";
+import { cachedCli } from "../../harness/agent-clis.js";
+
+const SUPERVISOR = resolve(import.meta.dirname, "../../../dist/agent/ai-agent-supervisor");
+const OPENCODE = cachedCli("opencode");
+const MODEL = "opencode/anthropic/claude-sonnet-4-6";
+/** A run on a loaded 2-core machine: start-up alone has taken over a minute there. */
+const RUN_TIMEOUT_MS = 400_000;
+
+function skipReason(): string | undefined {
+  const problems = [
+    ...(existsSync(SUPERVISOR) ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
+    ...(existsSync(OPENCODE.executable) ? [] : [`opencode is not in the CLI cache (${OPENCODE.executable})`]),
+  ];
+  if (problems.length === 0) return undefined;
+  if (process.env.CI === "true") throw new Error(problems.join("; "));
+  return problems.join("; ");
+}
+const SKIP = skipReason();
+if (SKIP) console.warn(`opencode-supervisor tests skipped: ${SKIP}`);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The CLI's own stdout lines (the supervisor's lifecycle events left out). */
+  cliLines: string[];
+  home: string;
+  workspace: string;
+}
+
+let root: string;
+let binDir: string;
+const servers: AnthropicMessagesServer[] = [];
+
+beforeAll(() => {
+  if (SKIP) return;
+  root = mkdtempSync(join(tmpdir(), "opencode-supervisor-"));
+  binDir = join(root, "bin");
+  mkdirSync(binDir);
+  symlinkSync(OPENCODE.executable, join(binDir, "opencode"));
+});
+afterAll(async () => {
+  if (SKIP) return;
+  await Promise.all(servers.map((s) => s.close()));
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function modelServer(): Promise<AnthropicMessagesServer> {
+  const server = await startAnthropicMessages();
+  servers.push(server);
+  return server;
+}
+
+async function superviseOpencode(
+  name: string,
+  model: AnthropicMessagesServer,
+  prompt: string,
+  def: Record<string, unknown> = {},
+): Promise<Run> {
+  const home = join(root, name, "home");
+  const workspace = join(root, name, "workspace");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(workspace, { recursive: true });
+  const argv = cliArgv({ model: MODEL, prompt, ...def } as never, MODEL, prompt);
+  const child = spawn(SUPERVISOR, ["--", ...argv], {
+    cwd: workspace,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      HOME: home,
+      WORKSPACE_DIR: workspace,
+      PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
+      AGENT_MODEL: MODEL,
+      AGENT_EXECUTION: "interactive",
+      AGENT_SINKS: "[]",
+      AGENT_DEADLINE_MS: String(RUN_TIMEOUT_MS - 30_000),
+      ANTHROPIC_API_KEY: "sk-ant-supervisor-test-key",
+      ANTHROPIC_BASE_URL: model.origin,
+    },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((done) => {
+    child.on("close", (code) => {
+      // The supervisor's own events have `kind`; the CLI's lines have `type` and a sessionID.
+      const cliLines = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{") && typeof JSON.parse(l).type === "string");
+      done({ code, stdout, stderr, cliLines, home, workspace });
+    });
+  });
+}
+
+const types = (run: Run) => run.cliLines.map((l) => JSON.parse(l).type);
+
+describe.skipIf(SKIP)("the real opencode CLI under the built supervisor", () => {
+  it.concurrent(
+    "edits a file through its own write tool; its last step_finish ends the run with cost and session",
+    async () => {
+      const model = await modelServer();
+      model.script([
+        {
+          toolCall: { name: "write", input: { filePath: "hello.txt", content: "hi from opencode\n" } },
+          text: "Writing hello.txt.",
+          usage: { input: 1000, output: 50 },
+        },
+        { text: "Wrote hello.txt.", usage: { input: 1200, output: 10 } },
+      ]);
+      const run = await superviseOpencode("edit", model, "Write hello.txt");
+      expect(run.code, run.stderr).toBe(0);
+      expect(readFileSync(join(run.workspace, "hello.txt"), "utf8")).toBe("hi from opencode\n");
+      expect(types(run)).toEqual([
+        "step_start",
+        "text",
+        "tool_use",
+        "step_finish",
+        "step_start",
+        "text",
+        "step_finish",
+      ]);
+      expect(terminalVerdict("opencode", run.cliLines.at(-1) ?? "")).toEqual({ success: true });
+      const output = run.cliLines.join("\n");
+      expect(lastSessionId("opencode", output)).toMatch(/^ses_/);
+      // Priced by opencode from its catalog ($3 / $15 per million tokens for claude-sonnet-4-6).
+      const cost = costOf("opencode", output);
+      expect(cost).toMatchObject({ inputTokens: 2200, outputTokens: 60 });
+      expect(cost?.usd).toBeCloseTo(0.0075, 6);
+      expect(renderOutput(output, "opencode")).toEqual([
+        expect.stringMatching(/^\[session\] ses_/),
+        "Writing hello.txt.",
+        "[tool] write · hello.txt",
+        "[tool result] Wrote file successfully.",
+        "Wrote hello.txt.",
+        "[result] success · cost $0.0075 · 2200 in / 60 out tokens · 2 steps",
+      ]);
+      const selected = run.cliLines.filter((l) =>
+        passesSelect([{ event: "tool_call", tool: "write" }], "opencode", l),
+      );
+      expect(selected.map((l) => JSON.parse(l).type)).toEqual(["tool_use"]);
+
+      // Only the two model calls, at the base URL plus /v1: no session-title request, nothing else.
+      const journal = model.journal();
+      expect(journal.map((e) => `${e.method} ${e.path}`)).toEqual(["POST /v1/messages", "POST /v1/messages"]);
+      expect(journal.map((e) => (e.body as { model?: string }).model)).toEqual([
+        "claude-sonnet-4-6",
+        "claude-sonnet-4-6",
+      ]);
+      expect(journal[0]?.headers["x-api-key"]).toBe("<present>");
+      // opencode 1.18 quotes a message argument that holds a space before sending it
+      // (docs/agent-clis.md, "opencode"): the model reads the prompt in double quotes.
+      expect(textsOf(journal[1]?.body)).toContain('"Write hello.txt"');
+      // The dependency install found its package listed: nothing came from npm.
+      expect(readdirSync(join(run.home, ".config/opencode/node_modules"))).toEqual([".keep"]);
+      expect(existsSync(join(run.home, ".npm"))).toBe(false);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a rejected key (401) fails at once with the provider's answer on an error line, exit 1",
+    async () => {
+      const model = await modelServer();
+      model.fallback({ error: { status: 401 } });
+      const run = await superviseOpencode("unauthorized", model, "Say hi");
+      expect(run.code, run.stderr).toBe(1);
+      expect(types(run)).toEqual(["error"]);
+      expect(lastCliError("opencode", run.cliLines.join("\n"))).toBe("invalid x-api-key (HTTP 401)");
+      // Not retried.
+      expect(model.modelCalls()).toHaveLength(1);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a persistent rate limit (429) is retried a bounded number of times, then fails with the provider's answer",
+    async () => {
+      const model = await modelServer();
+      model.fallback({ error: { status: 429 }, retryAfterSeconds: 1 });
+      const run = await superviseOpencode("rate-limited", model, "Say hi");
+      expect(run.code, run.stderr).toBe(1);
+      expect(types(run)).toEqual(["error"]);
+      expect(lastCliError("opencode", run.cliLines.join("\n"))).toBe(
+        "Number of request tokens has exceeded your per-minute rate limit (HTTP 429)",
+      );
+      expect(model.modelCalls().length).toBeGreaterThan(1);
+      expect(model.modelCalls().length).toBeLessThanOrEqual(10);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "permission_mode bypass (--auto) lets it write outside the workspace; auto refuses and ends the run",
+    async () => {
+      const outside = join(root, "outside");
+      mkdirSync(outside, { recursive: true });
+      const write = (file: string) => ({
+        toolCall: { name: "write", input: { filePath: join(outside, file), content: "x\n" } },
+      });
+      const bypassModel = await modelServer();
+      bypassModel.script([write("bypass.txt"), { text: "Done." }]);
+      const autoModel = await modelServer();
+      autoModel.script([write("auto.txt"), { text: "Done." }]);
+      const [bypass, auto] = await Promise.all([
+        superviseOpencode("bypass", bypassModel, "Write outside", { permission_mode: "bypass" }),
+        superviseOpencode("auto", autoModel, "Write outside", { permission_mode: "auto" }),
+      ]);
+      expect(bypass.code, bypass.stderr).toBe(0);
+      expect(readFileSync(join(outside, "bypass.txt"), "utf8")).toBe("x\n");
+      expect(auto.code, auto.stderr).toBe(0);
+      expect(existsSync(join(outside, "auto.txt"))).toBe(false);
+      const refused = JSON.parse(auto.cliLines.find((l) => JSON.parse(l).type === "tool_use") ?? "{}");
+      expect(refused.part.state).toMatchObject({
+        status: "error",
+        error: "The user rejected permission to use this specific tool call.",
+      });
+      // It asks nobody: one model call, the run ends after the refused step.
+      expect(autoModel.modelCalls()).toHaveLength(1);
+      expect(types(auto).at(-1)).toBe("step_finish");
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
