@@ -1,0 +1,196 @@
+/**
+ * End to end with the REAL opencode CLI (the pinned opencode-ai on the pod runner's real-CLI image)
+ * through the controller, the real init, supervisor and courier, against the local Anthropic
+ * Messages server (the installation's AGENT_ANTHROPIC_BASE_URL; opencode routes
+ * `opencode/anthropic/…` models there): a run whose model edits the cloned repository through
+ * opencode's own `write` tool ends Succeeded with its session and cost read from opencode's lines,
+ * `output.select` forwards exactly the selected lines, `kubectl agent logs` renders them, and the
+ * edit arrives as a pull request on the GitHub fake; a rejected key and a persistent rate limit
+ * each end Failed with the provider's answer in the failure reason.
+ *
+ * Each case has a model server of its own (the Station's ANTHROPIC_BASE_URL wins over the
+ * installation's), so the cases run at the same time.
+ */
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { costOf, formatCost, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import type { Agent } from "../../../src/core/types.js";
+import {
+  type AnthropicMessagesServer,
+  startAnthropicMessages,
+} from "../../fakes/models/anthropic-messages.js";
+import {
+  createAgent,
+  createDefinition,
+  createRealCliStation,
+  finishedAgent,
+  forgeRecipe,
+  keySecret,
+  podLog,
+  type RealCliEnv,
+  realClisSkipReason,
+  SINK_HEADERS_KEY,
+  startRealCliEnv,
+} from "./setup.js";
+
+const MODEL = "opencode/anthropic/claude-sonnet-4-6";
+/** opencode alone takes 4 s to start on an idle machine, over a minute on a loaded one. */
+const RUN_TIMEOUT_MS = 420_000;
+
+const SKIP = realClisSkipReason();
+if (SKIP) console.warn(`opencode e2e skipped: ${SKIP}`);
+
+let env: RealCliEnv;
+const servers: AnthropicMessagesServer[] = [];
+
+beforeAll(async () => {
+  if (SKIP) return;
+  const model = await startAnthropicMessages();
+  env = await startRealCliEnv({
+    prefix: "real-opencode",
+    model,
+    baseUrls: { anthropic: model.origin },
+    forge: { "acme/app": { "README.md": "helo world\n" } },
+  });
+});
+afterAll(async () => {
+  await env?.close();
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+/** git reading a forge's bare repository directly (a few milliseconds; the forge's server is not involved). */
+const git = (args: string[]): string =>
+  execFileSync("git", args, {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1" },
+  }).replace(/\n$/, "");
+
+/** A Station of its own whose runs talk to a model server of their own. */
+async function stationWithModel(
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<AnthropicMessagesServer> {
+  const model = await startAnthropicMessages();
+  servers.push(model);
+  await createDefinition(env, name, {
+    model: MODEL,
+    resources: { secrets: [keySecret("anthropic")] },
+    ...spec,
+  });
+  await createRealCliStation(env, name, name, {
+    env: [{ name: "ANTHROPIC_BASE_URL", value: model.origin }],
+    spec: { deadlineMinutes: 7 },
+  });
+  return model;
+}
+
+async function run(name: string, station: string): Promise<Agent> {
+  await createAgent(env, name, station, { parameters: { topic: "notes" } });
+  return finishedAgent(env, name, RUN_TIMEOUT_MS);
+}
+
+describe.skipIf(SKIP)("the real opencode CLI on the local plane", () => {
+  it.concurrent(
+    "edits the clone through its write tool: Succeeded, session and cost from its lines, select and logs on them, the edit as a PR",
+    async () => {
+      const recipe = forgeRecipe(env, "acme/app");
+      const model = await stationWithModel("oc-edit", {
+        prompt: "Write the {topic} file.",
+        permission_mode: "auto",
+        resources: { ...recipe.resources, secrets: [keySecret("anthropic")] },
+        delivery: recipe.delivery,
+        output: {
+          select: [{ event: "tool_call", tool: "write" }, { event: "result" }],
+          sinks: [{ type: "http", url: env.listener.url, headers_secret: SINK_HEADERS_KEY }],
+        },
+      });
+      model.script([
+        {
+          text: "Writing the notes.",
+          toolCall: {
+            name: "write",
+            input: { filePath: "app/NOTES.md", content: "# Notes\n\nWritten by opencode.\n" },
+          },
+          usage: { input: 1000, output: 50 },
+        },
+        { text: "Wrote app/NOTES.md.", usage: { input: 1200, output: 10 } },
+      ]);
+      const agent = await run("oc-edit-1", "oc-edit");
+      expect(agent.status?.failureReason ?? "").toBe("");
+      expect(agent.status?.phase).toBe("Succeeded");
+      expect(agent.status?.exitCode).toBe(0);
+      const output = agent.status?.output ?? "";
+      expect(agent.status?.sessionId).toMatch(/^ses_/);
+      expect(output).toContain(`"sessionID":"${agent.status?.sessionId}"`);
+
+      // kubectl agent status: opencode's own cost, summed over its two steps ($3 / $15 per Mtok).
+      const lines = output.split("\n");
+      expect(vendorFor(lines, MODEL)).toBe("opencode");
+      expect(formatCost(costOf("opencode", output))).toBe("$0.0075 (2200 in / 60 out tokens)");
+      // kubectl agent logs.
+      expect(renderOutput(output, "opencode")).toEqual([
+        `[session] ${agent.status?.sessionId}`,
+        "Writing the notes.",
+        "[tool] write · app/NOTES.md",
+        "[tool result] Wrote file successfully.",
+        "Wrote app/NOTES.md.",
+        "[result] success · cost $0.0075 · 2200 in / 60 out tokens · 2 steps",
+      ]);
+      expect(output).toBe(await podLog(env, agent, "agent"));
+
+      // output.select: the write call and the last step, nothing else of the CLI's.
+      const cliEvents = env.listener.eventsFor("oc-edit-1").filter((e) => typeof e.type === "string");
+      expect(cliEvents.map((e) => e.type)).toEqual(["tool_use", "step_finish"]);
+      expect(cliEvents[1]).toMatchObject({ part: { reason: "stop" } });
+
+      // Two model calls, both to the scripted model: no title request, nothing else.
+      expect(model.journal().map((e) => `${e.method} ${e.path}`)).toEqual([
+        "POST /v1/messages",
+        "POST /v1/messages",
+      ]);
+
+      // The edit is the pull request's diff.
+      const pulls = env.forge?.github.pulls.filter((p) => p.head === "agent/oc-edit-1") ?? [];
+      expect(pulls).toHaveLength(1);
+      expect(agent.status?.prUrl).toBe(pulls[0]?.htmlUrl);
+      const repo = ["--git-dir", join(env.forge?.root ?? "", "acme/app.git")];
+      expect(git([...repo, "diff", "--name-status", "main", "agent/oc-edit-1"])).toBe("A\tNOTES.md");
+      expect(git([...repo, "show", "agent/oc-edit-1:NOTES.md"])).toBe("# Notes\n\nWritten by opencode.\n");
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a rejected key (401) ends Failed at once with the provider's answer",
+    async () => {
+      const model = await stationWithModel("oc-401", { prompt: "Say hi." });
+      model.fallback({ error: { status: 401 } });
+      const agent = await run("oc-401-1", "oc-401");
+      expect(agent.status?.phase).toBe("Failed");
+      expect(agent.status?.failureReason).toBe("opencode exited with code 1: invalid x-api-key (HTTP 401)");
+      expect(model.modelCalls()).toHaveLength(1);
+      expect(renderOutput(agent.status?.output ?? "", "opencode")).toEqual([
+        "[result] failed",
+        "[error] invalid x-api-key (HTTP 401)",
+      ]);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a persistent rate limit (429) ends Failed after a bounded number of attempts with the provider's answer",
+    async () => {
+      const model = await stationWithModel("oc-429", { prompt: "Say hi." });
+      model.fallback({ error: { status: 429 }, retryAfterSeconds: 1 });
+      const agent = await run("oc-429-1", "oc-429");
+      expect(agent.status?.phase).toBe("Failed");
+      expect(agent.status?.failureReason).toBe(
+        "opencode exited with code 1: Number of request tokens has exceeded your per-minute rate limit (HTTP 429)",
+      );
+      expect(model.modelCalls().length).toBeGreaterThan(1);
+      expect(model.modelCalls().length).toBeLessThanOrEqual(10);
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
