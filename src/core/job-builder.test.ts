@@ -165,24 +165,33 @@ describe("pod template wiring (runtime.md §3)", () => {
       { name: "cache", emptyDir: {} },
       { name: "agent", emptyDir: {} },
       { name: "workspace", emptyDir: {} },
+      { name: "agent-result", emptyDir: {} },
     ]);
     expect(pod.initContainers?.map((c) => c.name)).toEqual(["init", "station-init"]);
   });
   it("rewires the agent container", () => {
     expect(agentC.args).toBeUndefined();
-    expect(agentC.command?.slice(0, 2)).toEqual(["/agent/bin/ai-agent-supervisor", "--"]);
+    // The witness starts as root with SETUID, SETGID and KILL only, and runs the supervisor as
+    // 1000:1000; its record of the result goes to a volume only root can write (docs/security.md).
+    expect(agentC.command?.slice(0, 4)).toEqual([
+      "/agent/bin/ai-agent-witness",
+      "--",
+      "/agent/bin/ai-agent-supervisor",
+      "--",
+    ]);
     expect(agentC.volumeMounts).toEqual([
       { name: "cache", mountPath: "/cache" },
       { name: "agent", mountPath: "/agent" },
       { name: "workspace", mountPath: "/workspace" },
+      { name: "agent-result", mountPath: "/run/ai-agent-result" },
     ]);
     expect(agentC.securityContext).toEqual({
       readOnlyRootFilesystem: true,
-      runAsNonRoot: true,
-      runAsUser: 1000,
-      runAsGroup: 1000,
+      runAsNonRoot: false,
+      runAsUser: 0,
+      runAsGroup: 0,
       allowPrivilegeEscalation: false,
-      capabilities: { drop: ["ALL"] },
+      capabilities: { drop: ["ALL"], add: ["SETUID", "SETGID", "KILL"] },
       seccompProfile: { type: "RuntimeDefault" },
     });
     const env = envOf(agentC);
@@ -430,6 +439,8 @@ describe("agent argv per vendor (runtime.md §9)", () => {
 
   it("puts the rendered prompt last in the supervisor command", () => {
     expect(container(build({ def: { model: "claude-sonnet-4-6" } }), "agent").command).toEqual([
+      "/agent/bin/ai-agent-witness",
+      "--",
       "/agent/bin/ai-agent-supervisor",
       "--",
       "claude",
@@ -448,7 +459,7 @@ describe("agent argv per vendor (runtime.md §9)", () => {
       build({ def: { model: "claude-sonnet-4-6" }, agentSpec: { model: "gemini-3.1-flash-lite" } }),
       "agent",
     ).command;
-    expect(cmd?.[2]).toBe("gemini");
+    expect(cmd?.[4]).toBe("gemini");
   });
 });
 
@@ -477,6 +488,7 @@ describe("injected environment (runtime.md §6)", () => {
       { name: "HOME", value: "/agent" },
       { name: "PATH", value: "/agent/.local/bin:/agent/.opencode/bin:/usr/local/bin:/usr/bin:/bin" },
       { name: "AGENT_EXECUTION", value: "interactive" },
+      { name: "AGENT_RESULT_DIR", value: "/run/ai-agent-result" },
       { name: "AGENT_CLI_VERSION", value: AGENT_CLIS.claude.version },
     ]);
   });
@@ -698,7 +710,13 @@ describe("realtime Job (runtime.md §10)", () => {
     });
   });
   it("passes only the initial prompt after --", () => {
-    expect(c.command).toEqual(["/agent/bin/ai-agent-supervisor", "--", "Fix ENG-1."]);
+    expect(c.command).toEqual([
+      "/agent/bin/ai-agent-witness",
+      "--",
+      "/agent/bin/ai-agent-supervisor",
+      "--",
+      "Fix ENG-1.",
+    ]);
   });
   it("derives the run token hash from the uid (OQ-40)", () => {
     const token = realtimeRunToken("signing-key", "uid-run-1");
@@ -713,7 +731,12 @@ describe("realtime Job (runtime.md §10)", () => {
       def: { execution: "realtime", resources: { conversation: { source: "https://c" } } },
       agentSpec: { resumeSession: "s-1" },
     });
-    expect(container(resumed, "agent").command).toEqual(["/agent/bin/ai-agent-supervisor", "--"]);
+    expect(container(resumed, "agent").command).toEqual([
+      "/agent/bin/ai-agent-witness",
+      "--",
+      "/agent/bin/ai-agent-supervisor",
+      "--",
+    ]);
     expect(envOf(container(resumed, "agent")).AGENT_RESUME_SESSION).toBe("s-1");
     expect(envOf(container(resumed, "init")).AGENT_RESUME_SESSION).toBe("s-1");
   });
@@ -737,6 +760,13 @@ describe("delivery courier (runtime.md §4.3, OQ-32, OQ-47)", () => {
     expect(env.DELIVERY_TOKEN).toEqual(secretRef("forge-token"));
     expect(JSON.parse(env.AGENT_DELIVERY as string)).toEqual({ title: "Fix ENG-1", draft: false });
     expect(env.BRANCH_NAME).toBe("agent/run-1");
+    // It reads the agent's result from the witness's volume, which it cannot write.
+    expect(env.AGENT_RESULT_DIR).toBe("/run/ai-agent-result");
+    expect(courier.volumeMounts).toContainEqual({
+      name: "agent-result",
+      mountPath: "/run/ai-agent-result",
+      readOnly: true,
+    });
     // The clone tokens stay with the init: the courier's git never needs them.
     expect(env.API_TOKEN).toBeUndefined();
     expect(env.GH_TOKEN).toBeUndefined();

@@ -27,6 +27,11 @@ export const RUN_PATH = "/agent/.local/bin:/agent/.opencode/bin:/usr/local/bin:/
 export const SECRET_NAME = "agent-secrets";
 export const REALTIME_PORT = 8090;
 export const COURIER_COMMAND = ["/usr/local/bin/ai-agent-courier"];
+/** The agent container's first process: runs the supervisor as uid 1000 and records its result. */
+export const WITNESS_PATH = "/agent/bin/ai-agent-witness";
+/** Where the witness records the result (the `agent-result` volume), writable by root alone. */
+export const AGENT_RESULT_DIR = "/run/ai-agent-result";
+export const RESULT_VOLUME = "agent-result";
 /** Where the courier talks to GitHub unless the controller says otherwise (GITHUB_API_URL / _SERVER_URL). */
 export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
 export const DEFAULT_GITHUB_SERVER_URL = "https://github.com";
@@ -72,6 +77,7 @@ export const RESERVED_ENV = new Set([
   "AGENT_DELIVERY",
   "DELIVERY_TOKEN",
   "AGENT_CLI_VERSION",
+  "AGENT_RESULT_DIR",
 ]);
 
 const VALID_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -267,6 +273,7 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
     for (const f of files) if (f.headers_secret) secret(f.headers_secret, f.headers_secret);
   }
   if (kind === "agent") env.add({ name: "AGENT_EXECUTION", value: realtime ? "realtime" : "interactive" });
+  if (kind !== "init") env.add({ name: "AGENT_RESULT_DIR", value: AGENT_RESULT_DIR });
   const vendor = routeModel(ctx.model);
   if (kind === "agent" && vendor !== "exec") {
     // The version the supervisor installs when the Station image lacks the CLI (docs/agent-clis.md).
@@ -349,6 +356,22 @@ function deliveryOf(ctx: RunContext): Record<string, unknown> {
 const DROP_ALL: V1SecurityContext["capabilities"] = { drop: ["ALL"] };
 const RUNTIME_DEFAULT = { type: "RuntimeDefault" };
 
+/**
+ * The agent container starts as root with only what the witness needs: SETUID and SETGID to run
+ * the supervisor (and so the CLI) as 1000:1000, KILL to forward signals to it. The supervisor and
+ * the CLI get no capabilities (docs/security.md, the agent's result).
+ */
+function witnessSecurityContext(): V1SecurityContext {
+  return {
+    runAsNonRoot: false,
+    runAsUser: 0,
+    runAsGroup: 0,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ["ALL"], add: ["SETUID", "SETGID", "KILL"] },
+    seccompProfile: RUNTIME_DEFAULT,
+  };
+}
+
 function agentSecurityContext(): V1SecurityContext {
   return {
     runAsNonRoot: true,
@@ -359,6 +382,9 @@ function agentSecurityContext(): V1SecurityContext {
     seccompProfile: RUNTIME_DEFAULT,
   };
 }
+
+/** The volumes the controller owns; a Station volume or mount of the same name is replaced. */
+const RUN_VOLUMES = new Set(["agent", "workspace", RESULT_VOLUME]);
 
 const RUN_MOUNTS = [
   { name: "agent", mountPath: AGENT_HOME },
@@ -434,13 +460,14 @@ export function buildJob(
     const { args: _dropped, ...rest } = c;
     const container: V1Container = {
       ...rest,
-      command: [SUPERVISOR_PATH, "--", ...supervisorArgs],
+      command: [WITNESS_PATH, "--", SUPERVISOR_PATH, "--", ...supervisorArgs],
       env: [...controllerEnv, ...stationEnv, ...installationCliEnv(ctx, [...controllerEnv, ...stationEnv])],
       volumeMounts: [
-        ...(c.volumeMounts ?? []).filter((m) => m.name !== "agent" && m.name !== "workspace"),
+        ...(c.volumeMounts ?? []).filter((m) => !RUN_VOLUMES.has(m.name)),
         ...RUN_MOUNTS,
+        { name: RESULT_VOLUME, mountPath: AGENT_RESULT_DIR },
       ],
-      securityContext: { ...c.securityContext, ...agentSecurityContext() },
+      securityContext: { ...c.securityContext, ...witnessSecurityContext() },
       resources:
         c.resources && Object.keys(c.resources).length > 0
           ? c.resources
@@ -471,6 +498,7 @@ export function buildJob(
       volumeMounts: [
         { name: "agent", mountPath: AGENT_HOME, readOnly: true },
         { name: "workspace", mountPath: WORKSPACE_DIR },
+        { name: RESULT_VOLUME, mountPath: AGENT_RESULT_DIR, readOnly: true },
       ],
       securityContext: agentSecurityContext(),
       resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: "512Mi" } },
@@ -492,10 +520,13 @@ export function buildJob(
   };
   // OQ-21: the Station's own init containers run after the controller's.
   spec.initContainers = [init, ...(spec.initContainers ?? [])];
-  const volumes: V1Volume[] = (spec.volumes ?? []).filter(
-    (v) => v.name !== "agent" && v.name !== "workspace",
-  );
-  spec.volumes = [...volumes, { name: "agent", emptyDir: {} }, { name: "workspace", emptyDir: {} }];
+  const volumes: V1Volume[] = (spec.volumes ?? []).filter((v) => !RUN_VOLUMES.has(v.name));
+  spec.volumes = [
+    ...volumes,
+    { name: "agent", emptyDir: {} },
+    { name: "workspace", emptyDir: {} },
+    { name: RESULT_VOLUME, emptyDir: {} },
+  ];
   spec.restartPolicy = "Never";
   spec.securityContext = { fsGroup: 1000, seccompProfile: RUNTIME_DEFAULT };
   spec.automountServiceAccountToken = false;

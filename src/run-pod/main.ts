@@ -11,13 +11,15 @@ import { runCourier } from "./courier/main.js";
 import { dispatch } from "./dispatch.js";
 import { runInit } from "./init/main.js";
 import { runSupervisor } from "./supervisor/main.js";
+import { runWitness } from "./witness/main.js";
 
 type Program = (argv: string[], env: Env) => Promise<number>;
 
-const PROGRAMS: Readonly<Record<"init" | "supervisor" | "courier", Program>> = {
+const PROGRAMS: Readonly<Record<"init" | "supervisor" | "courier" | "witness", Program>> = {
   init: runInit,
   supervisor: runSupervisor,
   courier: runCourier,
+  witness: runWitness,
 };
 
 async function main(): Promise<number> {

@@ -1,10 +1,10 @@
 /**
  * The courier end to end on one machine: a bare repository served over smart HTTP by git's own
  * http-backend (test/fakes/git-http.ts), the GitHub pulls API fake (test/fakes/github.ts), a
- * workspace clone the "agent" edited, the supervisor's exit-code file and an http sink.
+ * workspace clone the "agent" edited, the witness's result record and an http sink.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -140,9 +140,10 @@ describe("courier", () => {
     return { workspace: ws, clone, home };
   }
 
+  /** The witness's record (written by this process's uid, which the courier is told to trust). */
   function agentExited(home: string, code: number | string): void {
-    mkdirSync(join(home, "run"), { recursive: true });
-    writeFileSync(join(home, "run", "exit-code"), `${code}\n`);
+    mkdirSync(join(home, "result"), { recursive: true, mode: 0o755 });
+    writeFileSync(join(home, "result", "exit-code"), `${code}\n`, { mode: 0o644 });
   }
 
   function envFor(home: string, ws: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -166,6 +167,7 @@ describe("courier", () => {
       GITHUB_API_URL: github.url,
       GITHUB_SERVER_URL: gitServer.url,
       AGENT_REPOS: JSON.stringify([{ name: "app", url: gitServer.repoUrl("acme/app") }]),
+      AGENT_RESULT_DIR: join(home, "result"),
       ...extra,
     };
   }
@@ -185,6 +187,7 @@ describe("courier", () => {
       stdout: (l) => stdout.push(l),
       stderr: (l) => stderr.push(l),
       drainMs: 10_000,
+      resultOwnerUid: process.getuid?.() ?? 0,
       ...seams,
     });
     return {
@@ -357,7 +360,6 @@ describe("courier", () => {
   it.each([
     ["a non-zero exit code", "3"],
     ["the deadline code", "124"],
-    ["content that is no exit code", "garbage"],
   ])("skips with agent-failed for %s, touching no repository", async (_name, content) => {
     await serveGit();
     const { workspace: ws, clone, home } = await workspace();
@@ -372,6 +374,30 @@ describe("courier", () => {
     expect(github.requests).toEqual([]);
     expect(sink.bodies.map((b) => JSON.parse(b).event)).toEqual(run.events);
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "refuses a success the agent's uid forged in the result directory, touching no repository",
+    async () => {
+      await serveGit();
+      const { workspace: ws, clone, home } = await workspace();
+      writeFileSync(join(clone, "README.md"), "half-done\n");
+      agentExited(home, 0);
+      chownSync(join(home, "result", "exit-code"), 1000, 1000);
+
+      const run = await courier(envFor(home, ws), { resultOwnerUid: 0 });
+
+      expect(run.code).not.toBe(0);
+      expect(run.events).toEqual([
+        {
+          kind: "delivery",
+          status: "failed",
+          reason: `untrusted agent result: ${join(home, "result", "exit-code")} was not written by the witness (owner uid 1000)`,
+        },
+      ]);
+      expect(run.spawned).toEqual([]);
+      expect(github.requests).toEqual([]);
+    },
+  );
 
   it("fails with the push's reason and a non-zero exit when the push is refused, opening no PR", async () => {
     await serveGit({ refusePush: true });

@@ -1,6 +1,6 @@
 /**
  * `ai-agent-courier`: the run pod's delivery container (runtime.md §4.3, §11; OQ-47–49). Waits
- * for the supervisor's exit code, skips a failed agent, otherwise delivers the workspace clone
+ * for the agent's exit code as the witness recorded it, skips a failed agent, otherwise delivers the workspace clone
  * as a pull request, and reports exactly one delivery event: bare on stdout (the controller reads
  * `prUrl` and `delivery failed: <reason>` from this container's log) and enveloped to the sinks.
  *
@@ -26,6 +26,8 @@ export interface CourierSeams {
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   pollMs?: number;
+  /** Whose result record is trusted; root (0) in a pod. */
+  resultOwnerUid?: number;
   drainMs?: number;
   tmpDir?: string;
 }
@@ -58,8 +60,9 @@ async function decide(
   let result: Awaited<ReturnType<typeof waitForAgentResult>>;
   try {
     result = await waitForAgentResult({
-      path: settings.exitCodePath,
+      dir: settings.resultDir,
       waitMs: settings.waitMs,
+      ...(seams.resultOwnerUid !== undefined ? { ownerUid: seams.resultOwnerUid } : {}),
       ...(seams.pollMs !== undefined ? { pollMs: seams.pollMs } : {}),
       ...(seams.now ? { now: seams.now } : {}),
       ...(seams.sleep ? { sleep: seams.sleep } : {}),
@@ -75,12 +78,17 @@ async function decide(
     log(`${settings.exitCodePath} did not appear within ${settings.waitMs} ms`);
     return { kind: "delivery", status: "failed", reason: "no-agent-result" };
   }
-  if (result.state === "unreadable" || result.code !== 0) {
-    log(
-      result.state === "unreadable"
-        ? `${settings.exitCodePath} holds no exit code (${JSON.stringify(result.content.slice(0, 40))}); not delivering`
-        : `the agent exited with code ${result.code}; not delivering`,
-    );
+  if (result.state === "gone") {
+    log("the agent container's witness ended without recording a result (the container was killed)");
+    return { kind: "delivery", status: "failed", reason: "no-agent-result" };
+  }
+  if (result.state === "untrusted") {
+    // Only root writes there: anything else is tampering or a broken pod, never a success.
+    log(`${result.why}; not delivering`);
+    return { kind: "delivery", status: "failed", reason: `untrusted agent result: ${result.why}` };
+  }
+  if (result.code !== 0) {
+    log(`the agent exited with code ${result.code}; not delivering`);
     return { kind: "delivery", status: "skipped", reason: "agent-failed" };
   }
   return deliver(settings, {

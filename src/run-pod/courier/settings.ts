@@ -3,7 +3,9 @@
  * delivery settings the controller rendered into AGENT_DELIVERY, the forge token, the target
  * repository and branch, and where the agent's result appears. Pure: no I/O, never throws.
  */
+import { join } from "node:path";
 import { type Env, jsonEnv, positiveIntEnv } from "../common/run-env.js";
+import { DEFAULT_RESULT_DIR, RESULT_FILE } from "../witness/result-dir.js";
 
 /** Fallback when AGENT_DELIVERY carries no title (the controller always sends one). */
 const FALLBACK_TITLE = "ai-agent delivery";
@@ -28,7 +30,8 @@ export interface CourierSettings {
   branch: string;
   workspaceDir: string;
   home: string;
-  /** The supervisor's exit-code file, `$HOME/run/exit-code`. */
+  /** The witness's result directory (AGENT_RESULT_DIR) and its exit-code file in it. */
+  resultDir: string;
   exitCodePath: string;
   /** How long to wait for that file: AGENT_DEADLINE_MS + 5 s; undefined = no bound (OQ-48). */
   waitMs: number | undefined;
@@ -51,7 +54,7 @@ export interface RepoSpec {
   ref?: string;
 }
 
-/** Grace after AGENT_DEADLINE_MS for the supervisor to write its result (OQ-48). */
+/** Grace after AGENT_DEADLINE_MS for the witness to record the result (OQ-48). */
 export const EXIT_CODE_GRACE_MS = 5000;
 
 const trimSlash = (url: string) => url.replace(/\/+$/, "");
@@ -75,7 +78,8 @@ export function courierSettings(env: Env): CourierSettings {
     branch: (env.BRANCH_NAME ?? "").trim() || (env.AGENT_NAME ? `agent/${env.AGENT_NAME}` : ""),
     workspaceDir: env.WORKSPACE_DIR || "/workspace",
     home,
-    exitCodePath: `${trimSlash(home)}/run/exit-code`,
+    resultDir: env.AGENT_RESULT_DIR || DEFAULT_RESULT_DIR,
+    exitCodePath: join(env.AGENT_RESULT_DIR || DEFAULT_RESULT_DIR, RESULT_FILE),
     waitMs: deadline === undefined ? undefined : deadline + EXIT_CODE_GRACE_MS,
     apiUrl: trimSlash(env.GITHUB_API_URL || "https://api.github.com"),
     serverUrl: trimSlash(env.GITHUB_SERVER_URL || "https://github.com"),

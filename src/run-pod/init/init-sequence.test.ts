@@ -42,6 +42,8 @@ describe("init sequence (runtime.md §7.1)", () => {
     const target = join(sb.home, "bin", "ai-agent-supervisor");
     expect(readFileSync(target, "utf8")).toBe("#!/bin/sh\necho supervisor\n");
     expect(statSync(target).mode & 0o777).toBe(0o755);
+    // The witness, the agent container's command, is the same executable under its own name.
+    expect(statSync(join(sb.home, "bin", "ai-agent-witness")).ino).toBe(statSync(target).ino);
   });
 
   it("a missing supervisor fails tool=supervisor, exit 1, the cause naming the source last", async () => {

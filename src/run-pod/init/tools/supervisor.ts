@@ -1,6 +1,10 @@
-/** Tool `supervisor`: the agent container runs `$HOME/bin/ai-agent-supervisor` (runtime.md §7.2 row 1). */
-import { chmod, copyFile, mkdir, rename, rm } from "node:fs/promises";
-import { dirname } from "node:path";
+/**
+ * Tool `supervisor`: the agent container runs `$HOME/bin/ai-agent-witness`, which runs
+ * `$HOME/bin/ai-agent-supervisor` as the agent's uid (runtime.md §7.2 row 1, docs/security.md):
+ * one copy of the executable, the witness a hard link to it (the program is picked by name).
+ */
+import { chmod, copyFile, link, mkdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { errnoOf, type InitContext, stepFailure, type ToolResult } from "../context.js";
 import type { ToolPlan } from "../plan.js";
 
@@ -17,6 +21,9 @@ export async function installSupervisor(
     await copyFile(source, temp);
     await chmod(temp, 0o755);
     await rename(temp, target);
+    const witness = join(dirname(target), "ai-agent-witness");
+    await rm(witness, { force: true });
+    await link(target, witness);
     return undefined;
   } catch (err) {
     await rm(temp, { force: true }).catch(() => undefined);
