@@ -1,0 +1,373 @@
+/**
+ * End to end with the REAL gemini CLI (the pinned @google/gemini-cli on the pod runner's real-CLI
+ * image) through the controller, the real init, supervisor and courier, against the local Gemini
+ * API (test/fakes/models/gemini-generate.ts):
+ * - an interactive run whose model edits the cloned repository through gemini's own `write_file`
+ *   tool ends Succeeded with status.sessionId from gemini's `init` line, tokens from its `result`
+ *   line, `output.select` and `kubectl agent logs` on its real lines, the definition's
+ *   disallowed tool never offered to the model, and the edit as a pull request on the GitHub fake;
+ * - a rejected key (401) and a persistent rate limit (429) each end Failed, within the CLI's
+ *   bounded attempts, with the provider's answer in the failure reason;
+ * - a realtime session of three turns, each continuing the session, then a resume in a fresh pod
+ *   that the model server proves received the earlier history.
+ *
+ * Each case has a model server of its own (the Station's GOOGLE_GEMINI_BASE_URL wins over the
+ * installation's), so the cases run at the same time.
+ */
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { startControllerPromptApi } from "../../../src/controller/prompt-api.js";
+import type { Agent } from "../../../src/core/types.js";
+import type { PromptApiServer } from "../../../src/prompt-api/index.js";
+import { GEMINI_MAX_ATTEMPTS } from "../../../src/run-pod/supervisor/cli-setup/gemini.js";
+import {
+  type GeminiServer,
+  geminiHistory,
+  offeredTools,
+  startGeminiServer,
+} from "../../fakes/models/gemini-generate.js";
+import { eventually } from "../../harness/context.js";
+import {
+  createAgent,
+  createDefinition,
+  createRealCliStation,
+  finishedAgent,
+  forgeRecipe,
+  keySecret,
+  podLog,
+  type RealCliEnv,
+  realClisSkipReason,
+  SINK_HEADERS_KEY,
+  startRealCliEnv,
+} from "./setup.js";
+
+const MODEL = "gemini-2.5-pro";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** gemini takes 2 s to start on an idle machine, 20 s and more on a loaded one; each turn starts it. */
+const RUN_TIMEOUT_MS = 420_000;
+const API_TOKEN = "gemini-rt-caller-token";
+const SIGNING_KEY = "gemini-rt-signing-key";
+const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+
+const SKIP = realClisSkipReason();
+if (SKIP) console.warn(`gemini e2e skipped: ${SKIP}`);
+
+let env: RealCliEnv;
+let api: PromptApiServer;
+let store: ConversationStore;
+const servers: GeminiServer[] = [];
+
+beforeAll(async () => {
+  if (SKIP) return;
+  const model = await startGeminiServer();
+  env = await startRealCliEnv({
+    prefix: "real-gemini",
+    model,
+    baseUrls: { gemini: model.origin },
+    forge: { "acme/app": { "README.md": "helo world\n" } },
+    controllerEnv: {
+      REALTIME_ENABLED: "true",
+      REALTIME_API_TOKEN: API_TOKEN,
+      REALTIME_SIGNING_KEY: SIGNING_KEY,
+    },
+  });
+  api = await startControllerPromptApi({
+    config: { namespace: env.ns, realtimeApiToken: API_TOKEN, realtimeSigningKey: SIGNING_KEY },
+    client: env.client,
+    port: 0,
+    host: "127.0.0.1",
+    logger: quiet,
+  });
+  store = await startConversationStore();
+});
+afterAll(async () => {
+  await api?.close(1000);
+  await store?.close();
+  await env?.close();
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+/** A definition and Station of their own whose runs talk to a model server of their own. */
+async function stationWithModel(name: string, spec: Record<string, unknown>): Promise<GeminiServer> {
+  const model = await startGeminiServer();
+  servers.push(model);
+  await createDefinition(env, name, { model: MODEL, resources: { secrets: [keySecret("gemini")] }, ...spec });
+  await createRealCliStation(env, name, name, {
+    env: [{ name: "GOOGLE_GEMINI_BASE_URL", value: model.origin }],
+    spec: { deadlineMinutes: 8 },
+  });
+  return model;
+}
+
+async function run(name: string, station: string, spec: Record<string, unknown> = {}): Promise<Agent> {
+  await createAgent(env, name, station, { parameters: { topic: "notes" }, ...spec });
+  return finishedAgent(env, name, RUN_TIMEOUT_MS);
+}
+
+/** git on the forge's bare repository (asynchronous: the git server runs in this process). */
+function bareGit(repo: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      "git",
+      ["--git-dir", join(env.forge?.root ?? "", `${repo}.git`), ...args],
+      { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1" } },
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    );
+  });
+}
+
+/** The CLI's own lines among an Agent's sink events (lifecycle events have no `type`). */
+const cliEvents = (agent: string) => env.listener.eventsFor(agent).filter((e) => typeof e.type === "string");
+
+describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
+  it.concurrent(
+    "edits the clone through write_file: Succeeded, session and tokens from its lines, select and logs on them, disallowed tools never offered, the edit as a PR",
+    async () => {
+      const recipe = forgeRecipe(env, "acme/app");
+      const model = await stationWithModel("gm-edit", {
+        prompt: "Write the {topic} file.",
+        permission_mode: "bypass",
+        disallowed_tools: ["run_shell_command"],
+        resources: { ...recipe.resources, secrets: [keySecret("gemini")] },
+        delivery: recipe.delivery,
+        output: {
+          select: [{ event: "tool_call", tool: "write_file" }, { event: "result" }],
+          sinks: [{ type: "http", url: env.listener.url, headers_secret: SINK_HEADERS_KEY }],
+        },
+      });
+      model.script([
+        {
+          text: "Writing the notes.",
+          toolCall: {
+            name: "write_file",
+            input: { file_path: "app/NOTES.md", content: "# Notes\n\nWritten by gemini.\n" },
+          },
+          usage: { input: 1000, output: 50 },
+        },
+        { text: "Wrote app/NOTES.md.", usage: { input: 1200, output: 10 } },
+      ]);
+      const agent = await run("gm-edit-1", "gm-edit");
+      expect(agent.status?.failureReason ?? "").toBe("");
+      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      const output = agent.status?.output ?? "";
+      const sessionId = agent.status?.sessionId ?? "";
+      expect(sessionId).toMatch(UUID);
+      const init = JSON.parse(output.split("\n")[0] ?? "{}");
+      expect(init).toMatchObject({ type: "init", session_id: sessionId, model: MODEL });
+
+      // kubectl agent status / logs on gemini's lines.
+      expect(vendorFor(output.split("\n"), MODEL)).toBe("gemini");
+      expect(costOf("gemini", output)).toEqual({ inputTokens: 2200, outputTokens: 60 });
+      const rendered = renderOutput(output, "gemini");
+      expect(rendered.slice(0, 5)).toEqual([
+        `[session] ${sessionId} · ${MODEL}`,
+        "[user] Write the notes file.",
+        "Writing the notes.",
+        "[tool] write_file · app/NOTES.md",
+        "[tool result]",
+      ]);
+      expect(rendered.at(-2)).toBe("Wrote app/NOTES.md.");
+      expect(rendered.at(-1)).toMatch(/^\[result\] success · 2200 in \/ 60 out tokens · 1 tool call · /);
+      expect(output).toBe(await podLog(env, agent, "agent"));
+
+      // output.select: the write call and the result, nothing else of the CLI's.
+      const selected = cliEvents("gm-edit-1");
+      expect(selected.map((e) => e.type)).toEqual(["tool_use", "result"]);
+      expect(selected[0]).toMatchObject({
+        tool_name: "write_file",
+        parameters: { file_path: "app/NOTES.md" },
+      });
+
+      // Two chat calls to the named model, nothing else; the denied tool was never offered.
+      expect(model.journal().map((e) => `${e.method} ${e.path}`)).toEqual([
+        `POST /v1beta/models/${MODEL}:streamGenerateContent`,
+        `POST /v1beta/models/${MODEL}:streamGenerateContent`,
+      ]);
+      const offered = offeredTools(model.modelCalls()[0] as never);
+      expect(offered).toContain("write_file");
+      expect(offered).not.toContain("run_shell_command");
+
+      // The edit is the pull request's diff.
+      const pulls = env.forge?.github.pulls.filter((p) => p.head === "agent/gm-edit-1") ?? [];
+      expect(pulls).toHaveLength(1);
+      expect(agent.status?.prUrl).toBe(pulls[0]?.htmlUrl);
+      expect(await bareGit("acme/app", ["diff", "--name-status", "main", "agent/gm-edit-1"])).toBe(
+        "A\tNOTES.md\n",
+      );
+      expect(await bareGit("acme/app", ["show", "agent/gm-edit-1:NOTES.md"])).toBe(
+        "# Notes\n\nWritten by gemini.\n",
+      );
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a rejected key (401) ends Failed at once with the provider's answer",
+    async () => {
+      const model = await stationWithModel("gm-401", { prompt: "Say hi." });
+      model.fallback({ error: { status: 401 } });
+      const agent = await run("gm-401-1", "gm-401");
+      expect(agent.status).toMatchObject({
+        phase: "Failed",
+        failureReason:
+          "gemini exited with code 145: API error 401 UNAUTHENTICATED: Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+      });
+      expect(model.modelCalls()).toHaveLength(1);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a persistent rate limit (429) ends Failed after the bounded attempts with the provider's answer",
+    async () => {
+      const model = await stationWithModel("gm-429", { prompt: "Say hi." });
+      model.fallback({ error: { status: 429 } });
+      const agent = await run("gm-429-1", "gm-429");
+      expect(agent.status).toMatchObject({
+        phase: "Failed",
+        failureReason:
+          "gemini exited with code 173: API error: Resource has been exhausted (e.g. check quota). Please wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method",
+      });
+      expect(model.modelCalls()).toHaveLength(GEMINI_MAX_ATTEMPTS);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a realtime session of three turns continues one gemini session; a resume in a fresh pod sends the earlier history",
+    async () => {
+      const model = await stationWithModel("gm-rt", {
+        prompt: "Remember the number 42.",
+        execution: "realtime",
+        resources: { secrets: [keySecret("gemini")], conversation: { source: `${store.url}/conv` } },
+      });
+      model.script([{ text: "Noted: 42." }, { text: "You said 42." }, { text: "Still 42." }]);
+      await createAgent(env, "gm-rt-a", "gm-rt");
+      await untilAccepted("gm-rt-a", "Which number?");
+      expect(await prompt("gm-rt-a", "Say it once more.")).toMatchObject({ status: 202 });
+      expect(await post("gm-rt-a", "close")).toMatchObject({ status: 202 });
+      const first = await finishedAgent(env, "gm-rt-a", RUN_TIMEOUT_MS);
+      expect(first.status?.failureReason ?? "").toBe("");
+      expect(first.status?.phase).toBe("Succeeded");
+      const sessionId = first.status?.sessionId ?? "";
+      expect(sessionId).toMatch(UUID);
+
+      // One gemini process per turn, each continuing the session: every request carries the
+      // conversation so far (the initial prompt was turn 1).
+      const firstCalls = model.modelCalls();
+      const userTexts = (i: number) =>
+        geminiHistory(firstCalls[i] as never)
+          .filter((t) => t.role === "user" && t.text !== "")
+          .map((t) => t.text.replace(/^<session_context>[\s\S]*<\/session_context>/, ""));
+      expect(firstCalls.length).toBeGreaterThanOrEqual(3);
+      expect(userTexts(0).at(-1)).toBe("Remember the number 42.");
+      expect(userTexts(1).slice(-2)).toEqual(["Remember the number 42.", "Which number?"]);
+      expect(userTexts(2).slice(-3)).toEqual([
+        "Remember the number 42.",
+        "Which number?",
+        "Say it once more.",
+      ]);
+      expect(store.saves(sessionId)).toBeGreaterThan(0);
+
+      // A fresh pod resumes it: the init restores the saved .gemini, the turn runs --resume=<id>.
+      model.script([{ text: "It was 42." }]);
+      const before = model.modelCalls().length;
+      await createAgent(env, "gm-rt-b", "gm-rt", { resumeSession: sessionId });
+      const { accepted } = await untilAccepted("gm-rt-b", "What was the number?");
+      expect(accepted.body).toEqual({ turn: 1, queued: 1, sessionId });
+      expect(await post("gm-rt-b", "close")).toMatchObject({ status: 202 });
+      const resumed = await finishedAgent(env, "gm-rt-b", RUN_TIMEOUT_MS);
+      expect(resumed.status?.failureReason ?? "").toBe("");
+      expect(resumed.status).toMatchObject({ phase: "Succeeded", sessionId });
+      const [resumedCall] = model.modelCalls().slice(before);
+      const history = geminiHistory(resumedCall as never);
+      expect(history.filter((t) => t.role === "model").map((t) => t.text)).toEqual([
+        "Noted: 42.",
+        "You said 42.",
+        "Still 42.",
+      ]);
+      expect(history.at(-1)).toMatchObject({ role: "user", text: "What was the number?" });
+      // The resumed turn announced the same session.
+      expect(resumed.status?.output ?? "").toContain(`"session_id":"${sessionId}"`);
+    },
+    RUN_TIMEOUT_MS * 2,
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+// The controller's prompt API and a local conversation store.
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function post(name: string, route: string, body?: unknown): Promise<Answer> {
+  const res = await fetch(`http://127.0.0.1:${api.port}/v1/namespaces/${env.ns}/agents/${name}/${route}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+const prompt = (name: string, text: string) => post(name, "prompt", { prompt: text });
+
+/** Sends `text` until the session accepts it (409 while Pending, 503 while the pod is not Ready). */
+function untilAccepted(name: string, text: string): Promise<{ accepted: Answer }> {
+  return eventually(
+    `${name} accepts a prompt`,
+    async () => {
+      const reply = await prompt(name, text);
+      if (reply.status === 202) return { accepted: reply };
+      expect([409, 503]).toContain(reply.status);
+      return undefined;
+    },
+    RUN_TIMEOUT_MS,
+    500,
+  );
+}
+
+interface ConversationStore {
+  url: string;
+  saves(id: string): number;
+  close(): Promise<void>;
+}
+
+/** `/conv/<id>`: POST saves the archive, GET restores it (the conversation source's contract). */
+async function startConversationStore(): Promise<ConversationStore> {
+  const { createServer } = await import("node:http");
+  const archives = new Map<string, Buffer>();
+  const saves = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const path = (req.url ?? "").split("?")[0] ?? "";
+      const id = path.startsWith("/conv/") ? decodeURIComponent(path.slice("/conv/".length)) : "";
+      if (id !== "" && req.method === "POST") {
+        archives.set(id, Buffer.concat(chunks));
+        saves.set(id, (saves.get(id) ?? 0) + 1);
+        res.writeHead(201).end();
+        return;
+      }
+      const archive = archives.get(id);
+      if (id !== "" && req.method === "GET" && archive) {
+        res.writeHead(200, { "content-type": "application/gzip" }).end(archive);
+        return;
+      }
+      res.writeHead(404).end("not found\n");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    saves: (id) => saves.get(id) ?? 0,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
