@@ -157,9 +157,26 @@ function failureDetail(j: JsonLine): string {
 function claudeLine(j: JsonLine): string[] {
   switch (j.type) {
     case "system":
-      return j.subtype === "init" ? [`[session] ${parts(str(j.session_id), str(j.model))}`] : [];
+      if (j.subtype === "init") return [`[session] ${parts(str(j.session_id), str(j.model))}`];
+      // docs/agent-clis.md (claude): the CLI's notice before it retries a failed API call.
+      if (j.subtype === "api_retry") {
+        const status = num(j.error_status);
+        const attempt = num(j.attempt);
+        return [
+          `[retry] ${parts(
+            status !== undefined ? `API ${status}` : "no API response",
+            str(j.error),
+            attempt !== undefined &&
+              `attempt ${attempt}${num(j.max_retries) !== undefined ? ` of ${j.max_retries}` : ""}`,
+            num(j.retry_delay_ms) !== undefined && `next in ${seconds(j.retry_delay_ms)}`,
+          )}`,
+        ];
+      }
+      return [];
     case "assistant":
     case "user": {
+      // The CLI's own message after it gave up on an API call: the result line that follows says it.
+      if (j.is_api_error_message === true) return [];
       const message = isObject(j.message) ? j.message : {};
       const content = message.content;
       if (typeof content === "string") return j.type === "user" ? [`[user] ${oneLine(content)}`] : [content];
