@@ -1,6 +1,8 @@
 /**
- * `$HOME/run/exit-code`: how the courier container learns the agent's result (OQ-48). Written
- * through a temporary file and a rename, so a reader never sees a half-written code.
+ * `$HOME/run/exit-code`: the supervisor's own note of its exit code, for a person or tool looking
+ * at the agent volume. Nothing trusts it: the agent's uid can write it. The courier reads the
+ * witness's record instead (src/run-pod/witness/, docs/security.md). Written through a temporary
+ * file and a rename, so a reader never sees a half-written code.
  */
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
