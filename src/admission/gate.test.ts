@@ -25,4 +25,16 @@ describe("ReviewGate", () => {
     (await third)?.();
     expect(await gate.enter()).toBeDefined();
   });
+
+  it("gives up on a caller that waited maxWaitMs, and its place does not swallow a later slot", async () => {
+    const gate = new ReviewGate(1, 4);
+    const first = await gate.enter();
+    expect(await gate.enter(10)).toBeUndefined();
+    const next = gate.enter(60_000);
+    first?.();
+    const release = await next;
+    expect(release).toBeDefined();
+    release?.();
+    expect(await gate.enter(10)).toBeDefined();
+  });
 });

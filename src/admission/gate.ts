@@ -11,11 +11,28 @@ export class ReviewGate {
     private readonly maxWaiting: number,
   ) {}
 
-  /** A release function once it is this caller's turn; undefined at once when the queue is full. */
-  async enter(): Promise<(() => void) | undefined> {
+  /**
+   * A release function once it is this caller's turn; undefined at once when the queue is full,
+   * or after `maxWaitMs` without a turn (the API server has given up on the call by then).
+   */
+  async enter(maxWaitMs = Number.POSITIVE_INFINITY): Promise<(() => void) | undefined> {
     if (this.active >= this.maxActive) {
       if (this.waiting.length >= this.maxWaiting) return undefined;
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      const turn = await new Promise<boolean>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        const timer =
+          maxWaitMs === Number.POSITIVE_INFINITY
+            ? undefined
+            : setTimeout(() => {
+                this.waiting.splice(this.waiting.indexOf(wake), 1);
+                resolve(false);
+              }, maxWaitMs);
+        this.waiting.push(wake);
+      });
+      if (!turn) return undefined;
     } else {
       this.active++;
     }

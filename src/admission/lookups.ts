@@ -37,12 +37,13 @@ export interface LookupLimits {
 
 /**
  * 30 reads at once, 10 a second after that: a review takes at most 6 (3 access checks, 3
- * objects), and the cache makes repeats of the same names free for 10 s.
+ * objects), and the cache makes repeats of the same names free for 10 s. At most 256 objects of
+ * at most MAX_CACHED_CHARS each are kept, so the cache stays under ~16 MiB whatever exists.
  */
 export function lookupLimits(now: () => number = Date.now): LookupLimits {
   return {
     bucket: new TokenBucket(30, 10, now),
-    found: new TtlCache(10_000, 1000, now),
+    found: new TtlCache(10_000, 256, now),
     access: new TtlCache(10_000, 1000, now),
   };
 }
@@ -61,6 +62,8 @@ export interface AdmissionChecks {
 }
 
 export const MSG_LOOKUPS_EXHAUSTED = "the webhook is making too many lookups right now";
+/** A larger object (a definition with a huge prompt) is used but not kept. */
+const MAX_CACHED_CHARS = 64 * 1024;
 
 function describeFailure(err: unknown): string {
   if (err instanceof KubeApiError) return `${err.status} ${err.reason}: ${err.detail}`;
@@ -111,13 +114,21 @@ export async function reviewWarnings(req: AdmissionRequest, c: AdmissionChecks):
       const v = await c.reader.get<unknown>(r, c.namespace, name, signal);
       if (v === undefined) return { state: "missing" };
       const kept = keep(v);
-      limits.found.set(objectKey, kept);
+      if (JSON.stringify(kept).length <= MAX_CACHED_CHARS) limits.found.set(objectKey, kept);
       return found(kept);
     } catch (err) {
       return unknown(describeFailure(err));
     }
   };
-  const asIs = <T>(v: unknown) => v as T;
+  // Only what the checks read is kept (no managedFields, annotations or status).
+  const station = (v: unknown): Station => {
+    const st = v as Station;
+    return { metadata: { name: st.metadata?.name }, spec: { agentDefRef: st.spec.agentDefRef } } as Station;
+  };
+  const definition = (v: unknown): AgentDefinition => {
+    const d = v as AgentDefinition;
+    return { metadata: { name: d.metadata?.name }, spec: d.spec } as AgentDefinition;
+  };
   // Key names only: no Secret value is kept past this line.
   const secretKeys = () =>
     lookup(
@@ -128,25 +139,25 @@ export async function reviewWarnings(req: AdmissionRequest, c: AdmissionChecks):
 
   if (kind === "Agent") {
     const agent = req.object as Agent;
-    const station = await lookup(STATIONS, agent.spec.stationRef, asIs<Station>);
-    const definition =
-      station?.state === "found"
-        ? await lookup(AGENT_DEFINITIONS, station.value.spec.agentDefRef, asIs<AgentDefinition>)
+    const st = await lookup(STATIONS, agent.spec.stationRef, station);
+    const def =
+      st?.state === "found"
+        ? await lookup(AGENT_DEFINITIONS, st.value.spec.agentDefRef, definition)
         : undefined;
-    const refs = agentRunSecretKeys(agent, definition?.state === "found" ? definition.value : undefined);
+    const refs = agentRunSecretKeys(agent, def?.state === "found" ? def.value : undefined);
     const keys = refs.length > 0 ? await secretKeys() : undefined;
     return agentWarnings(agent, c.namespace, c.modes, {
-      ...(station ? { station } : {}),
-      ...(definition ? { definition } : {}),
+      ...(st ? { station: st } : {}),
+      ...(def ? { definition: def } : {}),
       ...(keys ? { secretKeys: keys } : {}),
     });
   }
   if (kind === "Station") {
-    const station = req.object as Station;
-    const definition = await lookup(AGENT_DEFINITIONS, station.spec.agentDefRef, asIs<AgentDefinition>);
-    return stationWarnings(station, c.namespace, c.modes, definition ? { definition } : {});
+    const object = req.object as Station;
+    const def = await lookup(AGENT_DEFINITIONS, object.spec.agentDefRef, definition);
+    return stationWarnings(object, c.namespace, c.modes, def ? { definition: def } : {});
   }
-  const def = req.object as AgentDefinition;
-  const keys = definitionSecretKeys(def).length > 0 ? await secretKeys() : undefined;
-  return definitionWarnings(def, c.namespace, c.modes, keys ? { secretKeys: keys } : {});
+  const object = req.object as AgentDefinition;
+  const keys = definitionSecretKeys(object).length > 0 ? await secretKeys() : undefined;
+  return definitionWarnings(object, c.namespace, c.modes, keys ? { secretKeys: keys } : {});
 }

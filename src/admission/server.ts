@@ -30,6 +30,7 @@ export const MAX_BODY_BYTES = 3 * 1024 * 1024 + 64 * 1024;
  * take milliseconds, so a short queue rarely holds one. Past the queue: 429, warnings skipped.
  */
 const MAX_ACTIVE_REVIEWS = 2;
+/** Waiting ends with a 429 after REVIEW_DEADLINE_MS: the API server has given up by then. */
 const MAX_WAITING_REVIEWS = 32;
 /**
  * The API server gives up after the webhook's timeoutSeconds (5) and a request that has not
@@ -102,7 +103,7 @@ export function admissionHandler(options: AdmissionChecks & { log: (msg: string)
     if (path !== ADMISSION_PATH)
       return reply(res, 404, `no such path: ${path}; the webhook serves ${ADMISSION_PATH}\n`);
     if (req.method !== "POST") return reply(res, 405, `${ADMISSION_PATH} accepts POST only\n`);
-    const release = await gate.enter();
+    const release = await gate.enter(REVIEW_DEADLINE_MS);
     if (!release) return reply(res, 429, "too many admission reviews at once; try again\n");
     try {
       await review(req, res, o);
