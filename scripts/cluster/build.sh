@@ -30,6 +30,14 @@ if have_all "$BIN"; then echo "$BIN"; exit 0; fi
 
 command -v go >/dev/null || { echo "build.sh: Go is required for the first build (or set KUBEBUILDER_ASSETS)" >&2; exit 1; }
 mkdir -p "$BIN"
+# One build at a time per cache: a second caller (another test run, npm run dev) waits for the
+# first instead of compiling the same packages beside it on the same cores, then finds them built.
+exec 9>"$CACHE/$KEY.lock"
+if ! flock -n 9; then
+  echo "[control-plane build] another build of $KEY is running; waiting for it" >&2
+  flock 9
+fi
+if have_all "$BIN"; then echo "$BIN"; exit 0; fi
 WORK="$CACHE/$KEY/src"
 mkdir -p "$WORK"
 log() { echo "[control-plane build] $*" >&2; }
