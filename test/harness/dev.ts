@@ -1,19 +1,84 @@
 /**
  * `npm run dev`: a local control plane with the project's CRDs and the example Station and
- * AgentDefinition, then the controller in the foreground. Ctrl-C tears everything down.
+ * AgentDefinition, then the controller in the foreground. Ctrl-C, or a signal to this process
+ * (a timeout, a process manager), tears everything down; so does the death of the shell that
+ * started it.
+ *
+ * With dist/agent built, the example Station's runs go to the pod runner with the REAL claude CLI
+ * (installed into the CLI cache on first use, test/harness/agent-clis.ts), which talks to a local
+ * Anthropic Messages server started here: its scripted answer writes a file in the run's workspace
+ * through claude's own Write tool. DEV_FAKE_CLI=1 keeps the fake claude (machines without the
+ * CLI cache or the network to fill it).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { AGENT_BASE_URL_SETTINGS } from "../../src/core/agent-clis.js";
 import { fakeCliEnv } from "../fakes/cli/script.js";
+import { type AnthropicMessagesServer, startAnthropicMessages } from "../fakes/models/anthropic-messages.js";
+import type { ModelStep } from "../fakes/models/base.js";
+import { ensureAgentClis } from "./agent-clis.js";
 import { applyYamlFile, type ControlPlane, installCrds, REPO_ROOT, startControlPlane } from "./cluster.js";
 import { RUNNER_SCHEDULING } from "./pod-runner.js";
-import { RUNNER_AGENT_IMAGE, runPodProgramsBuilt } from "./pod-runner-images.js";
+import { REAL_CLI_AGENT_IMAGE, RUNNER_AGENT_IMAGE, runPodProgramsBuilt } from "./pod-runner-images.js";
 
 const NAMESPACE = process.env.NAMESPACE ?? "ai-agents";
 /** DEV_POD_RUNNER=0 keeps the example Station on kwok (scripted pods) even when dist/agent exists. */
 const USE_RUNNER = process.env.DEV_POD_RUNNER !== "0" && runPodProgramsBuilt();
+/** DEV_FAKE_CLI=1 runs the fake claude on the pod runner instead of the real one. */
+const WANT_REAL_CLI = process.env.DEV_FAKE_CLI !== "1";
 const log = (m: string) => process.stderr.write(`[dev] ${m}\n`);
+/** The dev key: the local model server accepts any key, the real CLI insists on having one. */
+const DEV_API_KEY = "sk-ant-api03-dev-local-model-server";
+/** What the local model answers each run: write a file with claude's own Write tool, then say so. */
+const DEV_RUN_STEPS: ModelStep[] = [
+  {
+    toolCall: {
+      name: "Write",
+      input: {
+        file_path: "/workspace/summary.md",
+        content:
+          "# Summary\n\nWritten by the real claude CLI, answered by the local model server (npm run dev).\n",
+      },
+    },
+    text: "I'll write the summary to summary.md.",
+  },
+  { text: "Wrote summary.md.", usage: { input: 1200, output: 40 } },
+];
+/** Runs the scripted answers cover; every later model call gets the server's default "Done.". */
+const DEV_SCRIPTED_RUNS = 200;
+
+/** The real claude CLI is ready (installing it on first use), or why the fake one runs instead. */
+async function realCliReady(): Promise<true | string> {
+  if (!WANT_REAL_CLI) return "DEV_FAKE_CLI=1";
+  try {
+    await ensureAgentClis({ log: (m) => log(`agent CLIs: ${m}`) });
+    return true;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** The example Station on the pod runner: the real claude with the dev key, or the scripted fake. */
+function runnerStationPatch(realCli: boolean): Record<string, unknown> {
+  const agent = realCli
+    ? {
+        name: "agent",
+        image: REAL_CLI_AGENT_IMAGE,
+        env: [
+          {
+            name: "ANTHROPIC_API_KEY",
+            valueFrom: { secretKeyRef: { name: "agent-secrets", key: "ANTHROPIC_API_KEY" } },
+          },
+        ],
+      }
+    : {
+        name: "agent",
+        image: "ghcr.io/example/agent-runtime:dev",
+        env: fakeCliEnv({ answer: "dev run finished (fake claude on the pod runner)", durationMs: 3000 }),
+      };
+  return { spec: { template: { spec: { ...RUNNER_SCHEDULING, containers: [agent] } } } };
+}
 
 function yamlFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -26,20 +91,36 @@ function yamlFiles(dir: string): string[] {
 async function main(): Promise<void> {
   let plane: ControlPlane | undefined;
   let controller: ChildProcess | undefined;
+  let model: AnthropicMessagesServer | undefined;
   let stopping = false;
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    if (controller && controller.exitCode === null) {
+    if (controller && controller.exitCode === null && controller.signalCode === null) {
       controller.kill("SIGTERM");
       await new Promise((r) => controller?.once("exit", r));
     }
+    await model?.close();
     log("stopping the control plane");
     await plane?.stop();
     process.exit(code);
   };
   process.on("SIGINT", () => void shutdown(0));
   process.on("SIGTERM", () => void shutdown(0));
+  process.on("SIGHUP", () => void shutdown(0));
+  // npm runs this under `sh -c`, which does not pass a signal on: when whatever started us is
+  // killed, we are re-parented, and stop instead of leaving the plane and the controller behind.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) {
+      log("the process that started npm run dev is gone; stopping");
+      void shutdown(0);
+    }
+  }, 1000).unref();
+
+  // Before the plane: its real-CLI image looks for the CLI cache when the plane starts.
+  const realCli = USE_RUNNER ? await realCliReady() : "the pod runner is not in use";
+  if (USE_RUNNER && realCli !== true) log(`the fake claude runs instead of the real one: ${realCli}`);
 
   plane = await startControlPlane({ log: (m) => log(m) });
   const api = plane.api();
@@ -48,40 +129,43 @@ async function main(): Promise<void> {
   const nsRes = await api.request("POST", "/api/v1/namespaces", { metadata: { name: NAMESPACE } });
   if (nsRes.status !== 201 && nsRes.status !== 409)
     throw new Error(`creating namespace ${NAMESPACE}: ${nsRes.body}`);
+  const controllerEnv: Record<string, string> = {};
   if (crds.length > 0) {
     for (const file of ["agentdefinition.yaml", "station.yaml"]) {
       const applied = await applyYamlFile(api, join(REPO_ROOT, "deploy/examples", file));
       log(`applied ${applied.map((a) => `${a.kind}/${a.name}`).join(", ")}`);
     }
     if (USE_RUNNER) {
-      // Runs go to the pod runner: the real init and supervisor, with the fake claude answering.
-      await api.ok(
-        "PATCH",
-        `/apis/agents.re-cinq.com/v1beta1/namespaces/${NAMESPACE}/stations/default`,
-        {
-          spec: {
-            template: {
-              spec: {
-                ...RUNNER_SCHEDULING,
-                containers: [
-                  {
-                    name: "agent",
-                    image: "ghcr.io/example/agent-runtime:dev",
-                    env: fakeCliEnv({
-                      answer: "dev run finished (fake claude on the pod runner)",
-                      durationMs: 3000,
-                    }),
-                  },
-                ],
-              },
-            },
-          },
-        },
-        "application/merge-patch+json",
-      );
-      log(
-        "Station default runs on the pod runner (node runner-node-0) with a fake claude; DEV_POD_RUNNER=0 keeps kwok",
-      );
+      const patch = (path: string, body: unknown) =>
+        api.ok(
+          "PATCH",
+          `/apis/agents.re-cinq.com/v1beta1/namespaces/${NAMESPACE}/${path}`,
+          body,
+          "application/merge-patch+json",
+        );
+      await patch("stations/default", runnerStationPatch(realCli === true));
+      if (realCli === true) {
+        model = await startAnthropicMessages();
+        for (let i = 0; i < DEV_SCRIPTED_RUNS; i++) model.script(DEV_RUN_STEPS);
+        controllerEnv[AGENT_BASE_URL_SETTINGS.anthropic.setting] = model.origin;
+        const secret = {
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name: "agent-secrets" },
+          stringData: { ANTHROPIC_API_KEY: DEV_API_KEY },
+        };
+        const res = await api.request("POST", `/api/v1/namespaces/${NAMESPACE}/secrets`, secret);
+        if (res.status !== 201 && res.status !== 409) throw new Error(`creating agent-secrets: ${res.body}`);
+        // claude may write files only with its tools allowed (the pod is the sandbox).
+        await patch("agentdefinitions/summarize", { spec: { allowed_tools: ["Write", "Edit", "Read"] } });
+        log(
+          `Station default runs on the pod runner (node runner-node-0) with the REAL claude CLI; its model is the local Anthropic Messages server at ${model.origin} (each run writes /workspace/summary.md). DEV_FAKE_CLI=1 runs the fake claude, DEV_POD_RUNNER=0 keeps kwok`,
+        );
+      } else {
+        log(
+          "Station default runs on the pod runner (node runner-node-0) with a fake claude; DEV_POD_RUNNER=0 keeps kwok",
+        );
+      }
     } else {
       log("Station default runs on kwok (scripted pods); `npm run build:agent` first to run real run pods");
     }
@@ -93,8 +177,10 @@ async function main(): Promise<void> {
   );
 
   if (existsSync(join(REPO_ROOT, "src/controller/main.ts"))) {
-    log("starting the controller (npm run controller)");
-    controller = spawn("npm", ["run", "--silent", "controller"], {
+    log("starting the controller (src/controller/main.ts)");
+    // The controller itself, not npm in front of it: a signal from shutdown() reaches it, and it
+    // stays in this process group, so a group-wide kill (Ctrl-C, timeout) reaches it too.
+    controller = spawn(process.execPath, ["--import", "tsx", "src/controller/main.ts"], {
       cwd: REPO_ROOT,
       stdio: "inherit",
       env: {
@@ -102,6 +188,7 @@ async function main(): Promise<void> {
         KUBECONFIG: kubeconfig,
         NAMESPACE,
         ...(USE_RUNNER ? { AGENT_IMAGE: RUNNER_AGENT_IMAGE } : {}),
+        ...controllerEnv,
       },
     });
     controller.on("exit", (code, signal) => {
