@@ -649,7 +649,7 @@ const rows: Row[] = [
   {
     name: "a realtime run resuming a session: the Running patch records that session id (OQ-44: it keeps the id)",
     in: {
-      agent: agent().spec({ resumeSession: "sess-7" }).build(),
+      agent: agent().spec({ resumeSession: "7c0d3f5e-2a41-4b8e-9d6f-1e2a3b4c5d6e" }).build(),
       definition: definition()
         .spec({
           execution: "realtime",
@@ -661,7 +661,12 @@ const rows: Row[] = [
     actions: [
       { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
       patch(
-        { phase: "Running", jobName: "agent-job-run-1", startedAt: NOW_ISO, sessionId: "sess-7" },
+        {
+          phase: "Running",
+          jobName: "agent-job-run-1",
+          startedAt: NOW_ISO,
+          sessionId: "7c0d3f5e-2a41-4b8e-9d6f-1e2a3b4c5d6e",
+        },
         { dependsOn: ["create-job"] },
       ),
       {

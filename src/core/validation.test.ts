@@ -3,6 +3,9 @@ import { agent, definition } from "../../test/support/core-builders.js";
 import type { AgentDefinitionSpec, AgentSpec } from "./types.js";
 import { admissionFailure, batchUnsupportedFields } from "./validation.js";
 
+/** A claude session id as the CLI announces it. */
+const SESSION = "4855a4a8-c43d-426f-99fc-150c8ea32853";
+
 const key = { resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "k" }] } };
 const batch = (extra: Partial<AgentDefinitionSpec> = {}): Partial<AgentDefinitionSpec> => ({
   execution: "batch",
@@ -184,7 +187,35 @@ const rows: Row[] = [
   [
     "resume claude ok",
     rt({ resources: { conversation: { source: "https://c" } } }),
-    { resumeSession: "s" },
+    { resumeSession: SESSION },
+    on,
+    undefined,
+  ],
+  [
+    "resume gemini with an option for an id (--resume --yolo switched auto-approve on)",
+    rt({ model: "gemini-2.5-pro", resources: { conversation: { source: "https://c" } } }),
+    { resumeSession: "--yolo" },
+    on,
+    'resumeSession "--yolo" is not a gemini session id (a UUID)',
+  ],
+  [
+    "resume claude with an option for an id",
+    rt({ resources: { conversation: { source: "https://c" } } }),
+    { resumeSession: "--dangerously-skip-permissions" },
+    on,
+    'resumeSession "--dangerously-skip-permissions" is not a claude session id (a UUID)',
+  ],
+  [
+    "resume codex with something not a thread id",
+    rt({ model: "gpt-5-codex", resources: { conversation: { source: "https://c" } } }),
+    { resumeSession: "last\n-c x" },
+    on,
+    'resumeSession "last\\n-c x" is not a codex session id (a UUID)',
+  ],
+  [
+    "resume codex ok (a UUIDv7 thread id)",
+    rt({ model: "gpt-5-codex", resources: { conversation: { source: "https://c" } } }),
+    { resumeSession: "0199a213-81c0-7800-8aa1-bbab2a035a53" },
     on,
     undefined,
   ],
@@ -201,7 +232,7 @@ const rows: Row[] = [
   [
     "resumed realtime sends no prompt",
     rt({ prompt: "x".repeat(200000), resources: { conversation: { source: "https://c" } } }),
-    { resumeSession: "s" },
+    { resumeSession: SESSION },
     on,
     undefined,
   ],

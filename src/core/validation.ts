@@ -4,6 +4,7 @@
  */
 import type { ControllerSettings } from "./input.js";
 import { effectiveModel, routeModel, VENDOR_CAPABILITIES } from "./routing.js";
+import { quotedId, sessionIdProblem } from "./session-ids.js";
 import { MAX_PROMPT_BYTES, renderPrompt } from "./templating.js";
 import type { Agent, AgentDefinition, Execution } from "./types.js";
 
@@ -76,6 +77,9 @@ export function admissionFailure(
   if (execution === "realtime") {
     if (resume !== "" && !conv.source) return MSG_RESUME_NEEDS_SOURCE;
     if (resume !== "" && !VENDOR_CAPABILITIES[vendor].canResume) return `${vendor} cannot resume a session`;
+    // The id lands where the CLI's option parser reads it: only the vendor's own shape passes.
+    const idProblem = resume !== "" ? sessionIdProblem(vendor, resume) : undefined;
+    if (idProblem) return `resumeSession ${quotedId(resume)} ${idProblem}`;
     if (!VENDOR_CAPABILITIES[vendor].canRealtime) return `${vendor} cannot run a realtime session`;
   }
   // Not in the seeds: the courier delivers a declared clone only (its URL is the spec's, not a

@@ -15,10 +15,14 @@ import { runSupervisorWith } from "./main.js";
 import { MAX_PROMPT_BYTES } from "./session/queue.js";
 
 const TOKEN = "run-token-3f9a";
+/** The codex fake's thread id, and a claude session saved by an earlier run. */
+const THREAD = "0199a213-81c0-7800-8aa1-bbab2a035a53";
+const EARLIER = "4855a4a8-c43d-426f-99fc-150c8ea32853";
 const TOKEN_SHA256 = createHash("sha256").update(TOKEN).digest("hex");
 
 /** One fake for both vendors, told apart by the name it is invoked as. */
 const FAKE_CLI = `#!/usr/bin/env node
+const THREAD = "${THREAD}";
 const fs = require("node:fs");
 const path = require("node:path");
 const args = process.argv.slice(2);
@@ -43,7 +47,7 @@ setTimeout(() => {
     out({ type: "result", is_error: prompt === "fail", result: "answer to " + prompt, session_id: id });
     process.exit(prompt === "fail" ? 1 : 0);
   }
-  const id = args[1] === "resume" ? args[2] : "thread-42";
+  const id = args[1] === "resume" ? args[2] : prompt.startsWith("announce ") ? prompt.slice(9) : THREAD;
   out({ type: "thread.started", thread_id: id });
   out({ type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } });
 }, wait);
@@ -285,7 +289,7 @@ describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
     await until(() => events().includes("turn/succeeded 1 =0"));
     // A prompt that looks like an option is still the prompt: it follows `--`.
     const second = await call("/v1/prompt", { prompt: "-two" });
-    expect(second.body).toMatchObject({ turn: 2, sessionId: "thread-42" });
+    expect(second.body).toMatchObject({ turn: 2, sessionId: THREAD });
     await call("/v1/close");
     expect(await session).toBe(0);
     const runs = await journal();
@@ -302,7 +306,7 @@ describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
     expect(runs[1]?.args).toEqual([
       "exec",
       "resume",
-      "thread-42",
+      THREAD,
       "--json",
       "--skip-git-repo-check",
       "--model",
@@ -314,17 +318,17 @@ describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
   });
 
   it("a resumed session sends no initial prompt and continues the saved id", async () => {
-    const session = runSupervisorWith(["--"], env({ AGENT_RESUME_SESSION: "sess-earlier" }), io());
+    const session = runSupervisorWith(["--"], env({ AGENT_RESUME_SESSION: EARLIER }), io());
     await serving();
     expect((await call("/v1/prompt", { prompt: "go on" })).body).toMatchObject({
       turn: 1,
-      sessionId: "sess-earlier",
+      sessionId: EARLIER,
     });
     await call("/v1/close");
     expect(await session).toBe(0);
     const runs = await journal();
     expect(runs.length).toBe(1);
-    expect(runs[0]?.args).toEqual(expect.arrayContaining(["--resume", "sess-earlier"]));
+    expect(runs[0]?.args).toEqual(expect.arrayContaining(["--resume", EARLIER]));
   });
 
   it("the deadline while idle ends the session like a close (0); during a turn it stops it (124)", async () => {
@@ -416,5 +420,39 @@ describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
     await call("/v1/close");
     expect(await session).toBe(0);
     expect((await journal()).map((r) => r.args.at(-1))).toEqual(["quick", "still serving"]);
+  });
+
+  it("AGENT_RESUME_SESSION that is not the vendor's session id shape (an option) is refused before anything runs", async () => {
+    const gemini = env({
+      AGENT_MODEL: "gemini-2.5-pro",
+      AGENT_RECIPE: JSON.stringify({ model: "gemini-2.5-pro" }),
+      AGENT_RESUME_SESSION: "--yolo",
+    });
+    expect(await runSupervisorWith(["--"], gemini, io())).toBe(2);
+    expect(stderr.join("\n")).toContain('AGENT_RESUME_SESSION "--yolo" is not a gemini session id (a UUID)');
+    expect(await journal()).toEqual([]);
+  });
+
+  it("codex: an announced thread id that is not a UUID is never resumed", async () => {
+    const codex = env({
+      AGENT_MODEL: "gpt-5-codex",
+      AGENT_RECIPE: JSON.stringify({ model: "gpt-5-codex", permission_mode: "bypass" }),
+    });
+    const session = runSupervisorWith(["--", "announce --full-auto"], codex, io());
+    await serving();
+    await until(() => events().includes("turn/succeeded 1 =0"));
+    expect((await call("/v1/prompt", { prompt: "two" })).body).toMatchObject({ turn: 2, sessionId: "" });
+    await call("/v1/close");
+    expect(await session).toBe(0);
+    const runs = await journal();
+    expect(runs[1]?.args.slice(0, 2)).toEqual(["exec", "--json"]);
+    expect(runs[1]?.args).not.toContain("--full-auto");
+    const warning = stderr
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as { msg?: string })
+      .find((l) => l.msg?.includes("announced"));
+    expect(warning?.msg).toBe(
+      'turn 1: the CLI announced the session id "--full-auto", which is not a codex session id (a UUID); not kept',
+    );
   });
 });

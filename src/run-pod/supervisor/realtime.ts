@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Server } from "node:http";
+import { quotedId, sessionIdProblem } from "../../core/session-ids.js";
 import { announcedSessionId, terminalVerdict } from "../../core/vendors.js";
 import { lifecycleEvent } from "../../sinks/lifecycle.js";
 import { DRAIN_TIMEOUT_MS, RunEmitter } from "../common/emitter.js";
@@ -57,6 +58,12 @@ export async function runRealtime(
   logDeadline(deadline, settings, log);
 
   const resumed = env.AGENT_RESUME_SESSION?.trim() ?? "";
+  // The controller refuses such an id at Pending; the id would land in an option position.
+  const resumeProblem = resumed === "" ? undefined : sessionIdProblem(vendor, resumed);
+  if (resumeProblem) {
+    io.stderr(`ai-agent-supervisor: AGENT_RESUME_SESSION ${quotedId(resumed)} ${resumeProblem}`);
+    return 2;
+  }
   // A fresh Claude session's id is chosen here and pinned on its first turn, so it is known at once.
   let sessionId = resumed || (vendor === "claude" ? randomUUID() : "");
   let sessionExists = resumed !== "";
@@ -242,7 +249,13 @@ export async function runRealtime(
       onStdoutLine: (line) => {
         emitter.line(line);
         const id = announcedSessionId(vendor, line);
-        if (id) {
+        const idProblem = id ? sessionIdProblem(vendor, id) : undefined;
+        if (id && idProblem) {
+          // Never resumed: it would reach the next turn's argv where an option is read.
+          log.warn(
+            `turn ${turn}: the CLI announced the session id ${quotedId(id)}, which ${idProblem}; not kept`,
+          );
+        } else if (id) {
           sessionId = id;
           // Only a session the CLI announced exists to be resumed: a Claude turn that died before
           // its init line pins the same id again next turn instead of resuming nothing forever.

@@ -34,6 +34,9 @@ import {
   startRunPodEnv,
 } from "./setup.js";
 
+/** A well-formed claude session id that no run ever saved. */
+const MISSING_SESSION = "00000000-0000-4000-8000-000000000000";
+
 const API_TOKEN = "rt-caller-token";
 const SIGNING_KEY = "rt-signing-key";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -528,7 +531,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane",
     await realtimeAgent(name, "claude", {
       script: TRANSCRIPT_SCRIPT,
       def: { resources: { conversation: { source: `${side.url}/conv` } } },
-      agent: { resumeSession: "no-such-session" },
+      agent: { resumeSession: MISSING_SESSION },
     });
     await createDefinition(env, "def-rt-opencode", {
       model: "opencode/big-pickle",
@@ -541,7 +544,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane",
     expect(failed.status?.phase).toBe("Failed");
     // The init's own cause, whichever order its stdout and stderr reached the log in.
     expect(failed.status?.failureReason).toBe(
-      "init failed: [init] conversation: cannot restore session no-such-session: no saved conversation (HTTP 404)",
+      `init failed: [init] conversation: cannot restore session ${MISSING_SESSION}: no saved conversation (HTTP 404)`,
     );
     expect(env.listener.eventsFor(name)).toContainEqual(
       expect.objectContaining({
