@@ -38,6 +38,8 @@ export interface JournalEntry {
   body: unknown;
   /** The step that answered it (undefined for requests outside the model API, e.g. probes). */
   step?: ModelStep;
+  /** When the request arrived (epoch ms): the benchmark's "first model request" mark. */
+  at: number;
 }
 
 /** What an API module does with one model request, given the step the script chose. */
@@ -108,6 +110,7 @@ export async function startModelServer(api: ModelApi): Promise<ModelServer> {
   const entries: JournalEntry[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer(async (req, res) => {
+    const at = Date.now();
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const raw = await readBody(req).catch(() => Buffer.alloc(0));
     const body = parseJson(raw);
@@ -122,6 +125,7 @@ export async function startModelServer(api: ModelApi): Promise<ModelServer> {
       query: Object.fromEntries(url.searchParams),
       headers,
       body,
+      at,
     };
     entries.push(entry);
     if (api.isModelCall(entry.method, url.pathname)) {
