@@ -1,0 +1,286 @@
+/**
+ * The REAL codex CLI (the pinned @openai/codex, from the CLI cache) under the BUILT supervisor
+ * (dist/agent/ai-agent-supervisor), as an interactive run pod runs it: HOME and the workspace are
+ * fresh directories (the workspace is no git repository), stdin is /dev/null, the argv is
+ * core/argv.ts's, the environment is what the Job builder gives the agent container
+ * (OPENAI_API_KEY only, OPENAI_BASE_URL = the local Responses API fake). No control plane: this
+ * pins what the CLI does with the supervisor's CLI setup (cli-setup/codex.ts) and what it prints;
+ * the Kubernetes end-to-end test (codex.test.ts) covers the rest.
+ *
+ * The supervisor runs as the current user (the cache lives under /root, which uid 1000 cannot
+ * enter); the pod runner's e2e runs it as uid 1000.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliArgv } from "../../../src/core/argv.js";
+import { lastCliError } from "../../../src/core/output.js";
+import { announcedSessionId, terminalVerdict } from "../../../src/core/vendors.js";
+import { CODEX_STREAM_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/codex.js";
+import {
+  messageTexts,
+  type OpenAiResponsesServer,
+  offeredTools,
+  startOpenAiResponsesServer,
+} from "../../fakes/models/openai-responses.js";
+import { cachedCli } from "../../harness/agent-clis.js";
+
+const SUPERVISOR = resolve(import.meta.dirname, "../../../dist/agent/ai-agent-supervisor");
+const CODEX = cachedCli("codex");
+/** A model codex has metadata for: it offers exec_command and the freeform apply_patch. */
+const MODEL = "gpt-5.5";
+
+function skipReason(): string | undefined {
+  const problems = [
+    ...(existsSync(SUPERVISOR) ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
+    ...(existsSync(CODEX.executable) ? [] : [`codex is not in the CLI cache (${CODEX.executable})`]),
+  ];
+  if (problems.length === 0) return undefined;
+  if (process.env.CI === "true") throw new Error(problems.join("; "));
+  return problems.join("; ");
+}
+const SKIP = skipReason();
+if (SKIP) console.warn(`codex-supervisor tests skipped: ${SKIP}`);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The CLI's own stdout lines (the supervisor's lifecycle events left out). */
+  cliLines: Record<string, unknown>[];
+}
+
+let root: string;
+let binDir: string;
+let model: OpenAiResponsesServer;
+
+beforeAll(async () => {
+  if (SKIP) return;
+  root = mkdtempSync(join(tmpdir(), "codex-supervisor-"));
+  binDir = join(root, "bin");
+  mkdirSync(binDir);
+  symlinkSync(CODEX.executable, join(binDir, "codex"));
+  model = await startOpenAiResponsesServer();
+});
+afterAll(async () => {
+  if (SKIP) return;
+  await model.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+function runDir(name: string): { home: string; workspace: string } {
+  const home = join(root, name, "home");
+  const workspace = join(root, name, "workspace");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(workspace, { recursive: true });
+  return { home, workspace };
+}
+
+function superviseCodex(
+  dir: { home: string; workspace: string },
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<Run> {
+  const child = spawn(SUPERVISOR, ["--", ...argv], {
+    cwd: dir.workspace,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      HOME: dir.home,
+      WORKSPACE_DIR: dir.workspace,
+      PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
+      AGENT_MODEL: MODEL,
+      AGENT_EXECUTION: "interactive",
+      AGENT_SINKS: "[]",
+      AGENT_DEADLINE_MS: "240000",
+      OPENAI_API_KEY: "sk-proj-supervisor-test-key",
+      OPENAI_BASE_URL: model.url,
+      ...env,
+    },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((done) => {
+    child.on("close", (code) => {
+      const cliLines = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => typeof l.type === "string" && /^(thread|turn|item)\.|^error$/.test(l.type as string));
+      done({ code, stdout, stderr, cliLines });
+    });
+  });
+}
+
+const argvFor = (prompt: string, extra: Record<string, unknown> = {}) =>
+  cliArgv({ model: MODEL, prompt, ...extra } as never, MODEL, prompt);
+
+const PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from codex\n*** End Patch\n";
+
+describe.skipIf(SKIP)("the real codex CLI under the built supervisor", () => {
+  let thread = "";
+  const editDir = () => runDir("edit");
+
+  it("permission_mode auto: edits the workspace through its own apply_patch tool and ends with turn.completed", async () => {
+    const callsBefore = model.journal().length;
+    model.script([
+      { toolCall: { name: "apply_patch", input: { input: PATCH } } },
+      { text: "Wrote hello.txt.", usage: { input: 1200, output: 30, cacheRead: 1000 } },
+    ]);
+    const dir = editDir();
+    const run = await superviseCodex(dir, argvFor("Write hello.txt"));
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(join(dir.workspace, "hello.txt"), "utf8")).toBe("hello from codex\n");
+    expect(
+      run.cliLines.map((l) => `${l.type}${l.item ? ` ${(l.item as { type: string }).type}` : ""}`),
+    ).toEqual([
+      "thread.started",
+      "turn.started",
+      "item.started file_change",
+      "item.completed file_change",
+      "item.completed agent_message",
+      "turn.completed",
+    ]);
+    thread = announcedSessionId("codex", run.cliLines[0] ?? {}) ?? "";
+    expect(thread).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(terminalVerdict("codex", JSON.stringify(run.cliLines.at(-1)))).toEqual({ success: true });
+    // Usage is the sum over the turn's two model calls (the fake's default usage is 10/5).
+    expect(run.cliLines.at(-1)?.usage).toMatchObject({
+      input_tokens: 1210,
+      cached_input_tokens: 1000,
+      output_tokens: 35,
+    });
+    // Only model calls: no WebSocket probe, no model list, nothing else.
+    const requests = model.journal().slice(callsBefore);
+    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      "POST /v1/responses",
+      "POST /v1/responses",
+    ]);
+    // The key reached codex (as CODEX_API_KEY, mapped from OPENAI_API_KEY) and went out as a bearer token.
+    expect(requests[0]?.headers.authorization).toBe("<present>");
+    expect(offeredTools(requests[0] ?? { body: undefined })).toEqual(
+      expect.arrayContaining([
+        { name: "exec_command", type: "function" },
+        { name: "apply_patch", type: "custom" },
+      ]),
+    );
+    const config = readFileSync(join(dir.home, ".codex/config.toml"), "utf8");
+    expect(config).toContain(`base_url = "${model.url}"`);
+    expect(config).not.toContain("sk-proj-supervisor-test-key");
+  });
+
+  it("permission_mode auto: shell commands run sandboxed, writing the workspace but not outside it", async () => {
+    const outside = `/var/tmp/codex-sandbox-probe-${process.pid}`;
+    model.script([
+      { toolCall: { name: "exec_command", input: { cmd: "echo made > made.txt && cat made.txt" } } },
+      { toolCall: { name: "exec_command", input: { cmd: `echo x > ${outside}` } } },
+      { text: "Tried both." },
+    ]);
+    const dir = runDir("shell");
+    try {
+      const run = await superviseCodex(dir, argvFor("Make files"));
+      expect(run.code, run.stderr).toBe(0);
+      const commands = run.cliLines
+        .filter(
+          (l) => l.type === "item.completed" && (l.item as { type: string }).type === "command_execution",
+        )
+        .map((l) => l.item as { command: string; exit_code: number; aggregated_output: string });
+      expect(commands.map((c) => c.exit_code)).toEqual([0, 1]);
+      expect(commands[1]?.aggregated_output).toContain("Read-only file system");
+      expect(readFileSync(join(dir.workspace, "made.txt"), "utf8")).toBe("made\n");
+      expect(existsSync(outside)).toBe(false);
+    } finally {
+      rmSync(outside, { force: true });
+    }
+  });
+
+  it("resumes the thread with a prompt starting with '-', sending the earlier history; usage is the thread's total", async () => {
+    expect(thread).not.toBe("");
+    const callsBefore = model.modelCalls().length;
+    model.script([{ text: "Still here.", usage: { input: 2000, output: 9 } }]);
+    const run = await superviseCodex(
+      editDir(),
+      argvFor("-x and now?", { resources: { conversation: { id: thread } } }),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.cliLines[0]).toEqual({ type: "thread.started", thread_id: thread });
+    const [call] = model.modelCalls().slice(callsBefore);
+    const user = messageTexts(call ?? { body: undefined }, "user");
+    expect(user.at(-1)).toBe("-x and now?");
+    expect(user).toContain("Write hello.txt");
+    expect(messageTexts(call ?? { body: undefined }, "assistant")).toContain("Wrote hello.txt.");
+    // 1210/35 from the first run plus this turn's 2000/9.
+    expect(run.cliLines.at(-1)?.usage).toMatchObject({ input_tokens: 3210, output_tokens: 44 });
+  });
+
+  it("permission_mode bypass runs without the sandbox", async () => {
+    model.script([
+      { toolCall: { name: "exec_command", input: { cmd: "echo free > free.txt" } } },
+      { text: "Done." },
+    ]);
+    const dir = runDir("bypass");
+    const run = await superviseCodex(dir, argvFor("go", { permission_mode: "bypass" }));
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(join(dir.workspace, "free.txt"), "utf8")).toBe("free\n");
+  });
+
+  it("a 401 ends the run after bounded retries with the provider's answer", async () => {
+    const callsBefore = model.modelCalls().length;
+    model.fallback({ error: { status: 401 } });
+    try {
+      const run = await superviseCodex(runDir("unauthorized"), argvFor("hi"));
+      expect(run.code).toBe(1);
+      expect(model.modelCalls().length - callsBefore).toBe(CODEX_STREAM_MAX_RETRIES + 1);
+      expect(lastCliError("codex", run.stdout)).toMatch(
+        /^unexpected status 401 Unauthorized: Incorrect API key provided: sk-test\. .* request id: req_\w+$/,
+      );
+    } finally {
+      model.fallback({ text: "Done." });
+    }
+  });
+
+  it("a 429 ends the run with the status the provider answered", async () => {
+    model.fallback({ error: { status: 429 } });
+    try {
+      const run = await superviseCodex(runDir("rate-limited"), argvFor("hi"));
+      expect(run.code).toBe(1);
+      expect(lastCliError("codex", run.stdout)).toMatch(
+        /^exceeded retry limit, last status: 429 Too Many Requests/,
+      );
+    } finally {
+      model.fallback({ text: "Done." });
+    }
+  });
+
+  it("an unreachable endpoint fails the run after bounded retries instead of waiting for the network", async () => {
+    const run = await superviseCodex(runDir("unreachable"), argvFor("hi"), {
+      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+    });
+    expect(run.code).toBe(1);
+    expect(run.cliLines.filter((l) => l.type === "error").map((l) => l.message)).toEqual([
+      ...Array.from(
+        { length: CODEX_STREAM_MAX_RETRIES },
+        (_, i) =>
+          `Reconnecting... ${i + 1}/${CODEX_STREAM_MAX_RETRIES} (Connection failed: error sending request)`,
+      ),
+      "Connection failed: error sending request",
+    ]);
+  });
+
+  it("a missing key fails the run at once, naming the variables to set", async () => {
+    const callsBefore = model.journal().length;
+    const run = await superviseCodex(runDir("no-key"), argvFor("hi"), { OPENAI_API_KEY: "" });
+    expect(run.code).toBe(1);
+    expect(lastCliError("codex", run.stdout)).toBe(
+      "Missing environment variable: `CODEX_API_KEY`. Give the run OPENAI_API_KEY or CODEX_API_KEY (resources.secrets).",
+    );
+    expect(model.journal().length).toBe(callsBefore);
+  });
+});
