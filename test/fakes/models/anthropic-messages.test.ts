@@ -201,6 +201,7 @@ describe("anthropic messages fake", () => {
   it("journals every request with the history it carried, the key redacted", async () => {
     const messages = [
       { role: "user", content: "first prompt" },
+      { role: "system", content: [{ type: "text", text: "# Environment" }] },
       { role: "assistant", content: [{ type: "text", text: "first answer" }] },
       {
         role: "user",

@@ -325,7 +325,10 @@ export function messagesOf(body: unknown): Array<{ role: string; content: unknow
     : [];
 }
 
-/** Every text the conversation carried (user prompts, assistant answers, tool results), in order. */
+/**
+ * Every text the conversation carried (user prompts, assistant answers, tool results), in order.
+ * Claude Code 2.1.328 also sends a `system` role message (its environment notes) among them: left out.
+ */
 export function textsOf(body: unknown): string[] {
   const out: string[] = [];
   const visit = (content: unknown): void => {
@@ -337,6 +340,6 @@ export function textsOf(body: unknown): string[] {
       if (c.type === "tool_result") visit(c.content);
     }
   };
-  for (const m of messagesOf(body)) visit(m.content);
+  for (const m of messagesOf(body)) if (m.role === "user" || m.role === "assistant") visit(m.content);
   return out;
 }

@@ -1,0 +1,397 @@
+/**
+ * End to end with the REAL claude CLI (the pinned @anthropic-ai/claude-code on the pod runner's
+ * real-CLI image) through the controller, the real init, supervisor and courier, against the local
+ * Anthropic Messages API (test/fakes/models/anthropic-messages.ts):
+ * - an interactive run whose model edits the cloned repository through claude's own Edit tool ends
+ *   Succeeded with status.sessionId from claude's init and result lines, the cost from its result
+ *   line, `output.select` and `kubectl agent logs` on its real lines, the definition's disallowed
+ *   tool never offered to the model, a skills_source without settings.json not breaking the argv's
+ *   `--settings`, and the edit as a pull request on the GitHub fake;
+ * - a rejected key (401) and a persistent rate limit (429) each end Failed after the CLI's bounded
+ *   retries (cli-setup/claude.ts), with what the provider answered in the failure reason;
+ * - a realtime session of three turns, each continuing the session, then a resume in a fresh pod
+ *   that the model server proves received the earlier history.
+ *
+ * Each case has a model server of its own (the Station's ANTHROPIC_BASE_URL wins over the
+ * installation's), so the cases run at the same time.
+ */
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { startControllerPromptApi } from "../../../src/controller/prompt-api.js";
+import type { Agent } from "../../../src/core/types.js";
+import type { PromptApiServer } from "../../../src/prompt-api/index.js";
+import { CLAUDE_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/claude.js";
+import {
+  type AnthropicMessagesServer,
+  startAnthropicMessages,
+  textsOf,
+} from "../../fakes/models/anthropic-messages.js";
+import { eventually } from "../../harness/context.js";
+import {
+  createAgent,
+  createDefinition,
+  createRealCliStation,
+  finishedAgent,
+  forgeRecipe,
+  keySecret,
+  podLog,
+  type RealCliEnv,
+  realClisSkipReason,
+  SINK_HEADERS_KEY,
+  startRealCliEnv,
+} from "./setup.js";
+
+const MODEL = "claude-sonnet-4-6";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** claude starts in under a second on an idle machine, 10 s and more on a loaded one; each turn starts it. */
+const RUN_TIMEOUT_MS = 420_000;
+const API_TOKEN = "claude-rt-caller-token";
+const SIGNING_KEY = "claude-rt-signing-key";
+const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+
+const SKIP = realClisSkipReason();
+if (SKIP) console.warn(`claude e2e skipped: ${SKIP}`);
+
+let env: RealCliEnv;
+let api: PromptApiServer;
+let store: SideServer;
+const servers: AnthropicMessagesServer[] = [];
+
+beforeAll(async () => {
+  if (SKIP) return;
+  const model = await startAnthropicMessages();
+  env = await startRealCliEnv({
+    prefix: "real-claude",
+    model,
+    baseUrls: { anthropic: model.origin },
+    forge: { "acme/app": { "README.md": "helo world\n" } },
+    controllerEnv: {
+      REALTIME_ENABLED: "true",
+      REALTIME_API_TOKEN: API_TOKEN,
+      REALTIME_SIGNING_KEY: SIGNING_KEY,
+    },
+  });
+  api = await startControllerPromptApi({
+    config: { namespace: env.ns, realtimeApiToken: API_TOKEN, realtimeSigningKey: SIGNING_KEY },
+    client: env.client,
+    port: 0,
+    host: "127.0.0.1",
+    logger: quiet,
+  });
+  store = await startSideServer();
+});
+afterAll(async () => {
+  await api?.close(1000);
+  await store?.close();
+  await env?.close();
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+/** A definition and Station of their own whose runs talk to a model server of their own. */
+async function stationWithModel(
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<AnthropicMessagesServer> {
+  const model = await startAnthropicMessages();
+  servers.push(model);
+  await createDefinition(env, name, {
+    model: MODEL,
+    resources: { secrets: [keySecret("anthropic")] },
+    ...spec,
+  });
+  await createRealCliStation(env, name, name, {
+    env: [{ name: "ANTHROPIC_BASE_URL", value: model.origin }],
+    spec: { deadlineMinutes: 8 },
+  });
+  return model;
+}
+
+async function run(name: string, station: string, spec: Record<string, unknown> = {}): Promise<Agent> {
+  await createAgent(env, name, station, { parameters: { topic: "readme" }, ...spec });
+  return finishedAgent(env, name, RUN_TIMEOUT_MS);
+}
+
+/** git on the forge's bare repository (asynchronous: the git server runs in this process). */
+function bareGit(repo: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      "git",
+      ["--git-dir", join(env.forge?.root ?? "", `${repo}.git`), ...args],
+      { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1" } },
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    );
+  });
+}
+
+/** The CLI's own lines among an Agent's sink events (lifecycle events have no `type`). */
+const cliEvents = (agent: string) => env.listener.eventsFor(agent).filter((e) => typeof e.type === "string");
+
+/** The tool names a model call offered. */
+const offered = (call: { body: unknown } | undefined): string[] =>
+  ((call?.body as { tools?: { name?: string }[] } | undefined)?.tools ?? []).map((t) => t.name ?? "");
+
+describe.skipIf(SKIP)("the real claude CLI on the local plane", () => {
+  it.concurrent(
+    "edits the clone through Edit: Succeeded, session and cost from its lines, select and logs on them, disallowed tools never offered, the edit as a PR",
+    async () => {
+      const recipe = forgeRecipe(env, "acme/app");
+      const model = await stationWithModel("cl-edit", {
+        prompt: "Fix the {topic} typo.",
+        permission_mode: "bypass",
+        disallowed_tools: ["Bash"],
+        resources: {
+          ...recipe.resources,
+          secrets: [keySecret("anthropic")],
+          // Serves no settings.json: the init carries on without it, the argv still has --settings.
+          skills_source: `${store.url}/skills`,
+        },
+        delivery: recipe.delivery,
+        output: {
+          select: [{ event: "tool_call", tool: "Edit" }, { event: "result" }],
+          sinks: [{ type: "http", url: env.listener.url, headers_secret: SINK_HEADERS_KEY }],
+        },
+      });
+      model.script([
+        {
+          text: "Fixing the typo.",
+          toolCall: {
+            name: "Edit",
+            input: { file_path: "/workspace/app/README.md", old_string: "helo", new_string: "hello" },
+          },
+          usage: { input: 1000, output: 50 },
+        },
+        { text: "Fixed README.md.", usage: { input: 1200, output: 10 } },
+      ]);
+      const agent = await run("cl-edit-1", "cl-edit");
+      expect(agent.status?.failureReason ?? "").toBe("");
+      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      const output = agent.status?.output ?? "";
+      const lines = output.split("\n").filter((l) => l.startsWith("{"));
+      const init = JSON.parse(lines[0] ?? "{}");
+      const result = JSON.parse(lines.at(-1) ?? "{}");
+      const sessionId = agent.status?.sessionId ?? "";
+      expect(sessionId).toMatch(UUID);
+      expect(init).toMatchObject({ type: "system", subtype: "init", session_id: sessionId, model: MODEL });
+      expect(init.tools).not.toContain("Bash");
+      expect(result).toMatchObject({ type: "result", is_error: false, session_id: sessionId });
+
+      // kubectl agent status / logs on claude's lines: the cost is the result line's.
+      expect(vendorFor(output.split("\n"), MODEL)).toBe("claude");
+      expect(result.total_cost_usd).toBeGreaterThan(0);
+      expect(costOf("claude", output)).toEqual({
+        usd: result.total_cost_usd,
+        inputTokens: result.usage.input_tokens,
+        outputTokens: result.usage.output_tokens,
+      });
+      const rendered = renderOutput(output, "claude");
+      expect(rendered.slice(0, 4)).toEqual([
+        `[session] ${sessionId} · ${MODEL}`,
+        "Fixing the typo.",
+        "[tool] Edit · /workspace/app/README.md",
+        "[tool result] The file /workspace/app/README.md has been updated successfully.",
+      ]);
+      expect(rendered.at(-2)).toBe("Fixed README.md.");
+      expect(rendered.at(-1)).toMatch(/^\[result\] success · cost \$\d+\.\d{4} · 2 turns · /);
+      expect(output).toBe(await podLog(env, agent, "agent"));
+
+      // output.select: the Edit call and the result, nothing else of the CLI's.
+      const selected = cliEvents("cl-edit-1");
+      expect(selected.map((e) => e.type)).toEqual(["assistant", "result"]);
+      expect(selected[0]).toMatchObject({
+        message: {
+          content: [{ type: "tool_use", name: "Edit", input: { file_path: "/workspace/app/README.md" } }],
+        },
+      });
+
+      // Two model calls, nothing else (no probe, no telemetry); Bash was never offered.
+      expect(model.journal().map((e) => `${e.method} ${e.path}`)).toEqual([
+        "POST /v1/messages",
+        "POST /v1/messages",
+      ]);
+      expect(model.journal()[0]?.headers["x-api-key"]).toBe("<present>");
+      expect(offered(model.modelCalls()[0])).toEqual(expect.arrayContaining(["Edit", "Write", "Read"]));
+      expect(offered(model.modelCalls()[0])).not.toContain("Bash");
+
+      // The edit is the pull request's diff.
+      const pulls = env.forge?.github.pulls.filter((p) => p.head === "agent/cl-edit-1") ?? [];
+      expect(pulls).toHaveLength(1);
+      expect(agent.status?.prUrl).toBe(pulls[0]?.htmlUrl);
+      expect(await bareGit("acme/app", ["diff", "--name-status", "main", "agent/cl-edit-1"])).toBe(
+        "M\tREADME.md\n",
+      );
+      expect(await bareGit("acme/app", ["show", "agent/cl-edit-1:README.md"])).toBe("hello world\n");
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a rejected key (401) ends Failed after the bounded retries with the CLI's message and the provider's status",
+    async () => {
+      const model = await stationWithModel("cl-401", { prompt: "Say hi." });
+      model.fallback({ error: { status: 401 } });
+      const agent = await run("cl-401-1", "cl-401");
+      expect(agent.status).toMatchObject({
+        phase: "Failed",
+        failureReason:
+          "claude exited with code 1: Invalid API key · Fix external API key (API 401 authentication_error)",
+      });
+      expect(model.modelCalls()).toHaveLength(1 + Number(CLAUDE_MAX_RETRIES));
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a persistent rate limit (429) ends Failed after the bounded retries with the provider's answer",
+    async () => {
+      const model = await stationWithModel("cl-429", { prompt: "Say hi." });
+      model.fallback({ error: { status: 429 }, retryAfterSeconds: 1 });
+      const agent = await run("cl-429-1", "cl-429");
+      expect(agent.status).toMatchObject({
+        phase: "Failed",
+        failureReason:
+          "claude exited with code 1: API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit",
+      });
+      expect(model.modelCalls()).toHaveLength(1 + Number(CLAUDE_MAX_RETRIES));
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a realtime session of three turns continues one claude session; a resume in a fresh pod sends the earlier history",
+    async () => {
+      const model = await stationWithModel("cl-rt", {
+        prompt: "Remember the number 42.",
+        execution: "realtime",
+        resources: { secrets: [keySecret("anthropic")], conversation: { source: `${store.url}/conv` } },
+      });
+      model.script([{ text: "Noted: 42." }, { text: "You said 42." }, { text: "Still 42." }]);
+      await createAgent(env, "cl-rt-a", "cl-rt");
+      const { accepted: second } = await untilAccepted("cl-rt-a", "Which number?");
+      const sessionId = String(second.body.sessionId ?? "");
+      expect(sessionId).toMatch(UUID);
+      expect(await prompt("cl-rt-a", "Say it once more.")).toMatchObject({ status: 202 });
+      expect(await post("cl-rt-a", "close")).toMatchObject({ status: 202 });
+      const first = await finishedAgent(env, "cl-rt-a", RUN_TIMEOUT_MS);
+      expect(first.status?.failureReason ?? "").toBe("");
+      expect(first.status).toMatchObject({ phase: "Succeeded", sessionId });
+
+      // One claude process per turn, each continuing the session: every request carries the
+      // conversation so far (the definition's prompt was turn 1).
+      const calls = model.modelCalls();
+      expect(calls).toHaveLength(3);
+      const said = (i: number) => textsOf(calls[i]?.body).filter((t) => !t.startsWith("<system-reminder>"));
+      expect(said(0)).toEqual(["Remember the number 42."]);
+      expect(said(1)).toEqual(["Remember the number 42.", "Noted: 42.", "Which number?"]);
+      expect(said(2)).toEqual([
+        "Remember the number 42.",
+        "Noted: 42.",
+        "Which number?",
+        "You said 42.",
+        "Say it once more.",
+      ]);
+      expect(store.saves(sessionId)).toBeGreaterThan(0);
+
+      // A fresh pod resumes it: the init restores the saved .claude, the turn runs --resume <id>.
+      model.script([{ text: "It was 42." }]);
+      await createAgent(env, "cl-rt-b", "cl-rt", { resumeSession: sessionId });
+      const { accepted } = await untilAccepted("cl-rt-b", "What was the number?");
+      expect(accepted.body).toEqual({ turn: 1, queued: 1, sessionId });
+      expect(await post("cl-rt-b", "close")).toMatchObject({ status: 202 });
+      const resumed = await finishedAgent(env, "cl-rt-b", RUN_TIMEOUT_MS);
+      expect(resumed.status?.failureReason ?? "").toBe("");
+      expect(resumed.status).toMatchObject({ phase: "Succeeded", sessionId });
+      const resumedCalls = model.modelCalls().slice(3);
+      expect(resumedCalls).toHaveLength(1);
+      expect(textsOf(resumedCalls[0]?.body).filter((t) => !t.startsWith("<system-reminder>"))).toEqual([
+        "Remember the number 42.",
+        "Noted: 42.",
+        "Which number?",
+        "You said 42.",
+        "Say it once more.",
+        "Still 42.",
+        "What was the number?",
+      ]);
+      // The resumed turn announced the same session.
+      expect(resumed.status?.output ?? "").toContain(`"session_id":"${sessionId}"`);
+    },
+    RUN_TIMEOUT_MS * 2,
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+// The controller's prompt API and a local conversation store (which serves nothing else).
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function post(name: string, route: string, body?: unknown): Promise<Answer> {
+  const res = await fetch(`http://127.0.0.1:${api.port}/v1/namespaces/${env.ns}/agents/${name}/${route}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+const prompt = (name: string, text: string) => post(name, "prompt", { prompt: text });
+
+/** Sends `text` until the session accepts it (409 while Pending, 503 while the pod is not Ready). */
+function untilAccepted(name: string, text: string): Promise<{ accepted: Answer }> {
+  return eventually(
+    `${name} accepts a prompt`,
+    async () => {
+      const reply = await prompt(name, text);
+      if (reply.status === 202) return { accepted: reply };
+      expect([409, 503]).toContain(reply.status);
+      return undefined;
+    },
+    RUN_TIMEOUT_MS,
+    500,
+  );
+}
+
+interface SideServer {
+  url: string;
+  saves(id: string): number;
+  close(): Promise<void>;
+}
+
+/** `/conv/<id>`: POST saves the archive, GET restores it (the conversation source's contract); 404 else. */
+async function startSideServer(): Promise<SideServer> {
+  const { createServer } = await import("node:http");
+  const archives = new Map<string, Buffer>();
+  const saves = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const path = (req.url ?? "").split("?")[0] ?? "";
+      const id = path.startsWith("/conv/") ? decodeURIComponent(path.slice("/conv/".length)) : "";
+      if (id !== "" && req.method === "POST") {
+        archives.set(id, Buffer.concat(chunks));
+        saves.set(id, (saves.get(id) ?? 0) + 1);
+        res.writeHead(201).end();
+        return;
+      }
+      const archive = archives.get(id);
+      if (id !== "" && req.method === "GET" && archive) {
+        res.writeHead(200, { "content-type": "application/gzip" }).end(archive);
+        return;
+      }
+      res.writeHead(404).end("not found\n");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    saves: (id) => saves.get(id) ?? 0,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
