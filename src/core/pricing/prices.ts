@@ -1,0 +1,117 @@
+/**
+ * The price table the controller estimates a run's cost from when the vendor's CLI reports no cost
+ * (codex, gemini, opencode on a model its catalog does not price) and for every batch run
+ * (docs/cost-and-budgets.md). One entry per model id, in USD per million tokens, each with where
+ * the figures come from and the date they were read. A model not listed is not priced: its run
+ * reports tokens and no cost.
+ *
+ * The Anthropic batch lines' `total_cost_usd` has its own, narrower rule (src/batch/pricing.ts,
+ * seeds/batch-runs): input and output only, exact ids. A test keeps the two tables' input and
+ * output rates equal.
+ */
+
+/** USD per million tokens. */
+export interface Rates {
+  input: number;
+  output: number;
+  /** Input tokens read from the prompt cache. */
+  cacheRead: number;
+  /** Input tokens written to the prompt cache (Anthropic's 5-minute write; others bill them as input). */
+  cacheWrite: number;
+}
+
+export interface ModelPrice {
+  rates: Rates;
+  /**
+   * A higher tier for every token of a request whose prompt (input + cache read + cache write)
+   * exceeds `aboveTokens`.
+   */
+  longPrompt?: { aboveTokens: number; rates: Rates };
+  /** Where the figures were read. */
+  source: string;
+  /** When they were read (YYYY-MM or YYYY-MM-DD). */
+  asOf: string;
+}
+
+const ANTHROPIC_SOURCE = "Anthropic list prices, platform.claude.com pricing page (docs/cost-and-budgets.md)";
+const OPENAI_SOURCE = "OpenAI API pricing page, openai.com/api/pricing (standard tier)";
+const GEMINI_SOURCE = "Gemini API pricing page, ai.google.dev/gemini-api/docs/pricing (paid tier)";
+
+const r = (input: number, output: number, cacheRead: number, cacheWrite: number): Rates => ({
+  input,
+  output,
+  cacheRead,
+  cacheWrite,
+});
+const anthropic = (rates: Rates, extra: Partial<ModelPrice> = {}): ModelPrice => ({
+  rates,
+  source: ANTHROPIC_SOURCE,
+  asOf: "2026-10",
+  ...extra,
+});
+/** OpenAI bills no cache write: a written token is an input token. */
+const openai = (input: number, output: number, cacheRead: number, asOf: string): ModelPrice => ({
+  rates: r(input, output, cacheRead, input),
+  source: OPENAI_SOURCE,
+  asOf,
+});
+/** Gemini's implicit caching bills no write; storage of explicit caches is not a token price. */
+const gemini = (rates: Rates, asOf: string, longPrompt?: ModelPrice["longPrompt"]): ModelPrice => ({
+  rates,
+  source: GEMINI_SOURCE,
+  asOf,
+  ...(longPrompt ? { longPrompt } : {}),
+});
+
+export const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
+  "claude-fable-5-1": anthropic(r(10, 50, 0.25, 12.5)),
+  "claude-opus-5-5": anthropic(r(4, 20, 0.2, 5)),
+  "claude-opus-5": anthropic(r(5, 25, 0.5, 6.25)),
+  "claude-opus-4-8": anthropic(r(5, 25, 0.5, 6.25)),
+  "claude-opus-4-7": anthropic(r(5, 25, 0.5, 6.25)),
+  "claude-opus-4-6": anthropic(r(5, 25, 0.5, 6.25)),
+  "claude-opus-4-5": anthropic(r(5, 25, 0.5, 6.25)),
+  // Cache reads cut from 0.20 to 0.10 on 2026-10-07.
+  "claude-sonnet-5-5": anthropic(r(2, 10, 0.1, 2.5)),
+  "claude-sonnet-5": anthropic(r(2, 10, 0.2, 2.5)),
+  "claude-sonnet-4-6": anthropic(r(3, 15, 0.3, 3.75)),
+  "claude-sonnet-4-5": anthropic(r(3, 15, 0.3, 3.75)),
+  "claude-sonnet-4": anthropic(r(3, 15, 0.3, 3.75)),
+  "claude-haiku-5-5": anthropic(r(0.1, 0.5, 0.01, 0.125), {
+    longPrompt: { aboveTokens: 100_000, rates: r(0.5, 2.5, 0.05, 0.625) },
+  }),
+  "claude-haiku-4-5": anthropic(r(1, 5, 0.1, 1.25)),
+  "gpt-5": openai(1.25, 10, 0.125, "2025-08"),
+  "gpt-5-mini": openai(0.25, 2, 0.025, "2025-08"),
+  "gpt-5-nano": openai(0.05, 0.4, 0.005, "2025-08"),
+  "gpt-5-codex": openai(1.25, 10, 0.125, "2025-09"),
+  "gpt-5.1": openai(1.25, 10, 0.125, "2025-11"),
+  "gpt-5.1-codex": openai(1.25, 10, 0.125, "2025-11"),
+  o3: openai(2, 8, 0.5, "2025-06"),
+  "o4-mini": openai(1.1, 4.4, 0.275, "2025-04"),
+  "gemini-2.5-pro": gemini(r(1.25, 10, 0.125, 1.25), "2025-10", {
+    aboveTokens: 200_000,
+    rates: r(2.5, 15, 0.25, 2.5),
+  }),
+  "gemini-2.5-flash": gemini(r(0.3, 2.5, 0.03, 0.3), "2025-10"),
+  "gemini-2.5-flash-lite": gemini(r(0.1, 0.4, 0.01, 0.1), "2025-10"),
+};
+
+/**
+ * The table entry for a model id as a CLI or provider reports it: exact first, then without a
+ * `provider/` prefix (opencode's `anthropic/claude-sonnet-4-6`) and without a snapshot suffix
+ * (`-20251001`, `-001`), which carries the same price as its alias.
+ */
+export function priceFor(model: string): ModelPrice | undefined {
+  const candidates = new Set<string>();
+  const bare = model.includes("/") ? model.slice(model.lastIndexOf("/") + 1) : model;
+  for (const id of [model, bare]) {
+    candidates.add(id);
+    candidates.add(id.replace(/-(\d{8}|\d{3})$/, ""));
+  }
+  for (const id of candidates) {
+    const price = MODEL_PRICES[id];
+    if (price !== undefined) return price;
+  }
+  return undefined;
+}

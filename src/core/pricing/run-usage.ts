@@ -1,0 +1,266 @@
+/**
+ * A finished run's tokens and cost, read from its terminal lines (the pod log of a Job run, the
+ * CLI-format lines of a batch run): what the controller writes to status.usage, status.costUSD
+ * and status.costSource (docs/cost-and-budgets.md). Pure.
+ *
+ * Per vendor (docs/agent-clis.md, cli-output.md):
+ * - claude (and exec, which prints claude's lines): each `result` line's `usage` covers its own
+ *   query; `total_cost_usd` is reported. With several queries in one session (a realtime session
+ *   resumes the session once per turn) `total_cost_usd` and `modelUsage` may be the session's
+ *   running totals: when a line's `modelUsage` holds at least the previous line's tokens plus its
+ *   own, its cost is the difference to the previous line, else the figure itself.
+ * - codex: `turn.completed` usage is the thread's running total across `exec resume`, so a turn's
+ *   own tokens are the difference to the previous turn of the same thread. No cost: estimated.
+ * - gemini: each `result` line's `stats` cover the CLI process that printed it (one per turn),
+ *   per model. No cost: estimated, per model.
+ * - opencode: each `step_finish` reports its own tokens and cost; a step its catalog priced at 0
+ *   (a model it does not know) is estimated.
+ * - batch: the lines are the controller's own, so the cost is always estimated, at half price.
+ */
+
+import { opencodeStepUsage } from "../opencode-lines.js";
+import type { Vendor } from "../routing.js";
+import { type JsonLine, parseJsonLine } from "../vendors.js";
+import { addUsage, estimateCostUsd, NO_TOKENS, type TokenUsage, totalTokens } from "./estimate.js";
+
+/**
+ * reported: every part of the figure is the vendor's own; estimated: at least one part was priced
+ * from the price table; unpriced: some tokens are of a model the table has no price for, so there
+ * is no figure.
+ */
+export type CostSource = "reported" | "estimated" | "unpriced";
+
+export interface RunUsage {
+  usage: TokenUsage;
+  /** Undefined when costSource is unpriced. */
+  costUsd?: number;
+  costSource: CostSource;
+}
+
+export interface RunUsageInput {
+  /** The vendor whose lines these are (for a batch run, the vendor its model routes to). */
+  vendor: Vendor;
+  execution: "interactive" | "realtime" | "batch";
+  /** The run's effective model, for lines that do not name theirs. */
+  model: string;
+  /** The lines, newline-separated (the uncapped log). */
+  lines: string;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
+const money = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined;
+
+/** One priced part of a run (a query, a turn, a step, a model's share). */
+interface Part {
+  usage: TokenUsage;
+  reported?: number;
+  model: string;
+}
+
+function summed(parts: Part[], batch: boolean): RunUsage | undefined {
+  if (parts.length === 0) return undefined;
+  let usage = NO_TOKENS;
+  let cost = 0;
+  let estimated = false;
+  let unpriced = false;
+  for (const p of parts) {
+    usage = addUsage(usage, p.usage);
+    if (p.reported !== undefined) {
+      cost += p.reported;
+      continue;
+    }
+    if (totalTokens(p.usage) === 0) continue;
+    const est = estimateCostUsd(p.model, p.usage, batch);
+    if (est === undefined) unpriced = true;
+    else {
+      cost += est;
+      estimated = true;
+    }
+  }
+  if (unpriced) return { usage, costSource: "unpriced" };
+  return { usage, costUsd: cost, costSource: estimated || batch ? "estimated" : "reported" };
+}
+
+function jsonLines(text: string): JsonLine[] {
+  const out: JsonLine[] = [];
+  for (const line of text.split("\n")) {
+    const parsed = parseJsonLine(line);
+    if (parsed !== undefined) out.push(parsed);
+  }
+  return out;
+}
+
+function anthropicUsage(u: unknown): TokenUsage {
+  const o = isObject(u) ? u : {};
+  return {
+    inputTokens: count(o.input_tokens),
+    outputTokens: count(o.output_tokens),
+    cacheReadTokens: count(o.cache_read_input_tokens),
+    cacheWriteTokens: count(o.cache_creation_input_tokens),
+  };
+}
+
+/** Tokens in a claude result's modelUsage (session running totals); undefined when absent. */
+function modelUsageTokens(mu: unknown): number | undefined {
+  if (!isObject(mu)) return undefined;
+  let sum = 0;
+  for (const m of Object.values(mu)) {
+    if (!isObject(m)) continue;
+    sum +=
+      count(m.inputTokens) +
+      count(m.outputTokens) +
+      count(m.cacheReadInputTokens) +
+      count(m.cacheCreationInputTokens);
+  }
+  return sum;
+}
+
+function claudeParts(lines: JsonLine[], fallbackModel: string, batch: boolean): Part[] {
+  const parts: Part[] = [];
+  let prev: { cost: number; modelTokens: number } | undefined;
+  let lastModel = fallbackModel;
+  for (const line of lines) {
+    if (line.type === "system" && line.subtype === "init" && typeof line.model === "string")
+      lastModel = line.model;
+    if (line.type !== "result") continue;
+    const usage = anthropicUsage(line.usage);
+    const models = isObject(line.modelUsage) ? Object.keys(line.modelUsage) : [];
+    const model = models.length === 1 ? (models[0] as string) : lastModel;
+    const cost = money(line.total_cost_usd);
+    const modelTokens = modelUsageTokens(line.modelUsage);
+    if (batch || cost === undefined) {
+      // The batch lines' total_cost_usd follows the seed's narrower rule; the status prices all tokens.
+      parts.push({ usage, model });
+    } else {
+      const runningTotal =
+        prev !== undefined &&
+        modelTokens !== undefined &&
+        modelTokens >= prev.modelTokens + totalTokens(usage) &&
+        cost >= prev.cost;
+      parts.push({ usage, model, reported: runningTotal && prev ? cost - prev.cost : cost });
+    }
+    prev = cost !== undefined && modelTokens !== undefined ? { cost, modelTokens } : undefined;
+  }
+  return parts;
+}
+
+interface CodexTotals {
+  input: number;
+  cached: number;
+  write: number;
+  output: number;
+}
+
+function codexParts(lines: JsonLine[], model: string): Part[] {
+  const parts: Part[] = [];
+  let thread = "";
+  let prev: CodexTotals | undefined;
+  for (const line of lines) {
+    if (line.type === "thread.started") {
+      const id = typeof line.thread_id === "string" ? line.thread_id : "";
+      if (id !== thread) prev = undefined;
+      thread = id;
+      continue;
+    }
+    if (line.type !== "turn.completed" || !isObject(line.usage)) continue;
+    const u = line.usage;
+    const now: CodexTotals = {
+      input: count(u.input_tokens),
+      cached: count(u.cached_input_tokens),
+      write: count(u.cache_write_input_tokens),
+      output: count(u.output_tokens),
+    };
+    const grew =
+      prev !== undefined &&
+      now.input >= prev.input &&
+      now.cached >= prev.cached &&
+      now.write >= prev.write &&
+      now.output >= prev.output;
+    const own: CodexTotals =
+      grew && prev
+        ? {
+            input: now.input - prev.input,
+            cached: now.cached - prev.cached,
+            write: now.write - prev.write,
+            output: now.output - prev.output,
+          }
+        : now;
+    prev = now;
+    parts.push({
+      model,
+      usage: {
+        // input_tokens includes the cached part (cli-output.md); output_tokens includes reasoning.
+        inputTokens: Math.max(0, own.input - own.cached - own.write),
+        outputTokens: own.output,
+        cacheReadTokens: own.cached,
+        cacheWriteTokens: own.write,
+      },
+    });
+  }
+  return parts;
+}
+
+/** One gemini stats block (the run's, or one model's). */
+function geminiUsage(s: Json): TokenUsage {
+  const prompt = count(s.input_tokens);
+  const cached = count(s.cached);
+  const output = count(s.output_tokens);
+  // total_tokens also counts thinking tokens, which Google bills as output; stats print no own field.
+  const thoughts = Math.max(0, count(s.total_tokens) - prompt - output);
+  return {
+    inputTokens: typeof s.input === "number" ? count(s.input) : Math.max(0, prompt - cached),
+    outputTokens: output + thoughts,
+    cacheReadTokens: cached,
+    cacheWriteTokens: 0,
+  };
+}
+
+function geminiParts(lines: JsonLine[], fallbackModel: string): Part[] {
+  const parts: Part[] = [];
+  for (const line of lines) {
+    if (line.type !== "result" || !isObject(line.stats)) continue;
+    const models = isObject(line.stats.models) ? Object.entries(line.stats.models) : [];
+    const own = models.filter((e): e is [string, Json] => isObject(e[1]));
+    if (own.length > 0) for (const [model, s] of own) parts.push({ model, usage: geminiUsage(s) });
+    else parts.push({ model: fallbackModel, usage: geminiUsage(line.stats) });
+  }
+  return parts;
+}
+
+function opencodeParts(lines: JsonLine[], model: string): Part[] {
+  const parts: Part[] = [];
+  for (const line of lines) {
+    const step = opencodeStepUsage(line);
+    if (step === undefined) continue;
+    const usage: TokenUsage = {
+      inputTokens: step.inputTokens ?? 0,
+      outputTokens: step.outputTokens ?? 0,
+      cacheReadTokens: step.cacheReadTokens ?? 0,
+      cacheWriteTokens: step.cacheWriteTokens ?? 0,
+    };
+    // A catalog without the model prices it 0 (docs/agent-clis.md, opencode): that is no price.
+    const reported = step.cost !== undefined && step.cost > 0 ? step.cost : undefined;
+    parts.push({ model, usage, ...(reported !== undefined ? { reported } : {}) });
+  }
+  return parts;
+}
+
+/** The run's tokens and cost; undefined when its lines carry no usage at all. */
+export function runUsage(input: RunUsageInput): RunUsage | undefined {
+  const lines = jsonLines(input.lines);
+  const batch = input.execution === "batch";
+  switch (input.vendor) {
+    case "claude":
+    case "exec":
+      return summed(claudeParts(lines, input.model, batch), batch);
+    case "codex":
+      return summed(codexParts(lines, input.model), batch);
+    case "gemini":
+      return summed(geminiParts(lines, input.model), batch);
+    case "opencode":
+      return summed(opencodeParts(lines, input.model), batch);
+  }
+}
