@@ -1,0 +1,400 @@
+/**
+ * End to end with the REAL codex CLI (the pinned @openai/codex on the pod runner's real-CLI image)
+ * through the controller, the real init, supervisor and courier, against the local OpenAI Responses
+ * API (test/fakes/models/openai-responses.ts):
+ * - an interactive run under the default `permission_mode: auto` whose model reads the clone with a
+ *   sandboxed shell command and edits it through codex's own `apply_patch` tool ends Succeeded with
+ *   status.sessionId from codex's `thread.started` line, tokens from its `turn.completed` line,
+ *   `output.select` and `kubectl agent logs` on its real lines, and the edit as a pull request on
+ *   the GitHub fake;
+ * - a rejected key (401) and a persistent rate limit (429) each end Failed, after the bounded
+ *   retries the codex setup configures, with what the provider answered in the failure reason;
+ * - a realtime session of three turns, each continuing the thread, then a resume in a fresh pod
+ *   that the model server proves received the earlier history.
+ *
+ * Each case has a model server of its own (the Station's OPENAI_BASE_URL wins over the
+ * installation's), so the cases run at the same time.
+ */
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { startControllerPromptApi } from "../../../src/controller/prompt-api.js";
+import type { Agent } from "../../../src/core/types.js";
+import type { PromptApiServer } from "../../../src/prompt-api/index.js";
+import { CODEX_STREAM_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/codex.js";
+import {
+  messageTexts,
+  type OpenAiResponsesServer,
+  offeredTools,
+  startOpenAiResponsesServer,
+} from "../../fakes/models/openai-responses.js";
+import { eventually } from "../../harness/context.js";
+import {
+  createAgent,
+  createDefinition,
+  createRealCliStation,
+  finishedAgent,
+  forgeRecipe,
+  keySecret,
+  podLog,
+  type RealCliEnv,
+  realClisSkipReason,
+  SINK_HEADERS_KEY,
+  startRealCliEnv,
+} from "./setup.js";
+
+/** A model codex has metadata for: it offers exec_command and the freeform apply_patch. */
+const MODEL = "gpt-5.5";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** codex starts in about a second on an idle machine, 10 s and more on a loaded one; each turn starts it. */
+const RUN_TIMEOUT_MS = 420_000;
+const API_TOKEN = "codex-rt-caller-token";
+const SIGNING_KEY = "codex-rt-signing-key";
+const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+
+const SKIP = realClisSkipReason();
+if (SKIP) console.warn(`codex e2e skipped: ${SKIP}`);
+
+let env: RealCliEnv;
+let api: PromptApiServer;
+let store: ConversationStore;
+const servers: OpenAiResponsesServer[] = [];
+
+beforeAll(async () => {
+  if (SKIP) return;
+  const model = await startOpenAiResponsesServer();
+  env = await startRealCliEnv({
+    prefix: "real-codex",
+    model,
+    baseUrls: { openai: model.url },
+    forge: { "acme/app": { "README.md": "helo world\n" } },
+    controllerEnv: {
+      REALTIME_ENABLED: "true",
+      REALTIME_API_TOKEN: API_TOKEN,
+      REALTIME_SIGNING_KEY: SIGNING_KEY,
+    },
+  });
+  api = await startControllerPromptApi({
+    config: { namespace: env.ns, realtimeApiToken: API_TOKEN, realtimeSigningKey: SIGNING_KEY },
+    client: env.client,
+    port: 0,
+    host: "127.0.0.1",
+    logger: quiet,
+  });
+  store = await startConversationStore();
+});
+afterAll(async () => {
+  await api?.close(1000);
+  await store?.close();
+  await env?.close();
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+/** A definition and Station of their own whose runs talk to a model server of their own. */
+async function stationWithModel(name: string, spec: Record<string, unknown>): Promise<OpenAiResponsesServer> {
+  const model = await startOpenAiResponsesServer();
+  servers.push(model);
+  await createDefinition(env, name, { model: MODEL, resources: { secrets: [keySecret("openai")] }, ...spec });
+  await createRealCliStation(env, name, name, {
+    env: [{ name: "OPENAI_BASE_URL", value: model.url }],
+    spec: { deadlineMinutes: 8 },
+  });
+  return model;
+}
+
+async function run(name: string, station: string, spec: Record<string, unknown> = {}): Promise<Agent> {
+  await createAgent(env, name, station, { parameters: { topic: "notes" }, ...spec });
+  return finishedAgent(env, name, RUN_TIMEOUT_MS);
+}
+
+/** git on the forge's bare repository (asynchronous: the git server runs in this process). */
+function bareGit(repo: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      "git",
+      ["--git-dir", join(env.forge?.root ?? "", `${repo}.git`), ...args],
+      { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1" } },
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    );
+  });
+}
+
+/** The CLI's own lines among an Agent's sink events (lifecycle events have no `type`). */
+const cliEvents = (agent: string) => env.listener.eventsFor(agent).filter((e) => typeof e.type === "string");
+
+/** The prompts a request carried, without codex's own `<environment_context>` message. */
+const userPrompts = (call: { body: unknown } | undefined) =>
+  messageTexts(call ?? { body: undefined }, "user").filter((t) => !t.startsWith("<environment_context>"));
+
+const NOTES_PATCH =
+  "*** Begin Patch\n*** Add File: app/NOTES.md\n+# Notes\n+\n+Written by codex.\n*** End Patch\n";
+
+describe.skipIf(SKIP)("the real codex CLI on the local plane", () => {
+  it.concurrent(
+    "edits the clone through apply_patch under permission_mode auto: Succeeded, thread and tokens from its lines, select and logs on them, the edit as a PR",
+    async () => {
+      const recipe = forgeRecipe(env, "acme/app");
+      const model = await stationWithModel("cx-edit", {
+        prompt: "Write the {topic} file.",
+        resources: { ...recipe.resources, secrets: [keySecret("openai")] },
+        delivery: recipe.delivery,
+        output: {
+          select: [{ event: "tool_call" }, { event: "usage" }],
+          sinks: [{ type: "http", url: env.listener.url, headers_secret: SINK_HEADERS_KEY }],
+        },
+      });
+      model.script([
+        {
+          toolCall: { name: "exec_command", input: { cmd: "cat app/README.md" } },
+          usage: { input: 1000, output: 20 },
+        },
+        {
+          text: "Writing the notes.",
+          toolCall: { name: "apply_patch", input: { input: NOTES_PATCH } },
+          usage: { input: 1100, output: 30, cacheRead: 900 },
+        },
+        { text: "Wrote app/NOTES.md.", usage: { input: 1200, output: 10, cacheRead: 1000 } },
+      ]);
+      const agent = await run("cx-edit-1", "cx-edit");
+      expect(agent.status?.failureReason ?? "").toBe("");
+      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      const output = agent.status?.output ?? "";
+      const sessionId = agent.status?.sessionId ?? "";
+      expect(sessionId).toMatch(UUID);
+      const lines = output
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines[0]).toEqual({ type: "thread.started", thread_id: sessionId });
+      // The shell command ran in codex's sandbox inside the pod and read the clone.
+      const command = lines.find(
+        (l) => l.type === "item.completed" && (l.item as { type: string }).type === "command_execution",
+      )?.item as { exit_code: number; aggregated_output: string } | undefined;
+      expect(command).toMatchObject({ exit_code: 0, aggregated_output: "helo world\n" });
+      expect(lines.at(-1)).toEqual({
+        type: "turn.completed",
+        usage: {
+          input_tokens: 3300,
+          cached_input_tokens: 1900,
+          cache_write_input_tokens: 0,
+          output_tokens: 60,
+          reasoning_output_tokens: 0,
+        },
+      });
+
+      // kubectl agent status / logs on codex's lines.
+      expect(vendorFor(output.split("\n"), MODEL)).toBe("codex");
+      expect(costOf("codex", output)).toEqual({ inputTokens: 3300, outputTokens: 60 });
+      expect(renderOutput(output, "codex")).toEqual([
+        `[session] ${sessionId}`,
+        "[tool] shell · /bin/bash -lc 'cat app/README.md' · exit 0",
+        "Writing the notes.",
+        "[tool] edit · add /workspace/app/NOTES.md",
+        "Wrote app/NOTES.md.",
+        "[result] success · 3300 in / 60 out tokens · 1900 cached",
+      ]);
+      expect(output).toBe(await podLog(env, agent, "agent"));
+
+      // output.select: the two tool calls and the usage, nothing else of the CLI's.
+      const selected = cliEvents("cx-edit-1");
+      expect(
+        selected.map((e) => `${e.type} ${(e.item as { type?: string } | undefined)?.type ?? ""}`.trim()),
+      ).toEqual(["item.completed command_execution", "item.completed file_change", "turn.completed"]);
+
+      // Three model calls, nothing else (no WebSocket probe, no model list); codex's own tools offered.
+      expect(model.journal().map((e) => `${e.method} ${e.path}`)).toEqual(
+        Array(3).fill("POST /v1/responses"),
+      );
+      expect(offeredTools(model.modelCalls()[0] ?? { body: undefined })).toEqual(
+        expect.arrayContaining([
+          { name: "exec_command", type: "function" },
+          { name: "apply_patch", type: "custom" },
+        ]),
+      );
+      expect(model.modelCalls()[0]?.headers.authorization).toBe("<present>");
+
+      // The edit is the pull request's diff.
+      const pulls = env.forge?.github.pulls.filter((p) => p.head === "agent/cx-edit-1") ?? [];
+      expect(pulls).toHaveLength(1);
+      expect(agent.status?.prUrl).toBe(pulls[0]?.htmlUrl);
+      expect(await bareGit("acme/app", ["diff", "--name-status", "main", "agent/cx-edit-1"])).toBe(
+        "A\tNOTES.md\n",
+      );
+      expect(await bareGit("acme/app", ["show", "agent/cx-edit-1:NOTES.md"])).toBe(
+        "# Notes\n\nWritten by codex.\n",
+      );
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a rejected key (401) ends Failed after the bounded retries with the provider's answer",
+    async () => {
+      const model = await stationWithModel("cx-401", { prompt: "Say hi." });
+      model.fallback({ error: { status: 401 } });
+      const agent = await run("cx-401-1", "cx-401");
+      expect(agent.status?.phase).toBe("Failed");
+      expect(agent.status?.failureReason).toMatch(
+        /^codex exited with code 1: unexpected status 401 Unauthorized: Incorrect API key provided: sk-test\. You can find your API key at https:\/\/platform\.openai\.com\/account\/api-keys\., url: http:\/\/127\.0\.0\.1:\d+\/v1\/responses, request id: req_\w+$/,
+      );
+      expect(model.modelCalls()).toHaveLength(CODEX_STREAM_MAX_RETRIES + 1);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a persistent rate limit (429) ends Failed with the status the provider answered",
+    async () => {
+      const model = await stationWithModel("cx-429", { prompt: "Say hi." });
+      model.fallback({ error: { status: 429 } });
+      const agent = await run("cx-429-1", "cx-429");
+      expect(agent.status?.phase).toBe("Failed");
+      expect(agent.status?.failureReason).toMatch(
+        /^codex exited with code 1: exceeded retry limit, last status: 429 Too Many Requests, request id: req_\w+$/,
+      );
+      expect(model.modelCalls().length).toBeLessThanOrEqual(CODEX_STREAM_MAX_RETRIES + 1);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a realtime session of three turns continues one codex thread; a resume in a fresh pod sends the earlier history",
+    async () => {
+      const model = await stationWithModel("cx-rt", {
+        prompt: "Remember the number 42.",
+        execution: "realtime",
+        resources: { secrets: [keySecret("openai")], conversation: { source: `${store.url}/conv` } },
+      });
+      model.script([
+        { text: "Noted: 42.", usage: { input: 100, output: 5 } },
+        { text: "You said 42.", usage: { input: 200, output: 6 } },
+        { text: "Still 42.", usage: { input: 300, output: 7 } },
+      ]);
+      await createAgent(env, "cx-rt-a", "cx-rt");
+      await untilAccepted("cx-rt-a", "Which number?");
+      // A prompt that looks like an option is the prompt: `exec resume <id> … -- <prompt>`.
+      expect(await prompt("cx-rt-a", "-x: say it once more.")).toMatchObject({ status: 202 });
+      expect(await post("cx-rt-a", "close")).toMatchObject({ status: 202 });
+      const first = await finishedAgent(env, "cx-rt-a", RUN_TIMEOUT_MS);
+      expect(first.status?.failureReason ?? "").toBe("");
+      expect(first.status?.phase).toBe("Succeeded");
+      const sessionId = first.status?.sessionId ?? "";
+      expect(sessionId).toMatch(UUID);
+
+      // One codex process per turn, each resuming the thread: every request carries the
+      // conversation so far (the initial prompt was turn 1).
+      const calls = model.modelCalls();
+      expect(calls).toHaveLength(3);
+      expect(userPrompts(calls[0])).toEqual(["Remember the number 42."]);
+      expect(userPrompts(calls[1])).toEqual(["Remember the number 42.", "Which number?"]);
+      expect(userPrompts(calls[2])).toEqual([
+        "Remember the number 42.",
+        "Which number?",
+        "-x: say it once more.",
+      ]);
+      expect(messageTexts(calls[2] ?? { body: undefined }, "assistant")).toEqual([
+        "Noted: 42.",
+        "You said 42.",
+      ]);
+      // Each turn's turn.completed reports the thread's running total: the last one is the session's.
+      expect(costOf("codex", first.status?.output ?? "")).toEqual({ inputTokens: 600, outputTokens: 18 });
+      expect(store.saves(sessionId)).toBeGreaterThan(0);
+
+      // A fresh pod resumes it: the init restores the saved .codex, the turn runs `exec resume <id>`.
+      model.script([{ text: "It was 42." }]);
+      await createAgent(env, "cx-rt-b", "cx-rt", { resumeSession: sessionId });
+      const { accepted } = await untilAccepted("cx-rt-b", "What was the number?");
+      expect(accepted.body).toEqual({ turn: 1, queued: 1, sessionId });
+      expect(await post("cx-rt-b", "close")).toMatchObject({ status: 202 });
+      const resumed = await finishedAgent(env, "cx-rt-b", RUN_TIMEOUT_MS);
+      expect(resumed.status?.failureReason ?? "").toBe("");
+      expect(resumed.status).toMatchObject({ phase: "Succeeded", sessionId });
+      const resumedCall = model.modelCalls()[3];
+      expect(messageTexts(resumedCall ?? { body: undefined }, "assistant")).toEqual([
+        "Noted: 42.",
+        "You said 42.",
+        "Still 42.",
+      ]);
+      expect(userPrompts(resumedCall).at(-1)).toBe("What was the number?");
+      expect(resumed.status?.output ?? "").toContain(`{"type":"thread.started","thread_id":"${sessionId}"}`);
+    },
+    RUN_TIMEOUT_MS * 2,
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+// The controller's prompt API and a local conversation store.
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function post(name: string, route: string, body?: unknown): Promise<Answer> {
+  const res = await fetch(`http://127.0.0.1:${api.port}/v1/namespaces/${env.ns}/agents/${name}/${route}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+const prompt = (name: string, text: string) => post(name, "prompt", { prompt: text });
+
+/** Sends `text` until the session accepts it (409 while Pending, 503 while the pod is not Ready). */
+function untilAccepted(name: string, text: string): Promise<{ accepted: Answer }> {
+  return eventually(
+    `${name} accepts a prompt`,
+    async () => {
+      const reply = await prompt(name, text);
+      if (reply.status === 202) return { accepted: reply };
+      expect([409, 503]).toContain(reply.status);
+      return undefined;
+    },
+    RUN_TIMEOUT_MS,
+    500,
+  );
+}
+
+interface ConversationStore {
+  url: string;
+  saves(id: string): number;
+  close(): Promise<void>;
+}
+
+/** `/conv/<id>`: POST saves the archive, GET restores it (the conversation source's contract). */
+async function startConversationStore(): Promise<ConversationStore> {
+  const { createServer } = await import("node:http");
+  const archives = new Map<string, Buffer>();
+  const saves = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const path = (req.url ?? "").split("?")[0] ?? "";
+      const id = path.startsWith("/conv/") ? decodeURIComponent(path.slice("/conv/".length)) : "";
+      if (id !== "" && req.method === "POST") {
+        archives.set(id, Buffer.concat(chunks));
+        saves.set(id, (saves.get(id) ?? 0) + 1);
+        res.writeHead(201).end();
+        return;
+      }
+      const archive = archives.get(id);
+      if (id !== "" && req.method === "GET" && archive) {
+        res.writeHead(200, { "content-type": "application/gzip" }).end(archive);
+        return;
+      }
+      res.writeHead(404).end("not found\n");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    saves: (id) => saves.get(id) ?? 0,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
