@@ -1,7 +1,9 @@
+import { execFileSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -91,5 +93,56 @@ describe("extractTarGz", () => {
     const archive = join(root, "junk.tar.gz");
     writeFileSync(archive, "not an archive");
     await expect(extractTarGz(archive, root)).rejects.toThrow();
+  });
+
+  it("with `within`, refuses an entry, a symlink or a hard link outside that directory", async () => {
+    expect(entryProblem({ path: ".bashrc", type: "File" }, ".claude")).toBe("is outside .claude");
+    expect(entryProblem({ path: ".claude/x", type: "File" }, ".claude")).toBeUndefined();
+    expect(entryProblem({ path: ".claude", type: "Directory" }, ".claude")).toBeUndefined();
+    expect(entryProblem({ path: ".claudette/x", type: "File" }, ".claude")).toBe("is outside .claude");
+    expect(entryProblem({ path: ".claude/l", type: "SymbolicLink", linkpath: "../.ssh" }, ".claude")).toBe(
+      "is a symlink to ../.ssh, outside .claude",
+    );
+    expect(entryProblem({ path: ".claude/h", type: "Link", linkpath: ".profile" }, ".claude")).toBe(
+      "is a hard link to .profile, outside .claude",
+    );
+  });
+
+  it("an extraction that fails part-way removes what it wrote and names node-tar's cause", async () => {
+    // first.txt, then l -> sub, then l/x: the listing passes, node-tar refuses to write through l.
+    const s1 = join(root, "s1");
+    const s2 = join(root, "s2");
+    mkdirSync(join(s2, "l"), { recursive: true });
+    mkdirSync(s1);
+    writeFileSync(join(s1, "first.txt"), "one");
+    symlinkSync("sub", join(s1, "l"));
+    writeFileSync(join(s2, "l", "x"), "x");
+    const archive = join(root, "partial.tar.gz");
+    execFileSync("tar", ["czf", archive, "-C", s1, "first.txt", "l", "-C", s2, "l/x"]);
+    const home = join(root, "home");
+    mkdirSync(home);
+    writeFileSync(join(home, "kept.txt"), "mine");
+    await expect(extractTarGz(archive, home)).rejects.toThrow(
+      "the archive cannot be extracted: TAR_SYMLINK_ERROR: Cannot extract through symbolic link",
+    );
+    expect(readdirSync(home)).toEqual(["kept.txt"]);
+  });
+
+  it("a damaged archive's error keeps its cause, not just a code such as TAR_ABORT", async () => {
+    const src = join(root, "src");
+    mkdirSync(src);
+    writeFileSync(join(src, "a.txt"), "x".repeat(100_000));
+    const archive = join(root, "a.tar.gz");
+    await create({ gzip: true, file: archive, cwd: src, portable: true }, ["a.txt"]);
+    const whole = readFileSync(archive);
+    writeFileSync(archive, whole.subarray(0, Math.floor(whole.length / 2)));
+    const home = join(root, "home");
+    mkdirSync(home);
+    const err = await extractTarGz(archive, home).then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
+    expect(err?.message).toBe("the archive cannot be extracted: Z_BUF_ERROR: zlib: unexpected end of file");
+    expect(err?.code).toBeUndefined();
   });
 });

@@ -108,6 +108,20 @@ describe("tool conversation (runtime.md §7.2 row 6, OQ-44, OQ-54)", () => {
     expect(existsSync(join(sb.root, "escaped.txt"))).toBe(false);
   });
 
+  it("resumeSession: an archive that writes elsewhere in $HOME than the vendor's state dir is refused", async () => {
+    const body = await archiveOf({
+      ".claude/projects/s.jsonl": "{}",
+      ".local/bin/claude": "#!/bin/sh\necho planted",
+    });
+    store.route("/conversations/sess-9", { status: 200, body });
+    const run = await runInitCaptured(sb, env({ AGENT_RESUME_SESSION: "sess-9" }));
+    expect(run.code).toBe(1);
+    expect(run.stderr.at(-1)).toBe(
+      "[init] conversation: cannot restore session sess-9: archive entry .local/bin/claude is outside .claude",
+    );
+    expect(existsSync(join(sb.home, ".claude", "projects", "s.jsonl"))).toBe(false);
+  });
+
   it("sends a header block (Name: value) as given, and restores into the vendor's state dir", async () => {
     fakeExecutable(sb.bin, "gemini", "exit 0");
     const body = await archiveOf({ ".gemini/chats/s.json": "{}" });

@@ -10,6 +10,8 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { routeModel } from "../../../core/routing.js";
+import { conversationStateDir } from "../../../core/vendors.js";
 import { conversationAuthHeaders } from "../../common/conversation-auth.js";
 import { errnoOf, type InitContext, type ToolResult, withoutHeaderValues } from "../context.js";
 import { DownloadError, downloadToFile } from "../download.js";
@@ -29,7 +31,10 @@ export async function restoreConversation(
     ctx.log(`conversation: restoring ${tool.id} into ${home}`);
     await downloadToFile(tool.url, archive, { ...ctx.download, headers }, 0o600);
     await mkdir(home, { recursive: true });
-    await extractTarGz(archive, home);
+    // The archive holds the vendor's state dir and nothing else of HOME (the CLIs, skills,
+    // settings, the supervisor itself live there too).
+    const within = conversationStateDir(routeModel(ctx.env.AGENT_MODEL ?? ""));
+    await extractTarGz(archive, home, within !== undefined ? { within } : {});
     ctx.log(`conversation: restored ${tool.id}`);
     return undefined;
   } catch (err) {
