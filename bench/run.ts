@@ -12,7 +12,9 @@
  * - **controller**: the controller alone in a namespace of its own; N Agents created 32 in flight
  *   and watched to Running and terminal; then one idle minute.
  *
- * `--scale` runs bench/scale.ts instead (10,000 Agents held in one namespace). Prints a table and
+ * `--scale` runs bench/scale.ts instead (10,000 Agents held in one namespace); `--prompt-api`
+ * bench/prompt-latency.ts; `--cli-startup` bench/cli-startup.ts (what a run pays before its real
+ * CLI's first model request). Prints a table and
  * writes bench/results/<time>-n<N>.json (gitignored).
  */
 import { mkdirSync } from "node:fs";
@@ -23,6 +25,7 @@ import { AGENTS, JOBS } from "../src/controller/kube/resources.js";
 import { buildJob } from "../src/core/job-builder.js";
 import { jobNameFor } from "../src/core/names.js";
 import type { Agent } from "../src/core/types.js";
+import { cliStartup } from "./cli-startup.js";
 import {
   type Args,
   agentObj,
@@ -305,6 +308,7 @@ async function throughput(a: Args) {
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   if (process.argv.includes("--prompt-api")) return promptLatency(process.argv.slice(2));
+  if (process.argv.includes("--cli-startup")) return cliStartup(process.argv.slice(2));
   if (a.build) await build();
   mkdirSync(RESULTS, { recursive: true });
   if (a.scale) await scale(a);

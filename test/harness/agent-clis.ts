@@ -345,6 +345,11 @@ export async function ensureNpmCache(
   return cache;
 }
 
+/** Hands the npm cache back to the run pods' user after this (root) process's npm wrote to it. */
+export async function giveNpmCacheToAgentUser(cache: string = npmCacheRoot()): Promise<void> {
+  if (process.getuid?.() === 0 && existsSync(cache)) await chownTree(cache, AGENT_UID);
+}
+
 function ownedBy(path: string, uid: number): boolean {
   try {
     return statSync(path).uid === uid;
