@@ -211,6 +211,25 @@ describe.skipIf(SKIP)("the real claude CLI under the built supervisor", () => {
     expect(texts.indexOf("Write hello.txt")).toBeLessThan(texts.indexOf("And now?"));
   });
 
+  it("a pinned fork (--resume A --fork-session --session-id B) continues A's history as session B", async () => {
+    expect(editSession).not.toBe("");
+    const pin = "0b6f3c2e-9a4d-4e1f-8c7b-5d2a1e0f9c3b";
+    const before = model.modelCalls().length;
+    model.script([{ text: "Forked." }]);
+    const argv = argvFor("Fork it", { resources: { conversation: { id: editSession, pin } } });
+    expect(argv).toEqual(
+      expect.arrayContaining(["--resume", editSession, "--fork-session", "--session-id", pin]),
+    );
+    const run = await superviseClaude(editDir(), argv);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.cliLines[0]?.session_id).toBe(pin);
+    expect(run.cliLines.at(-1)).toMatchObject({ type: "result", session_id: pin, result: "Forked." });
+    const [call] = model.modelCalls().slice(before);
+    expect(textsOf(call?.body)).toEqual(
+      expect.arrayContaining(["Write hello.txt", "Still here.", "Fork it"]),
+    );
+  });
+
   it("--settings reads a settings file the init fetched for skills_source (the setup keeps it)", async () => {
     const dir = runDir("skills");
     const settings = join(dir.home, ".claude", "settings.json");
