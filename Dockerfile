@@ -46,8 +46,11 @@ RUN npm run build:agent
 FROM debian:${DEBIAN_VERSION} AS agent
 # What the init's tool steps run (runtime.md §7.2, §7.4): git for clones, curl and
 # ca-certificates for the CLI installers and downloads; bash, tar and sha256sum come with the base.
+# tini's static build is the agent container's reaper (src/run-pod/witness/reaper.ts): the init
+# copies it beside the supervisor, whatever libc the Station image has.
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends ca-certificates curl git \
+  && apt-get install -y --no-install-recommends ca-certificates curl git tini \
+  && cp /usr/bin/tini-static /usr/local/bin/ai-agent-reaper \
   && rm -rf /var/lib/apt/lists/*
 # Copied and linked in one layer, so the image holds the executable once (a later `ln` would copy
 # it up into a second layer).

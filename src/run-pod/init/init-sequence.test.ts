@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { closedPort, type FileServer, startFileServer } from "../../../test/support/http-files.js";
 import {
@@ -44,6 +44,19 @@ describe("init sequence (runtime.md §7.1)", () => {
     expect(statSync(target).mode & 0o777).toBe(0o755);
     // The witness, the agent container's command, is the same executable under its own name.
     expect(statSync(join(sb.home, "bin", "ai-agent-witness")).ino).toBe(statSync(target).ino);
+  });
+
+  it("copies the reaper from beside the supervisor when there is one, and goes on without it", async () => {
+    const source = sb.env().AGENT_SUPERVISOR_SOURCE ?? "";
+    const without = await runInitCaptured(sb, sb.env());
+    expect(without.code).toBe(0);
+    expect(without.stderr.join("\n")).toContain("orphaned processes of the agent will not be reaped");
+    writeFileSync(join(dirname(source), "ai-agent-reaper"), "#!/bin/sh\necho reaper\n", { mode: 0o755 });
+    const run = await runInitCaptured(sb, sb.env());
+    expect(run.code).toBe(0);
+    const reaper = join(sb.home, "bin", "ai-agent-reaper");
+    expect(readFileSync(reaper, "utf8")).toBe("#!/bin/sh\necho reaper\n");
+    expect(statSync(reaper).mode & 0o777).toBe(0o755);
   });
 
   it("a missing supervisor fails tool=supervisor, exit 1, the cause naming the source last", async () => {

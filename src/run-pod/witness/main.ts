@@ -16,6 +16,7 @@ import { createServer, type Socket } from "node:net";
 import { constants } from "node:os";
 import { join } from "node:path";
 import type { Env } from "../common/run-env.js";
+import { findReaper, REAPER_NAME, reaperPath, underReaper } from "./reaper.js";
 import { DEFAULT_RESULT_DIR, RESULT_FILE, WITNESS_SOCKET } from "./result-dir.js";
 
 /** The agent's uid and gid (the init hands HOME and the workspace to them). */
@@ -27,6 +28,8 @@ export interface WitnessSeams {
   /** The process whose signals are forwarded; production: `process`. */
   signals?: NodeJS.EventEmitter;
   getuid?: () => number;
+  /** Where to look for the reaper; default `$HOME/bin/ai-agent-reaper`. */
+  reaper?: string;
 }
 
 export async function runWitness(argv: string[], env: Env, seams: WitnessSeams = {}): Promise<number> {
@@ -64,7 +67,11 @@ export async function runWitness(argv: string[], env: Env, seams: WitnessSeams =
   // The courier (another uid) connects; anyone may, the witness only ever closes it.
   await chmod(socketPath, 0o666);
 
-  const code = await runAs(file, args, env, seams.signals ?? process, log);
+  // Orphans of the agent's tree are reaped by the reaper, not left as zombies of this PID 1.
+  const reaper = await findReaper(seams.reaper ?? reaperPath(env));
+  if (reaper === undefined) log(`no ${REAPER_NAME} in $HOME/bin: orphaned processes are not reaped`);
+  const command = underReaper(file, args, reaper);
+  const code = await runAs(command.file, command.args, env, seams.signals ?? process, log);
   try {
     const tmp = join(dir, `.${RESULT_FILE}.tmp`);
     await writeFile(tmp, `${code}\n`, { mode: 0o644, flag: "w" });
