@@ -131,4 +131,31 @@ describe("the supervisor against the Job's clock", () => {
     // The stop's grace was shortened to fit the tail, not the 5 s of AGENT_EXIT_GRACE_MS.
     expect(stderr).toMatch(/deadline: the agent is stopped at .* and the result reported by/);
   }, 15_000);
+
+  it("after SIGTERM the report is bounded by AGENT_TAIL_MS too (the kubelet's termination grace), deadline or not", async () => {
+    await writeScript(
+      dirs.bin,
+      "agent",
+      `mkdir -p "$HOME/.claude/projects" && echo '{}' > "$HOME/.claude/projects/s.jsonl"\necho '{"type":"assistant"}'\nexec sleep 30\n`,
+    );
+    const tailMs = 3000;
+    captured.onStdout = (line) => {
+      if (line.includes("assistant")) setImmediate(() => captured.signals.emit("SIGTERM"));
+    };
+    const code = await runSupervisorWith(
+      ["--", "agent"],
+      env({
+        AGENT_TAIL_MS: String(tailMs),
+        AGENT_SINKS: JSON.stringify([{ type: "http", url: `${hangingUrl}/sink` }]),
+        AGENT_CONVERSATION_SOURCE: `${hangingUrl}/conversations`,
+        AGENT_CONVERSATION_PIN: "pin-1",
+      }),
+      captured.io,
+    );
+    // Unbounded, the save (20 s) and the drain (20 s) would outlast this test's timeout.
+    expect(code).toBe(143);
+    expect(await readFile(join(dirs.home, "run", "exit-code"), "utf8")).toBe("143\n");
+    const drained = /sink queues not drained within (\d+) ms/.exec(captured.stderr.join("\n"));
+    expect(Number(drained?.[1])).toBeLessThan(tailMs);
+  }, 15_000);
 });

@@ -44,6 +44,15 @@ export function runDeadline(
 }
 
 /**
+ * A SIGTERM means the pod is going away: the kubelet kills the container after its termination
+ * grace (30 s unless the Station's template says otherwise), so from now on the report must be
+ * done within AGENT_TAIL_MS (default 30 s) too, whatever the deadline.
+ */
+export function reportWithinTail(deadline: RunDeadline, now: number, tailMs: number): void {
+  deadline.reportBy = Math.min(deadline.reportBy ?? Number.POSITIVE_INFINITY, now + tailMs);
+}
+
+/**
  * How long a tail step may take: at most `max`, and at most `part` of the time left before
  * `reportBy` less the exit reserve (never negative). No `reportBy` ⇒ `max`.
  */

@@ -20,7 +20,7 @@ import { EOF_WAIT_MS, type RunningChild, runChild } from "./child-run.js";
 import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
 import { SAVE_TIMEOUT_MS, saveConversation } from "./conversation-save.js";
-import { logDeadline, runDeadline, tailShare } from "./deadline.js";
+import { logDeadline, reportWithinTail, runDeadline, tailShare } from "./deadline.js";
 import { writeExitCodeFile } from "./exit-code-file.js";
 import { FORWARDED_SIGNALS, type SignalSource, type SupervisorIo } from "./io.js";
 import { supervisorSettings } from "./settings.js";
@@ -52,7 +52,9 @@ export async function runInteractive(
 
   // Listening until the very end: a SIGTERM after the agent exited must not kill the supervisor
   // before the terminal event, the sink drain and the exit-code file.
-  const forwarder = forwardSignals(io.signals, log);
+  const forwarder = forwardSignals(io.signals, log, () =>
+    reportWithinTail(deadline, Date.now(), settings.tailMs),
+  );
   try {
     const exitCode = await superviseAgent();
     const drainMs = tailShare(deadline, Date.now(), DRAIN_TIMEOUT_MS);
@@ -135,12 +137,14 @@ export async function runInteractive(
 function forwardSignals(
   source: SignalSource,
   log: JsonLineLogger,
+  onSignal: () => void,
 ): { attach(child: RunningChild): void; detach(): void; dispose(): void } {
   let child: RunningChild | undefined;
   let finished = false;
   const early: NodeJS.Signals[] = [];
   const listeners = FORWARDED_SIGNALS.map((signal) => {
     const listener = () => {
+      onSignal();
       if (finished) {
         log.info(`received ${signal} after the agent ended; finishing the run`);
         return;

@@ -22,7 +22,7 @@ import { DEADLINE_EXIT_CODE, EOF_WAIT_MS, type RunningChild, runChild } from "./
 import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
 import { SAVE_TIMEOUT_MS, saveConversation } from "./conversation-save.js";
-import { logDeadline, runDeadline, tailShare } from "./deadline.js";
+import { logDeadline, reportWithinTail, runDeadline, tailShare } from "./deadline.js";
 import { writeExitCodeFile } from "./exit-code-file.js";
 import { FORWARDED_SIGNALS, type SupervisorIo } from "./io.js";
 import { longTimer } from "./long-timer.js";
@@ -89,6 +89,7 @@ export async function runRealtime(
   };
   const onSignal = (signal: NodeJS.Signals) => () => {
     log.info(`received ${signal}; stopping the running turn and ending the session`);
+    reportWithinTail(deadline, Date.now(), settings.tailMs);
     endIntake("signal");
     running?.signal(signal);
   };
