@@ -44,6 +44,12 @@ describe("codexSetup", () => {
     expect(table(toml, "features")).toEqual({ plugins: "false", unbounded_connection_retries: "false" });
   });
 
+  it("never logs a credential the base URL carries", () => {
+    const setup = codexSetup(input({ OPENAI_BASE_URL: "https://user:pa55@gw.example/v1" }));
+    expect(setup.notices).toContain("codex: model provider openai-run at https://***@gw.example/v1");
+    expect(setup.notices.join("\n")).not.toContain("pa55");
+  });
+
   it("uses OpenAI's endpoint when the run names none", () => {
     const toml = codexSetup(input({ OPENAI_BASE_URL: "  " })).files[0]?.content ?? "";
     expect(table(toml, `model_providers.${CODEX_PROVIDER_ID}`).base_url).toBe(`"${OPENAI_DEFAULT_BASE_URL}"`);

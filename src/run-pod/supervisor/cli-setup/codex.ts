@@ -56,6 +56,11 @@ export function codexBaseUrl(env: Env): string {
   return configured === undefined ? OPENAI_DEFAULT_BASE_URL : configured.replace(/\/+$/, "");
 }
 
+/** The URL for a log line: user and password replaced, so a credential in it is never logged. */
+function withoutCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1***@");
+}
+
 export function codexConfigToml(baseUrl: string): string {
   return [
     "# Written by the run pod's supervisor before the first codex process (docs/agent-clis.md).",
@@ -86,7 +91,7 @@ export function codexSetup(input: CliSetupInput): CliSetup {
   const env: Record<string, string | undefined> = {};
   const notices: string[] = [];
   const baseUrl = codexBaseUrl(input.env);
-  notices.push(`codex: model provider ${CODEX_PROVIDER_ID} at ${baseUrl}`);
+  notices.push(`codex: model provider ${CODEX_PROVIDER_ID} at ${withoutCredentials(baseUrl)}`);
   if (nonEmpty(input.env.CODEX_API_KEY) === undefined && nonEmpty(input.env.OPENAI_API_KEY) !== undefined) {
     env.CODEX_API_KEY = input.env.OPENAI_API_KEY;
     notices.push("codex: CODEX_API_KEY taken from OPENAI_API_KEY");
