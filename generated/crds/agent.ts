@@ -155,10 +155,44 @@ export interface AgentStatus {
          */
         onTimeout: ("fail" | "fallback");
     };
+    usage?: TokenUsage;
+    /**
+     * The run's cost in US dollars as a decimal string rounded to a millionth (e.g. "0.0106"): the vendor's own figure where its CLI reports one, else priced from the controller's price table (see costSource). A string, not a float, so every client reads the exact figure that was summed. Absent when unpriced.
+     */
+    costUSD?: string;
+    /**
+     * Where costUSD comes from. reported: the CLI's own figure (claude total_cost_usd, opencode step costs). estimated: priced from the controller's price table (codex, gemini, every batch run, a model the CLI could not price). unpriced: the lines carry tokens of a model the table has no price for, so there is no costUSD.
+     */
+    costSource?: ("reported" | "estimated" | "unpriced");
     /**
      * The run's state in the standard metav1.Condition form, one entry per type: Queued (True while the Agent waits for a free slot on its Station, with its queue position in the message), Ready (True while the run executes; False with the reason while it waits or after it ended), Complete (True once it Succeeded) and Failed (True once it Failed, reason and message say why). So `kubectl wait --for=condition=Complete agent/<name>` returns once a run succeeds.
      */
     conditions?: AgentCondition[];
+}
+/**
+ * Tokens the run used, read from its terminal lines when it ended (every execution: interactive, realtime summed over its turns, batch, batch fallback). Each token is counted in one field. Absent when the lines carry no usage.
+ */
+export interface TokenUsage {
+    /**
+     * Input tokens neither read from nor written to the prompt cache.
+     */
+    inputTokens?: number;
+    /**
+     * Output tokens, reasoning and thinking tokens included.
+     */
+    outputTokens?: number;
+    /**
+     * Input tokens read from the prompt cache.
+     */
+    cacheReadTokens?: number;
+    /**
+     * Input tokens written to the prompt cache.
+     */
+    cacheWriteTokens?: number;
+    /**
+     * The sum of the four.
+     */
+    totalTokens?: number;
 }
 /**
  * One aspect of the run's state (metav1.Condition).

@@ -2,7 +2,7 @@
 import type { ObjectMeta } from "./meta.js";
 export type { ObjectMeta, OwnerReference } from "./meta.js";
 /**
- * The run environment: names one AgentDefinition (the recipe) and carries the Pod template plus run-management limits (deadline, concurrency, history). No status.
+ * The run environment: names one AgentDefinition (the recipe) and carries the Pod template plus run-management limits (deadline, concurrency, history, budget). Its status holds what the controller recorded of its runs' spend (status subresource).
  */
 export interface Station {
     /**
@@ -18,6 +18,7 @@ export interface Station {
      */
     metadata: ObjectMeta;
     spec: StationSpec;
+    status?: StationStatus;
 }
 /**
  * Run environment and run-management limits.
@@ -48,10 +49,49 @@ export interface StationSpec {
      * Failed Agents of this Station kept; older ones (by completedAt) are deleted. 0 keeps none. Default 3.
      */
     failedRunsHistoryLimit?: number;
+    budget?: StationBudget;
 }
 /**
  * Required. A core/v1 PodTemplateSpec ({metadata, spec}) the run's Pod is built from. spec.containers must hold a container named agent; the controller adds its init container, volumes, env and security settings and rejects host access (hostNetwork/hostPID/hostIPC, hostPath volumes, privileged containers) by failing the Agent. Required even for batch definitions: a batch fallback Job uses it. Not validated at admission beyond being an object; see `kubectl explain pod.spec` for its fields.
  */
 export interface PodTemplate {
     [k: string]: unknown;
+}
+/**
+ * Optional spending limit over a rolling window. The spend is the sum of the status.costUSD of this Station's runs that ended within the window, as recorded in status.spend (so deleting or pruning Agents does not lower it). Once it reaches limitUSD, new Agents stay Pending (Ready condition reason BudgetExhausted, and a Kubernetes Event) until enough of the spend leaves the window; they then start by themselves. Runs already going are not stopped.
+ */
+export interface StationBudget {
+    /**
+     * Required. The most this Station may spend in the window, in US dollars; a number, 0 or more (0 holds every new run).
+     */
+    limitUSD: number;
+    /**
+     * Required. The rolling window the spend is summed over: a whole number of minutes, hours or days, such as 90m, 24h or 30d (at most 366d).
+     */
+    window: string;
+}
+/**
+ * Written by the controller only, through the status subresource.
+ */
+export interface StationStatus {
+    /**
+     * Spend of this Station's finished runs, one entry per run (agent uid, when it ended, its costUSD), recorded when the run ends while the Station has a budget. Entries older than the budget's window are dropped; beyond 256 the oldest are merged into one entry (agent empty) dated at the newest of them.
+     *
+     * @maxItems 256
+     */
+    spend?: SpendEntry[];
+}
+export interface SpendEntry {
+    /**
+     * The run's Agent uid; empty for merged entries.
+     */
+    agent?: string;
+    /**
+     * When the run ended (RFC 3339, UTC).
+     */
+    completedAt: string;
+    /**
+     * The run's status.costUSD.
+     */
+    costUSD: string;
 }

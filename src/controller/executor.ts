@@ -10,15 +10,19 @@ import {
   type BatchProviderName,
   isPermanentHttpStatus,
 } from "../batch/provider.js";
-import type { Action, ApiKeyRef } from "../core/actions.js";
+import type { Action, ApiKeyRef, RecordSpendAction } from "../core/actions.js";
+import { withSpend } from "../core/budget.js";
 import type { BatchMemory, BatchSubmitFailure, JobCreateFailure } from "../core/input.js";
-import type { Agent } from "../core/types.js";
+import type { Agent, Station } from "../core/types.js";
 import type { AgentEventRecorder } from "./events/recorder.js";
 import type { KubeClient } from "./kube/client.js";
 import { isPermanent, KubeApiError } from "./kube/errors.js";
-import { AGENTS, JOBS, SECRETS } from "./kube/resources.js";
+import { AGENTS, JOBS, SECRETS, STATIONS } from "./kube/resources.js";
 import type { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
+
+/** Conflicting writes of one Station's spend tried before the entry is given up (logged). */
+const SPEND_WRITE_ATTEMPTS = 5;
 
 export interface SinkDelivery {
   deliver(req: unknown): Promise<void>;
@@ -239,7 +243,35 @@ export class Executor {
         // Data for the events layer; the retry itself is scheduled by the controller.
         if (a.retryAt !== undefined) report.retryAt = Math.min(report.retryAt ?? a.retryAt, a.retryAt);
         return true;
+      case "recordSpend":
+        return this.recordSpend(a);
     }
+  }
+
+  /**
+   * Read-modify-write of the Station's status.spend, guarded by its resourceVersion; a conflict
+   * (another run of the same Station finished at the same time) re-reads and tries again.
+   */
+  private async recordSpend(a: RecordSpendAction): Promise<boolean> {
+    for (let attempt = 1; attempt <= SPEND_WRITE_ATTEMPTS; attempt++) {
+      const station = await this.d.client.get<Station>(STATIONS, a.station.namespace, a.station.name);
+      if (station === undefined) return true;
+      const spend = withSpend(station.status?.spend ?? [], a.entry, a.windowMs, this.d.now());
+      if (spend === undefined) return true;
+      const outcome = await this.d.client.patchStatus(
+        STATIONS,
+        a.station.namespace,
+        a.station.name,
+        station.metadata?.resourceVersion ?? "",
+        { spend },
+      );
+      if (outcome === "ok") return true;
+      if (outcome === "not_found") return true;
+    }
+    this.d.log(
+      `Station ${a.station.name}: spend of Agent ${a.entry.agent} not recorded after ${SPEND_WRITE_ATTEMPTS} conflicts`,
+    );
+    return false;
   }
 
   private async apiKey(ref: ApiKeyRef): Promise<string> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ControllerMetrics } from "./metrics.js";
 
 describe("ControllerMetrics", () => {
-  it("exposes exactly the seed's eight metrics plus the reconcile-error and sink-delivery counters", async () => {
+  it("exposes exactly the seed's eight metrics plus the reconcile-error, sink-delivery and cost counters", async () => {
     const m = new ControllerMetrics();
     const json = await m.registry.getMetricsAsJSON();
     expect(Object.fromEntries(json.map((x) => [x.name, x.type]))).toEqual({
@@ -16,6 +16,8 @@ describe("ControllerMetrics", () => {
       controller_batch_cleanup_failures_total: "counter",
       controller_reconcile_errors_total: "counter",
       controller_sink_deliveries_total: "counter",
+      controller_run_tokens_total: "counter",
+      controller_run_cost_usd_total: "counter",
     });
   });
 
@@ -34,6 +36,22 @@ describe("ControllerMetrics", () => {
     expect(text).toContain('controller_run_failures_total{kind="job_failed"} 1');
     expect(text).toContain('controller_run_failures_total{kind="preempted"} 0');
     expect(text).toContain("controller_batch_cleanup_failures_total 1");
+  });
+
+  it("adds a finished run's tokens by type and its cost to the counters of its Station, model and execution", async () => {
+    const m = new ControllerMetrics();
+    const base = { station: "st", model: "gpt-5-mini", execution: "realtime" as const };
+    m.record({ name: "controller_run_tokens_total", labels: { ...base, type: "input" }, value: 120 });
+    m.record({ name: "controller_run_tokens_total", labels: { ...base, type: "input" }, value: 30 });
+    m.record({ name: "controller_run_cost_usd_total", labels: base, value: 0.25 });
+    m.record({ name: "controller_run_cost_usd_total", labels: base, value: 0.5 });
+    const text = await m.registry.metrics();
+    expect(text).toContain(
+      'controller_run_tokens_total{station="st",model="gpt-5-mini",execution="realtime",type="input"} 150',
+    );
+    expect(text).toContain(
+      'controller_run_cost_usd_total{station="st",model="gpt-5-mini",execution="realtime"} 0.75',
+    );
   });
 
   it("sets controller_agents per phase, zeroing phases that emptied", async () => {

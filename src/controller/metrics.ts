@@ -69,6 +69,19 @@ export class ControllerMetrics {
     labelNames: ["outcome"],
     registers: [this.registry],
   });
+  // Cost (docs/cost-and-budgets.md): one increment per finished run, after its terminal patch.
+  readonly runTokens = new Counter({
+    name: "controller_run_tokens_total",
+    help: "Tokens finished runs used, by Station, model, execution and type (input, output, cache_read, cache_write).",
+    labelNames: ["station", "model", "execution", "type"],
+    registers: [this.registry],
+  });
+  readonly runCost = new Counter({
+    name: "controller_run_cost_usd_total",
+    help: "US dollars finished runs cost (the CLI's figure, else the controller's price table), by Station, model and execution.",
+    labelNames: ["station", "model", "execution"],
+    registers: [this.registry],
+  });
 
   constructor() {
     // Known label values start at zero, so dashboards see the series before the first event.
@@ -103,6 +116,12 @@ export class ControllerMetrics {
         return;
       case "controller_batch_cleanup_failures_total":
         this.batchCleanupFailures.inc();
+        return;
+      case "controller_run_tokens_total":
+        this.runTokens.inc(m.labels, m.value);
+        return;
+      case "controller_run_cost_usd_total":
+        this.runCost.inc(m.labels, m.value);
         return;
     }
   }

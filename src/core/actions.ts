@@ -261,14 +261,47 @@ export type FailureKind =
   | "batch_timeout"
   | "job_rejected";
 
+/** The execution label of the cost metrics: a batch run that fell back to a Job is `batch_fallback`. */
+export type CostExecution = "interactive" | "realtime" | "batch" | "batch_fallback";
+
 export type MetricObservation =
   | { name: "controller_runs_completed_total"; labels: { phase: "Succeeded" | "Failed"; exit_code: string } }
+  | {
+      name: "controller_run_tokens_total";
+      labels: {
+        station: string;
+        model: string;
+        execution: CostExecution;
+        type: "input" | "output" | "cache_read" | "cache_write";
+      };
+      value: number;
+    }
+  | {
+      name: "controller_run_cost_usd_total";
+      labels: { station: string; model: string; execution: CostExecution };
+      value: number;
+    }
   | { name: "controller_run_duration_seconds"; labels: { phase: "Succeeded" | "Failed" }; value: number }
   | { name: "controller_run_queue_seconds"; value: number }
   | { name: "controller_run_failures_total"; labels: { kind: FailureKind } }
   | { name: "controller_batch_cleanup_failures_total" };
 
-/** Record one metric observation (counter +1, or histogram observe `value`). */
+/**
+ * Add a finished run's cost to its Station's status.spend (the budget's record, docs/cost-and-budgets.md):
+ * read the Station, add the entry unless one for the same Agent uid is there, drop what left the
+ * window, write the status guarded by the Station's resourceVersion, re-reading on a conflict.
+ * Idempotent, so it runs before the Agent's terminal patch: a patch that conflicts is recomputed
+ * and records the same entry again, which changes nothing.
+ */
+export interface RecordSpendAction extends ActionBase {
+  type: "recordSpend";
+  station: { namespace: string; name: string };
+  entry: { agent: string; completedAt: string; costUSD: string };
+  /** The budget's window in ms, for dropping entries that left it. */
+  windowMs: number;
+}
+
+/** Record one metric observation (counter +1 or + `value`, or histogram observe `value`). */
 export interface RecordMetricAction extends ActionBase {
   type: "recordMetric";
   metric: MetricObservation;
@@ -289,7 +322,8 @@ export type Action =
   | EmitSinkEventsAction
   | RecordMetricAction
   | ReportWaitingAction
-  | RecordEventAction;
+  | RecordEventAction
+  | RecordSpendAction;
 
 export type ActionType = Action["type"];
 

@@ -689,6 +689,151 @@ const rows: Row[] = [
     actions: [],
   },
   {
+    name: "budget reached: held Pending, naming the budget, the spend and when the window frees room",
+    in: {
+      station: {
+        ...station()
+          .spec({ budget: { limitUSD: 1, window: "24h" } })
+          .build(),
+        status: {
+          spend: [
+            { agent: "uid-a", completedAt: iso(T0 - 3_600_000), costUSD: "0.6" },
+            { agent: "uid-b", completedAt: iso(T0), costUSD: "0.5" },
+            // Left the window: no longer counts.
+            { agent: "uid-c", completedAt: iso(T0 - 90_000_000), costUSD: "9" },
+          ],
+        },
+      },
+    },
+    rules: ["budget-exhausted"],
+    actions: [
+      {
+        id: "report-waiting",
+        type: "reportWaiting",
+        agent: REF,
+        reason: "BudgetExhausted",
+        message: `budget of Station st reached: $1.1 spent of $1 in the last 24h; the run starts when the window frees room at ${iso(T0 - 3_600_000 + 86_400_000)}`,
+        retryAt: T0 - 3_600_000 + 86_400_000,
+      },
+    ],
+  },
+  {
+    name: "budget of 0: held with no retry time (nothing ever frees room)",
+    in: {
+      station: station()
+        .spec({ budget: { limitUSD: 0, window: "30d" } })
+        .build(),
+    },
+    rules: ["budget-exhausted"],
+    actions: [
+      {
+        id: "report-waiting",
+        type: "reportWaiting",
+        agent: REF,
+        reason: "BudgetExhausted",
+        message:
+          "budget of Station st reached: $0 spent of $0 in the last 30d; a limit of 0 holds every new run until the budget is raised",
+      },
+    ],
+  },
+  {
+    name: "budget not reached (spend below the limit within the window): the run starts",
+    in: {
+      station: {
+        ...station()
+          .spec({ budget: { limitUSD: 1, window: "90m" } })
+          .build(),
+        status: {
+          spend: [
+            { agent: "uid-a", completedAt: iso(T0), costUSD: "0.999999" },
+            { agent: "uid-b", completedAt: iso(NOW - 90 * 60_000), costUSD: "5" },
+          ],
+        },
+      },
+    },
+    rules: ["job-create"],
+    actions: [
+      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
+      {
+        ...patch({ phase: "Running", jobName: "agent-job-run-1", startedAt: NOW_ISO }),
+        dependsOn: ["create-job"],
+      },
+      {
+        id: "metric-queue",
+        type: "recordMetric",
+        metric: { name: "controller_run_queue_seconds", value: 60 },
+        dependsOn: ["create-job", "patch-status"],
+      },
+    ],
+  },
+  {
+    name: "Job complete on a budgeted Station: the spend entry first, usage and cost on the patch, cost metrics after it",
+    in: {
+      agent: agent().running(T0).build(),
+      station: station()
+        .spec({ budget: { limitUSD: 5, window: "24h" } })
+        .build(),
+      job: { found: true, status: { conditions: [{ type: "Complete", status: "True" }] } },
+      pod: {
+        found: true,
+        containerStatuses: [],
+        agentLog: {
+          available: true,
+          text: '{"type":"result","is_error":false,"total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":20,"cache_read_input_tokens":30,"cache_creation_input_tokens":40}}',
+        },
+      },
+    },
+    rules: ["job-finished"],
+    actions: [
+      {
+        id: "record-spend",
+        type: "recordSpend",
+        station: { namespace: NS, name: "st" },
+        entry: { agent: "uid-run-1", completedAt: NOW_ISO, costUSD: "0.25" },
+        windowMs: 86_400_000,
+      },
+      patch({
+        phase: "Succeeded",
+        exitCode: 0,
+        completedAt: NOW_ISO,
+        output:
+          '{"type":"result","is_error":false,"total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":20,"cache_read_input_tokens":30,"cache_creation_input_tokens":40}}',
+        usage: {
+          inputTokens: 10,
+          outputTokens: 20,
+          cacheReadTokens: 30,
+          cacheWriteTokens: 40,
+          totalTokens: 100,
+        },
+        costUSD: "0.25",
+        costSource: "reported",
+      }),
+      completed("Succeeded", "0"),
+      duration("Succeeded", 60),
+      ...(["input", "output", "cache_read", "cache_write"] as const).map((type, i) => ({
+        id: `metric-tokens-${type}`,
+        type: "recordMetric",
+        metric: {
+          name: "controller_run_tokens_total",
+          // The definition names no model: the CLI's default.
+          labels: { station: "st", model: "default", execution: "interactive", type },
+          value: (i + 1) * 10,
+        },
+        dependsOn: ["patch-status"],
+      })),
+      {
+        id: "metric-cost",
+        type: "recordMetric",
+        metric: {
+          name: "controller_run_cost_usd_total",
+          labels: { station: "st", model: "default", execution: "interactive" },
+          value: 0.25,
+        },
+        dependsOn: ["patch-status"],
+      },
+    ],
+  },
+  {
     name: "cache lag: an issued but unseen creation keeps a Forbid Station full",
     in: {
       station: station().spec({ concurrencyPolicy: "Forbid" }).build(),

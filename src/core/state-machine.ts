@@ -34,12 +34,14 @@ import {
   type Action,
   type ApiKeyRef,
   BATCH_CLEANUP_FINALIZER,
+  type CostExecution,
   type FailureKind,
   type LifecycleEvent,
   type MetricObservation,
   type PatchStatusAction,
   type SinkItem,
 } from "./actions.js";
+import { budgetMessage, budgetVerdict, windowMs } from "./budget.js";
 import { admit, fallbackHasSlot } from "./concurrency.js";
 import { report } from "./conditions.js";
 import type { BatchSubmitFailure, ReconcileInput } from "./input.js";
@@ -47,6 +49,8 @@ import { buildJob } from "./job-builder.js";
 import { jobCreateRefusedReason, jobCreateRetryAt, jobCreateWaiting } from "./job-create.js";
 import { jobNameFor } from "./names.js";
 import { capOutput } from "./output.js";
+import { formatUsd, totalTokens } from "./pricing/estimate.js";
+import { type RunUsage, runUsage } from "./pricing/run-usage.js";
 import { agentsToPrune, beyondHistoryLimit } from "./pruning.js";
 import { jobState, MSG_JOB_GC, type TerminalResult, terminalFromJob } from "./readback.js";
 import {
@@ -306,6 +310,84 @@ interface Terminal {
   prUrl?: string;
   jobName?: string;
   failureKind?: FailureKind;
+  /** Tokens and cost read from the run's terminal lines (docs/cost-and-budgets.md). */
+  usage?: RunUsage;
+}
+
+/** The cost metrics' execution label. */
+function costExecution(c: Ctx): CostExecution {
+  if (c.execution === "batch") return onFallback(c) ? "batch_fallback" : "batch";
+  return jobMode(c);
+}
+
+/** The run's tokens and cost from its lines: a Job run's pod log, a batch run's CLI-format lines. */
+function usageOf(c: Ctx, lines: string | undefined): RunUsage | undefined {
+  if (lines === undefined) return undefined;
+  const execution = costExecution(c);
+  if (execution === "batch") {
+    const model = batchModel(c);
+    return runUsage({ vendor: routeModel(model), execution: "batch", model, lines });
+  }
+  return runUsage({ vendor: c.vendor, execution: jobMode(c), model: c.model, lines });
+}
+
+function usageStatus(u: RunUsage): PatchStatusAction["status"] {
+  return {
+    usage: { ...u.usage, totalTokens: totalTokens(u.usage) },
+    costSource: u.costSource,
+    ...(u.costUsd !== undefined ? { costUSD: formatUsd(u.costUsd) } : {}),
+  };
+}
+
+/** The cost counters of a finished run, after its terminal patch (once per terminal transition). */
+function costMetrics(c: Ctx, u: RunUsage, dep: string[]): Action[] {
+  const execution = costExecution(c);
+  const base = {
+    station: c.agent.spec.stationRef,
+    model: (execution === "batch" ? batchModel(c) : c.model) || "default",
+    execution,
+  };
+  const types = [
+    ["input", u.usage.inputTokens],
+    ["output", u.usage.outputTokens],
+    ["cache_read", u.usage.cacheReadTokens],
+    ["cache_write", u.usage.cacheWriteTokens],
+  ] as const;
+  const out: Action[] = types
+    .filter(([, n]) => n > 0)
+    .map(([type, value]) =>
+      metric(
+        `metric-tokens-${type}`,
+        { name: "controller_run_tokens_total", labels: { ...base, type }, value },
+        dep,
+      ),
+    );
+  if (u.costUsd !== undefined && u.costUsd > 0) {
+    out.push(
+      metric("metric-cost", { name: "controller_run_cost_usd_total", labels: base, value: u.costUsd }, dep),
+    );
+  }
+  return out;
+}
+
+/**
+ * The run's entry in its Station's status.spend, when the Station has a budget and the run cost
+ * something. Before the terminal patch and not a condition of it: the entry is keyed by the Agent's
+ * uid, so a patch that conflicts and is recomputed records nothing twice, and a Station write that
+ * fails never keeps a run from finishing.
+ */
+function recordSpend(c: Ctx, u: RunUsage | undefined, completedAt: string): Action[] {
+  const window = windowMs(c.station?.spec.budget?.window);
+  if (!c.station || window === undefined || u?.costUsd === undefined || u.costUsd <= 0) return [];
+  return [
+    {
+      id: "record-spend",
+      type: "recordSpend",
+      station: { namespace: c.ref.namespace, name: c.station.metadata?.name ?? c.agent.spec.stationRef },
+      entry: { agent: c.ref.uid, completedAt, costUSD: formatUsd(u.costUsd) },
+      windowMs: window,
+    },
+  ];
 }
 
 /** The terminal patch, its metrics (after the patch) and the history pruning (after the patch). */
@@ -320,6 +402,7 @@ function finish(c: Ctx, t: Terminal, extraAfterPatch: (dep: string[]) => Action[
     ...(t.failureReason !== undefined ? { failureReason: t.failureReason } : {}),
     ...(t.sessionId !== undefined ? { sessionId: t.sessionId } : {}),
     ...(t.prUrl !== undefined ? { prUrl: t.prUrl } : {}),
+    ...(t.usage !== undefined ? usageStatus(t.usage) : {}),
   };
   const dep = ["patch-status"];
   const metrics: Action[] = [
@@ -351,8 +434,15 @@ function finish(c: Ctx, t: Terminal, extraAfterPatch: (dep: string[]) => Action[
       ),
     );
   }
+  if (t.usage !== undefined) metrics.push(...costMetrics(c, t.usage, dep));
   const terminal: Agent = { ...c.agent, status: { ...c.agent.status, phase: t.phase, completedAt } };
-  return [patch(c, status), ...extraAfterPatch(dep), ...metrics, ...prune(c, terminal, dep)];
+  return [
+    ...recordSpend(c, t.usage, completedAt),
+    patch(c, status),
+    ...extraAfterPatch(dep),
+    ...metrics,
+    ...prune(c, terminal, dep),
+  ];
 }
 
 function fail(c: Ctx, reason: string, kind: FailureKind): Action[] {
@@ -535,9 +625,13 @@ function finishJob(c: Ctx): Action[] {
     c.vendor,
     c.input.settings.maxOutputBytes,
   );
+  const pod = c.input.pod;
+  const log = pod?.found && pod.agentLog.available ? pod.agentLog.text : undefined;
+  const usage = usageOf(c, log);
   return finish(c, {
     ...result,
     ...(c.agent.status?.jobName ? {} : { jobName: jobNameFor(c.ref.name) }),
+    ...(usage !== undefined ? { usage } : {}),
   });
 }
 
@@ -763,6 +857,30 @@ export const PHASE_RULES: readonly Rule[] = [
     },
   },
   {
+    id: "budget-exhausted",
+    from: "Pending",
+    to: "Pending",
+    when: "the Station has a spec.budget and the spend its status.spend records within the window has reached limitUSD",
+    does: "reportWaiting `BudgetExhausted` naming the budget, the spend and when the window frees room; reconcile again at that time (runs already going are not stopped)",
+    guard: (c) => pending(c) && budgetVerdict(c.station, c.now).state === "exhausted",
+    act: (c) => {
+      const v = budgetVerdict(c.station, c.now) as Extract<
+        ReturnType<typeof budgetVerdict>,
+        { state: "exhausted" }
+      >;
+      return [
+        {
+          id: "report-waiting",
+          type: "reportWaiting",
+          agent: c.ref,
+          reason: "BudgetExhausted",
+          message: budgetMessage(c.station?.metadata?.name ?? c.agent.spec.stationRef, v, rfc3339),
+          ...(v.freesAt !== undefined ? { retryAt: v.freesAt } : {}),
+        },
+      ];
+    },
+  },
+  {
     id: "wait-for-slot",
     from: "Pending",
     to: "Pending",
@@ -852,6 +970,7 @@ export const PHASE_RULES: readonly Rule[] = [
       >;
       const ok = r.outcome === "succeeded";
       const lines = r.lines ?? [];
+      const usage = usageOf(c, lines.join("\n"));
       const terminalEvent = ok
         ? lifecycle("succeeded", { exitCode: 0 })
         : lifecycle("failed", { exitCode: 1, reason: "batch_failed" });
@@ -864,6 +983,7 @@ export const PHASE_RULES: readonly Rule[] = [
           ...(ok
             ? {}
             : { failureReason: r.failureReason || "batch failed", failureKind: "batch_failed" as const }),
+          ...(usage !== undefined ? { usage } : {}),
         },
         (dep) =>
           sinkEvents(

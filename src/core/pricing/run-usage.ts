@@ -126,6 +126,7 @@ function claudeParts(lines: JsonLine[], fallbackModel: string, batch: boolean): 
     if (line.type === "system" && line.subtype === "init" && typeof line.model === "string")
       lastModel = line.model;
     if (line.type !== "result") continue;
+    if (!isObject(line.usage) && money(line.total_cost_usd) === undefined) continue;
     const usage = anthropicUsage(line.usage);
     const models = isObject(line.modelUsage) ? Object.keys(line.modelUsage) : [];
     const model = models.length === 1 ? (models[0] as string) : lastModel;
