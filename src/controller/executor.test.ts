@@ -59,6 +59,69 @@ function setup(over: Record<string, unknown> = {}) {
 
 const job = { metadata: { name: "agent-job-a" } };
 
+describe("Executor: recordSpend", () => {
+  const spendAction: Action = {
+    id: "record-spend",
+    type: "recordSpend",
+    station: { namespace: "ns", name: "s" },
+    entry: { agent: "u-a", completedAt: "1970-01-01T00:00:01Z", costUSD: "0.25" },
+    windowMs: 3_600_000,
+  };
+  const stationAt = (rv: string, spend: unknown[] = []) => ({
+    metadata: { name: "s", namespace: "ns", resourceVersion: rv },
+    spec: { budget: { limitUSD: 1, window: "1h" } },
+    status: { spend },
+  });
+
+  it("adds the run's entry to the Station's status.spend, guarded by the Station's resourceVersion", async () => {
+    const writes: unknown[] = [];
+    const { ex } = setup({
+      async get() {
+        return stationAt("5", [{ agent: "u-b", completedAt: "1970-01-01T00:00:00Z", costUSD: "0.5" }]);
+      },
+      async patchStatus(_r: unknown, _ns: string, name: string, rv: string, status: unknown) {
+        writes.push({ name, rv, status });
+        return "ok";
+      },
+    });
+    const r = await ex.execute(agent, [spendAction]);
+    expect(r.succeeded).toEqual(["record-spend"]);
+    expect(writes).toEqual([
+      {
+        name: "s",
+        rv: "5",
+        status: {
+          spend: [
+            { agent: "u-b", completedAt: "1970-01-01T00:00:00Z", costUSD: "0.5" },
+            { agent: "u-a", completedAt: "1970-01-01T00:00:01Z", costUSD: "0.25" },
+          ],
+        },
+      },
+    ]);
+  });
+
+  it("re-reads the Station after a conflict, and writes nothing when the entry is already there", async () => {
+    const rvs: string[] = [];
+    let reads = 0;
+    const { ex } = setup({
+      async get() {
+        reads++;
+        return reads === 1
+          ? stationAt("5")
+          : stationAt("6", [{ agent: "u-a", completedAt: "1970-01-01T00:00:01Z", costUSD: "0.25" }]);
+      },
+      async patchStatus(_r: unknown, _ns: string, _name: string, rv: string) {
+        rvs.push(rv);
+        return "conflict";
+      },
+    });
+    const r = await ex.execute(agent, [spendAction]);
+    expect(r.succeeded).toEqual(["record-spend"]);
+    expect(rvs).toEqual(["5"]);
+    expect(reads).toBe(2);
+  });
+});
+
 describe("Executor", () => {
   it("runs actions in order and records an issued creation", async () => {
     const { ex, calls, memory } = setup();

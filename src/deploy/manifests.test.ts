@@ -46,6 +46,7 @@ const CONTROLLER_RULES = [
     resources: ["stations", "agentdefinitions"],
     verbs: ["get", "list", "watch"],
   },
+  { apiGroups: ["agents.re-cinq.com"], resources: ["stations/status"], verbs: ["patch"] },
   { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "get", "list", "watch", "delete"] },
   { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
   { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
