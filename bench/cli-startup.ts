@@ -77,6 +77,8 @@ interface Sample {
   firstRequestMs: number;
   /** Supervisor spawn → first model request. */
   totalMs: number;
+  /** Other requests the CLI sent the model server before its first model call (probes, model lists). */
+  requestsBefore: string[];
 }
 
 function runDir(root: string, name: string) {
@@ -128,6 +130,7 @@ async function timeSupervisor(
   // The default permission mode: claude refuses bypass as root, and it does not change the start-up.
   const argv = cliArgv({ model: v.model, prompt } as never, v.model, prompt);
   const before = server.modelCalls().length;
+  const journalBefore = server.journal().length;
   const startedWall = Date.now();
   const started = performance.now();
   let cliReady: number | undefined;
@@ -179,7 +182,18 @@ async function timeSupervisor(
   const firstMs = (first?.at ?? Date.now()) - startedWall;
   const ready = (cliReady ?? started) - started;
   const spawned = (cliStarted ?? started) - started;
-  return { cliReadyMs: ready, setupMs: spawned - ready, firstRequestMs: firstMs - spawned, totalMs: firstMs };
+  const requestsBefore = server
+    .journal()
+    .slice(journalBefore)
+    .filter((e) => e.step === undefined && e.at <= (first?.at ?? Number.POSITIVE_INFINITY))
+    .map((e) => `${e.method} ${e.path} +${e.at - startedWall} ms`);
+  return {
+    cliReadyMs: ready,
+    setupMs: spawned - ready,
+    firstRequestMs: firstMs - spawned,
+    totalMs: firstMs,
+    requestsBefore,
+  };
 }
 
 function parseVendors(argv: string[]): CliVendor[] {
