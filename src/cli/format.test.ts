@@ -55,12 +55,15 @@ const succeeded = agent("run-1", {
   ],
   output:
     '{"type":"system","subtype":"init","session_id":"4855a4a8"}\n{"type":"result","subtype":"success","is_error":false,"result":"ok","total_cost_usd":0.0106,"usage":{"input_tokens":3,"output_tokens":24}}\n',
+  usage: { inputTokens: 3, outputTokens: 24, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 27 },
+  costUSD: "0.0106",
+  costSource: "reported",
 });
 
 const failed = agent("run-3", { phase: "Failed", failureReason: "Station writer not found" });
 
 describe("status of one Agent", () => {
-  it("a finished run: exit code, cost from the result line, session and PR", () => {
+  it("a finished run: exit code, cost and tokens from the status fields, session and PR", () => {
     expect(formatAgentDetail(succeeded)).toBe(
       [
         "Name:       run-1",
@@ -128,6 +131,36 @@ describe("status of one Agent", () => {
     (far.status?.conditions?.[0] as { message: string }).message =
       "waiting for a free slot on Station writer: beyond position 20 in its queue (at most 1 running)";
     expect(queuePlaceOf(far)).toMatchObject({ position: 20, waiting: undefined });
+  });
+});
+
+describe("cost from the status fields, never from the output text", () => {
+  const withCost = (status: Record<string, unknown>) =>
+    agent("run-9", { phase: "Succeeded", exitCode: 0, ...status });
+  it.each([
+    [
+      {
+        costUSD: "0.42",
+        costSource: "estimated",
+        usage: { inputTokens: 10, outputTokens: 2, cacheReadTokens: 5, cacheWriteTokens: 0 },
+      },
+      "$0.42 estimated (10 in / 2 out / 5 cache read / 0 cache write tokens)",
+      "~$0.42",
+    ],
+    [
+      { costSource: "unpriced", usage: { inputTokens: 1, outputTokens: 1 } },
+      "unpriced (1 in / 1 out tokens)",
+      "unpriced",
+    ],
+    // An output that names a cost is not read: only the controller's figure counts.
+    [{ output: '{"type":"result","total_cost_usd":9}' }, undefined, "-"],
+  ])("%j", (status, detail, cell) => {
+    const a = withCost(status);
+    const line = formatAgentDetail(a)
+      .split("\n")
+      .find((l) => l.startsWith("Cost:"));
+    expect(line?.replace(/^Cost:\s+/, "")).toBe(detail);
+    expect(formatAgentTable([a], NOW).split("\n")[1]).toContain(`   ${cell}   `);
   });
 });
 

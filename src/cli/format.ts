@@ -3,7 +3,7 @@ import { stringify } from "yaml";
 import type { Agent } from "../../generated/crds/agent.js";
 import { phaseOf, queuePlaceOf, reasonOf } from "../client/terminal.js";
 import type { OutputFormat } from "./args.js";
-import { costOf, formatCost, oneLine, vendorFor } from "./render-output.js";
+import { oneLine } from "./render-output.js";
 
 /** kubectl's `-o name` form: `<resource>.<group>/<name>`. */
 export function resourceName(agent: Agent): string {
@@ -32,10 +32,34 @@ export function queueText(agent: Agent): string {
     : `${place.position} of ${place.waiting}`;
 }
 
+/**
+ * The run's cost and tokens as the controller recorded them (status.costUSD, status.costSource,
+ * status.usage; docs/cost-and-budgets.md), never recomputed from the output text. An estimate
+ * says so: `$0.0106 estimated (3 in / 24 out tokens)`.
+ */
 function costText(agent: Agent): string {
-  const output = agent.status?.output ?? "";
-  if (output === "") return "";
-  return formatCost(costOf(vendorFor(output.split("\n"), agent.spec?.model), output));
+  const s = agent.status ?? {};
+  const u = s.usage;
+  const cache =
+    u && (u.cacheReadTokens || u.cacheWriteTokens)
+      ? ` / ${u.cacheReadTokens ?? 0} cache read / ${u.cacheWriteTokens ?? 0} cache write`
+      : "";
+  const tokens = u ? `${u.inputTokens ?? 0} in / ${u.outputTokens ?? 0} out${cache} tokens` : "";
+  const money =
+    s.costUSD !== undefined
+      ? `$${s.costUSD}${s.costSource === "estimated" ? " estimated" : ""}`
+      : s.costSource === "unpriced"
+        ? "unpriced"
+        : "";
+  if (money === "") return tokens;
+  return tokens === "" ? money : `${money} (${tokens})`;
+}
+
+/** The table's COST cell: the figure alone, `~` marking an estimate. */
+function costCell(agent: Agent): string {
+  const s = agent.status ?? {};
+  if (s.costUSD === undefined) return s.costSource === "unpriced" ? "unpriced" : "-";
+  return `${s.costSource === "estimated" ? "~" : ""}$${s.costUSD}`;
 }
 
 /** `kubectl agent status AGENT`: one field a line, empty ones left out (the first four always). */
@@ -107,7 +131,7 @@ export function formatAgentTable(agents: readonly Agent[], now: number): string 
     phaseOf(a),
     queueText(a) || "-",
     a.status?.exitCode === undefined ? "-" : String(a.status.exitCode),
-    costText(a).replace(/ \(.*\)$/, "") || "-",
+    costCell(a),
     a.status?.sessionId || "-",
     age(a.metadata.creationTimestamp, now),
     oneLine(reasonOf(a), 60) || "-",
