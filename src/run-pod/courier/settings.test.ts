@@ -12,17 +12,20 @@ describe("courierSettings", () => {
       TARGET_REPO: "acme/app",
       BRANCH_NAME: "agent/fix-readme",
       AGENT_DEADLINE_MS: "1630000",
+      AGENT_RESULT_DIR: "/run/ai-agent-result",
+      AGENT_REPOS: JSON.stringify([{ name: "app", url: "acme/app", ref: "develop", path: "src/app" }]),
     });
     expect(s).toMatchObject({
       delivery: { repo: "app", base: "dev", title: "Fix it", body: "Why", draft: true },
       token: "t",
       targetRepo: "acme/app",
       branch: "agent/fix-readme",
-      exitCodePath: "/agent/run/exit-code",
+      resultDir: "/run/ai-agent-result",
+      exitCodePath: "/run/ai-agent-result/exit-code",
       waitMs: 1635000,
       apiUrl: "https://api.github.com",
       serverUrl: "https://github.com",
-      repos: undefined,
+      repos: [{ name: "app", url: "acme/app", ref: "develop", path: "src/app" }],
     });
   });
 
