@@ -23,7 +23,19 @@ function needsWhen(discriminator: string, values: string[], field: string): CelE
   };
 }
 
+/** The object's string `field` must not match `pattern` (an ECMAScript regex, same language as the CEL one). */
+function mustNotMatch(field: string, pattern: string): CelEquivalent {
+  return {
+    enforcedBy: "schema-and-api-server",
+    schema: {
+      not: { type: "object", required: [field], properties: { [field]: { type: "string", pattern } } },
+    },
+  };
+}
+
 export const celEquivalents: Readonly<Record<string, CelEquivalent>> = {
+  "!self.path.lowerAscii().matches('(^|/)[.]git(/|$)')": mustNotMatch("path", "(^|/)[.][gG][iI][tT](/|$)"),
+  "!self.path.matches('(^|/)[.]{0,2}$')": mustNotMatch("path", "(^|/)[.]{0,2}$"),
   "self == oldSelf": {
     enforcedBy: "api-server-only",
     why: "a transition rule compares the update with the stored object, which a validator of one object never sees",

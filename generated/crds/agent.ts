@@ -51,7 +51,7 @@ export interface AgentSpec {
      */
     branch?: string;
     /**
-     * Files the init container downloads into the workspace before the agent starts, by reference: only path and URL travel in the Agent, never the contents. Written after the repositories are cloned; parent directories are created; a failed download fails the run. At most 100 entries.
+     * Files the init container downloads into the workspace before the agent starts, by reference: only path and URL travel in the Agent, never the contents. Written after the repositories are cloned; parent directories are created; a failed download fails the run. At most 100 entries, each with its own path.
      *
      * @maxItems 100
      */
@@ -66,7 +66,7 @@ export interface AgentSpec {
  */
 export interface AgentFile {
     /**
-     * Required. Destination. A relative path resolves against WORKSPACE_DIR (/workspace); an absolute one must already be inside it. A path that escapes the workspace fails the init.
+     * Required. Destination. A relative path resolves against WORKSPACE_DIR (/workspace); an absolute one must already be inside it. A path that escapes the workspace, has a .git component or ends in /, . or .. is refused.
      */
     path: string;
     /**

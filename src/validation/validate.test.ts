@@ -462,6 +462,23 @@ const invalidCases: InvalidCase[] = [
   },
   // CEL rules with a schema equivalent
   {
+    name: "file path with a .git component",
+    validate: validateAgent,
+    make: agentWith("spec.files", [{ path: "app/.Git/config", url: "https://f.example.com/c" }]),
+    path: "spec.files[0]",
+    message: "spec.files[0]: a file path may not have a .git component.",
+  },
+  {
+    name: "file path ending in /",
+    validate: validateAgent,
+    make: agentWith("spec.files", [
+      { path: "app/.github/x.yml", url: "https://f.example.com/a" },
+      { path: "notes/", url: "https://f.example.com/b" },
+    ]),
+    path: "spec.files[1]",
+    message: "spec.files[1]: a file path must end in a file name (not /, . or ..).",
+  },
+  {
     name: "http sink without url",
     validate: validateAgentDefinition,
     make: definitionWith("spec.output.sinks", [{ type: "stdout" }, { type: "http" }]),

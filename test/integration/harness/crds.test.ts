@@ -65,6 +65,36 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
     expect(answer).toMatch(/spec\.files\[0\]\.url/);
   });
 
+  it.each([
+    [
+      "a .git component",
+      [{ path: "app/.GIT/config", url: "https://f.example.invalid/c" }],
+      "a file path may not have a .git component",
+    ],
+    [
+      "a trailing /",
+      [{ path: "notes/", url: "https://f.example.invalid/n" }],
+      "a file path must end in a file name",
+    ],
+    [
+      "two entries with one path",
+      [
+        { path: "a.txt", url: "https://f.example.invalid/1" },
+        { path: "a.txt", url: "https://f.example.invalid/2" },
+      ],
+      "Duplicate value",
+    ],
+  ])("rejects an Agent whose files have %s", async (_name, files, message) => {
+    const answer = await createAgent({ stationRef: "default", files });
+    expect(answer).toContain("Invalid");
+    expect(answer).toContain(message);
+  });
+
+  it("accepts files inside a clone, next to its .git", async () => {
+    const files = [{ path: "app/.github/workflows/x.yml", url: "https://f.example.invalid/x" }];
+    expect(await createAgent({ stationRef: "default", files })).toBe("accepted");
+  });
+
   it("accepts a valid Agent", async () => {
     expect(await createAgent({ stationRef: "default" })).toBe("accepted");
   });
