@@ -79,6 +79,10 @@ beforeAll(async () => {
   await createStation(env, "edit-second", "deliver", edit("second run on the shared branch\n"));
   await createStation(env, "edit-protected", "deliver-protected", edit("pushed?\n"));
   await createStation(env, "no-edit", "deliver", { answer: "nothing to change" });
+  // The CLI (uid 1000) edits, then tries to record a success where the witness records the result.
+  await createStation(env, "forge-result", "deliver", {
+    files: { "app/README.md": "forged\n", "/run/ai-agent-result/exit-code": "0\n" },
+  });
   await createStation(env, "edit-then-fail", "deliver", {
     ...edit("half done\n"),
     exitCode: 3,
@@ -282,6 +286,21 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("pull-request delivery on the local pla
       expect(sinkDeliveries("unchanged")).toEqual([skipped]);
       expect(await branchSha("acme/app", "agent/unchanged")).toBeUndefined();
       expect(github.pulls.filter((p) => p.head === "agent/unchanged")).toEqual([]);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it.concurrent(
+    "an agent cannot record its own result: its write to the witness's volume fails and nothing is delivered",
+    async () => {
+      const agent = await run("forger", "forge-result");
+      expect(agent.status?.phase).toBe("Failed");
+      expect(agent.status?.prUrl ?? "").toBe("");
+      expect(await podLog(env, agent, "agent")).toContain("EACCES");
+      expect(await courierEvents(agent)).toEqual([
+        { kind: "delivery", status: "skipped", reason: "agent-failed" },
+      ]);
+      expect(await branchSha("acme/app", "agent/forger")).toBeUndefined();
     },
     RUN_TIMEOUT_MS + 30_000,
   );
