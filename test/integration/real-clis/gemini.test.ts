@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
 import { startControllerPromptApi } from "../../../src/controller/prompt-api.js";
 import type { Agent } from "../../../src/core/types.js";
+import { parseJsonLine } from "../../../src/core/vendors.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { GEMINI_MAX_ATTEMPTS } from "../../../src/run-pod/supervisor/cli-setup/gemini.js";
 import {
@@ -154,13 +155,15 @@ describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
       const output = agent.status?.output ?? "";
       const sessionId = agent.status?.sessionId ?? "";
       expect(sessionId).toMatch(UUID);
-      const init = JSON.parse(output.split("\n")[0] ?? "{}");
+      // The agent container's log also holds the supervisor's and its witness's own lines.
+      const jsonLines = output.split("\n").filter((l) => parseJsonLine(l) !== undefined);
+      const init = jsonLines.map((l) => parseJsonLine(l)).find((j) => j?.type === "init");
       expect(init).toMatchObject({ type: "init", session_id: sessionId, model: MODEL });
 
       // kubectl agent status / logs on gemini's lines.
       expect(vendorFor(output.split("\n"), MODEL)).toBe("gemini");
       expect(costOf("gemini", output)).toEqual({ inputTokens: 2200, outputTokens: 60 });
-      const rendered = renderOutput(output, "gemini");
+      const rendered = renderOutput(jsonLines.join("\n"), "gemini");
       expect(rendered.slice(0, 5)).toEqual([
         `[session] ${sessionId} · ${MODEL}`,
         "[user] Write the notes file.",
