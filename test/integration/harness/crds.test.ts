@@ -14,7 +14,11 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
   });
 
   it.each([
-    ["agents", ["agt"], ["Phase", "Station", "Job", "Age", "Exit", "PR", "Reason", "Message"]],
+    [
+      "agents",
+      ["agt"],
+      ["Phase", "Station", "Job", "Age", "Exit", "PR", "Cost", "Tokens", "Reason", "Message"],
+    ],
     ["stations", ["stn"], ["Recipe", "Deadline", "Max", "Age"]],
     ["agentdefinitions", ["agentdef", "ad"], ["Model", "Execution", "Age"]],
   ])("%s is Established with short names %j and printer columns %j", async (plural, shortNames, columns) => {
@@ -93,6 +97,47 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
   it("accepts files inside a clone, next to its .git", async () => {
     const files = [{ path: "app/.github/workflows/x.yml", url: "https://f.example.invalid/x" }];
     expect(await createAgent({ stationRef: "default", files })).toBe("accepted");
+  });
+
+  async function createStation(budget: unknown): Promise<string> {
+    try {
+      await kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: "stations",
+          body: {
+            apiVersion: `${GROUP}/${VERSION}`,
+            kind: "Station",
+            metadata: { generateName: "budget-" },
+            spec: { agentDefRef: "def", template: { spec: { containers: [{ name: "agent" }] } }, budget },
+          },
+        });
+      return "accepted";
+    } catch (err) {
+      return String((err as { body?: unknown }).body ?? (err as Error).message);
+    }
+  }
+
+  it.each([
+    ["a negative limit", { limitUSD: -1, window: "24h" }, "spec.budget.limitUSD"],
+    ["a non-numeric limit", { limitUSD: "ten", window: "24h" }, "spec.budget.limitUSD"],
+    ["an unknown window", { limitUSD: 10, window: "1w" }, "spec.budget.window"],
+    ["a window without a unit", { limitUSD: 10, window: "24" }, "spec.budget.window"],
+    ["a budget without its window", { limitUSD: 10 }, "spec.budget.window"],
+  ])("rejects a Station budget with %s, naming the field", async (_what, budget, field) => {
+    const answer = await createStation(budget);
+    expect(answer).toContain("Invalid");
+    expect(answer).toContain(field);
+  });
+
+  it.each([
+    { limitUSD: 25.5, window: "30d" },
+    { limitUSD: 0, window: "90m" },
+  ])("accepts the Station budget %j", async (budget) => {
+    expect(await createStation(budget)).toBe("accepted");
   });
 
   it("accepts a valid Agent", async () => {
