@@ -2,7 +2,8 @@
  * The admission webhook end to end: the controller process (`npm run controller` with
  * ADMISSION_ENABLED) serves it over TLS on 127.0.0.1, the shipped ValidatingWebhookConfiguration
  * (deploy/components/admission/webhook.yaml) is registered against it by URL with the caBundle,
- * and `kubectl create` prints the warnings while the objects are still created. Reviews sent
+ * and `kubectl create` prints the warnings while the objects are still created, to a user who may
+ * read what they describe (a launcher that may only create Agents is told nothing). Reviews sent
  * straight to the port by anyone (the request that used to exhaust the heap among them) leave the
  * controller reconciling. With the controller gone, failurePolicy Ignore lets writes through.
  */
@@ -276,6 +277,40 @@ describe("kubectl create through the admission webhook", () => {
       expect(r.code).toBe(0);
       expect(warningsOf(r)).toEqual([]);
     }
+  });
+
+  it("tells a user who may only create Agents nothing about Stations or agent-secrets", async () => {
+    const rbac = [
+      "apiVersion: rbac.authorization.k8s.io/v1",
+      "kind: Role",
+      "metadata:\n  name: launcher-only",
+      "rules:\n  - apiGroups: [agents.re-cinq.com]\n    resources: [agents]\n    verbs: [create, get]",
+      "---",
+      "apiVersion: rbac.authorization.k8s.io/v1",
+      "kind: RoleBinding",
+      "metadata:\n  name: launcher-only",
+      "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: launcher-only",
+      "subjects:\n  - apiGroup: rbac.authorization.k8s.io\n    kind: User\n    name: launcher-only",
+    ].join("\n");
+    expect((await kubectl(["-n", ns, "apply", "-f", "-"], rbac)).code).toBe(0);
+    const agent = agentYaml(
+      "launched",
+      "no-such-station",
+      "  files:\n    - path: a.md\n      url: https://files.example.com/a.md\n      headers_secret: files-auth\n",
+    );
+    // The same object from an operator is warned about both (previous tests show the wording).
+    const r = await kubectl(["-n", ns, "--as", "launcher-only", "create", "-f", "-"], agent);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("agent.agents.re-cinq.com/launched created");
+    expect(warningsOf(r)).toEqual([]);
+    const operator = await kubectl(
+      ["-n", ns, "create", "--dry-run=server", "-f", "-"],
+      agent.replace("launched", "operator-run"),
+    );
+    expect(warningsOf(operator)).toEqual([
+      `Station no-such-station does not exist in namespace ${ns}: the controller will fail this Agent with "Station no-such-station not found"`,
+      `spec.files[0].headers_secret: key "files-auth" is not in Secret agent-secrets in namespace ${ns}`,
+    ]);
   });
 
   it("survives the reviews that used to exhaust its heap, sent by anyone, and keeps reconciling", async () => {
