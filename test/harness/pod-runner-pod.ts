@@ -429,7 +429,10 @@ export class RunnerPod {
 
   private async writeStatus(): Promise<void> {
     const { namespace, name, uid } = this.pod.metadata;
-    for (let attempt = 0; attempt < 30 && !this.closed; attempt++) {
+    // Until it lands or the pod is dropped: a status given up on (say after an API-server outage
+    // longer than a fixed number of tries) would leave the pod Running for ever, as no later event
+    // makes the runner write it again.
+    for (let attempt = 0; !this.closed; attempt++) {
       const status = podStatus(
         { ...this.pod, status: { conditions: this.conditions } },
         this.view,
@@ -451,7 +454,7 @@ export class RunnerPod {
       } catch (err) {
         this.ctx.log(`pod ${this.key}: status: ${(err as Error).message}`);
       }
-      await sleep(1_000);
+      await sleep(Math.min(5_000, 1_000 * 2 ** Math.min(attempt, 3)));
     }
   }
 }
