@@ -168,9 +168,16 @@ describe.skipIf(SKIP)("the real claude CLI on the local plane", () => {
       expect(agent.status?.failureReason ?? "").toBe("");
       expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
       const output = agent.status?.output ?? "";
-      const lines = output.split("\n").filter((l) => l.startsWith("{"));
-      const init = JSON.parse(lines[0] ?? "{}");
-      const result = JSON.parse(lines.at(-1) ?? "{}");
+      // The agent container's log: claude's lines among the supervisor's own log lines.
+      const lines = output
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as Record<string, unknown> & { type?: string; subtype?: string });
+      const init = lines.find((l) => l.type === "system" && l.subtype === "init") ?? {};
+      const result = (lines.filter((l) => l.type === "result").at(-1) ?? {}) as Record<string, unknown> & {
+        total_cost_usd?: number;
+        usage: { input_tokens?: number; output_tokens?: number };
+      };
       const sessionId = agent.status?.sessionId ?? "";
       expect(sessionId).toMatch(UUID);
       expect(init).toMatchObject({ type: "system", subtype: "init", session_id: sessionId, model: MODEL });
@@ -185,15 +192,19 @@ describe.skipIf(SKIP)("the real claude CLI on the local plane", () => {
         inputTokens: result.usage.input_tokens,
         outputTokens: result.usage.output_tokens,
       });
+      // From the session line to the result line (the container's own non-JSON lines, if any, aside).
       const rendered = renderOutput(output, "claude");
-      expect(rendered.slice(0, 4)).toEqual([
+      const from = rendered.indexOf(`[session] ${sessionId} · ${MODEL}`);
+      const to = rendered.findIndex((l) => l.startsWith("[result]"));
+      expect(from).toBeGreaterThanOrEqual(0);
+      expect(rendered.slice(from, to)).toEqual([
         `[session] ${sessionId} · ${MODEL}`,
         "Fixing the typo.",
         "[tool] Edit · /workspace/app/README.md",
         "[tool result] The file /workspace/app/README.md has been updated successfully.",
+        "Fixed README.md.",
       ]);
-      expect(rendered.at(-2)).toBe("Fixed README.md.");
-      expect(rendered.at(-1)).toMatch(/^\[result\] success · cost \$\d+\.\d{4} · 2 turns · /);
+      expect(rendered[to]).toMatch(/^\[result\] success · cost \$\d+\.\d{4} · 2 turns · /);
       expect(output).toBe(await podLog(env, agent, "agent"));
 
       // output.select: the Edit call and the result, nothing else of the CLI's.
