@@ -35,6 +35,13 @@ function cluster(readable: (what: ReadAttributes) => boolean = () => true) {
   const accessChecks: string[] = [];
   const objects: Record<string, unknown> = {
     "stations/writer-station": minimalStation(),
+    // Spent: $2 of $1 in the last 24h, the newest run ended at 00:00:00.
+    "stations/spent-station": {
+      ...minimalStation(),
+      metadata: { name: "spent-station", namespace: NS, managedFields: [{ manager: "x" }] },
+      spec: { ...minimalStation().spec, budget: { limitUSD: 1, window: "24h" } },
+      status: { spend: [{ agent: "u1", completedAt: "1970-01-01T00:00:00Z", costUSD: "2" }] },
+    },
     "agentdefinitions/writer": minimalDefinition(),
     "secrets/agent-secrets": { data: { "gh-token": "c2VjcmV0" } },
   };
@@ -54,6 +61,7 @@ function cluster(readable: (what: ReadAttributes) => boolean = () => true) {
     },
     lookupTimeoutMs: 1000,
     limits: lookupLimits(() => now),
+    now: () => now,
   };
   return { checks, reads, accessChecks, advance: (ms: number) => (now += ms) };
 }
@@ -87,6 +95,21 @@ describe("reviewWarnings: what a review reveals, and to whom", () => {
       'spec.files[0].headers_secret: key "files-auth" is not in Secret agent-secrets in namespace ai-agents',
     ]);
     expect(d.reads).toEqual(["secrets/agent-secrets"]);
+  });
+
+  it("warns that an Agent on a Station whose budget is spent will wait, to a user who may read the Station", async () => {
+    const c = cluster();
+    expect(await reviewWarnings(agentReview("spent-station"), c.checks)).toContain(
+      "this Agent will stay Pending: budget of Station spent-station reached: $2 spent of $1 in the last 24h; the run starts when the window frees room at 1970-01-02T00:00:00Z",
+    );
+    // Nobody else learns the budget or the spend.
+    const d = cluster((what) => what.resource !== "stations");
+    const hidden = await reviewWarnings(agentReview("spent-station"), d.checks);
+    expect(hidden.join("\n")).not.toMatch(/budget|\$/);
+    // Once the window has moved on, nothing to say.
+    const e = cluster();
+    e.advance(86_400_000 + 1000);
+    expect((await reviewWarnings(agentReview("spent-station"), e.checks)).join("\n")).not.toContain("budget");
   });
 
   it("says it could not check when the access review itself fails", async () => {

@@ -59,6 +59,8 @@ export interface AdmissionChecks {
   lookupTimeoutMs: number;
   /** Shared by every review of the process; the server makes one when not given. */
   limits?: LookupLimits;
+  /** The clock the budget warning is judged by (default Date.now). */
+  now?: () => number;
 }
 
 export const MSG_LOOKUPS_EXHAUSTED = "the webhook is making too many lookups right now";
@@ -120,10 +122,16 @@ export async function reviewWarnings(req: AdmissionRequest, c: AdmissionChecks):
       return unknown(describeFailure(err));
     }
   };
-  // Only what the checks read is kept (no managedFields, annotations or status).
+  // Only what the checks read is kept (no managedFields, annotations or the rest of the status):
+  // a budgeted Station's spend entries (at most 256, a few KiB) for the budget warning.
   const station = (v: unknown): Station => {
     const st = v as Station;
-    return { metadata: { name: st.metadata?.name }, spec: { agentDefRef: st.spec.agentDefRef } } as Station;
+    const budget = st.spec.budget;
+    return {
+      metadata: { name: st.metadata?.name },
+      spec: { agentDefRef: st.spec.agentDefRef, ...(budget ? { budget } : {}) },
+      ...(budget && st.status?.spend ? { status: { spend: st.status.spend } } : {}),
+    } as Station;
   };
   const definition = (v: unknown): AgentDefinition => {
     const d = v as AgentDefinition;
@@ -147,6 +155,7 @@ export async function reviewWarnings(req: AdmissionRequest, c: AdmissionChecks):
     const refs = agentRunSecretKeys(agent, def?.state === "found" ? def.value : undefined);
     const keys = refs.length > 0 ? await secretKeys() : undefined;
     return agentWarnings(agent, c.namespace, c.modes, {
+      now: (c.now ?? Date.now)(),
       ...(st ? { station: st } : {}),
       ...(def ? { definition: def } : {}),
       ...(keys ? { secretKeys: keys } : {}),

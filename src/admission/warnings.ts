@@ -4,6 +4,7 @@
  * broken Agent with its literal reason (the seeds' run failures stay controller decisions).
  */
 
+import { budgetMessage, budgetVerdict } from "../core/budget.js";
 import { SECRET_NAME } from "../core/job-builder.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import {
@@ -34,6 +35,8 @@ export interface AgentFacts {
   definition?: Lookup<AgentDefinition>;
   /** Keys of agent-secrets; looked up only when something references a key. */
   secretKeys?: Lookup<ReadonlySet<string>>;
+  /** Epoch ms the Station's budget is judged at; without it there is no budget warning. */
+  now?: number;
 }
 
 export interface StationFacts {
@@ -107,7 +110,10 @@ export function agentWarnings(
     );
   } else if (station.state === "unknown") {
     out.push(`could not check Station ${stationName}: ${station.error}`);
-  } else if (definition) {
+  } else {
+    out.push(...budgetWarnings(station.value, facts.now));
+  }
+  if (station?.state === "found" && definition) {
     const defName = station.value.spec.agentDefRef;
     if (definition.state === "missing") {
       out.push(
@@ -125,6 +131,19 @@ export function agentWarnings(
   const def = definition?.state === "found" ? definition.value : undefined;
   out.push(...secretWarnings(namespace, agentRunSecretKeys(agent, def), facts.secretKeys));
   return out;
+}
+
+/**
+ * A Station whose budget is spent holds new Agents Pending (docs/cost-and-budgets.md). Said only
+ * when the Station was looked up, that is when the requesting user may read it, budget and spend
+ * included (docs/admission.md).
+ */
+function budgetWarnings(station: Station, now: number | undefined): string[] {
+  if (now === undefined) return [];
+  const v = budgetVerdict(station, now);
+  if (v.state !== "exhausted") return [];
+  const at = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  return [`this Agent will stay Pending: ${budgetMessage(station.metadata?.name ?? "", v, at)}`];
 }
 
 export function stationWarnings(
