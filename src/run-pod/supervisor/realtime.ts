@@ -121,8 +121,11 @@ export async function runRealtime(
       return { status: 202, body: { queued: closed.queued } };
     },
     serving: () => ended === undefined,
+    // Ready once the CLI is set up and turn 1 has left the queue (a CLI install can take a while).
+    ready: () => takingTurns,
   };
 
+  let takingTurns = false;
   let server: Server | undefined;
   let exitCode = 0;
   let endedByDeadline = false;
@@ -153,6 +156,7 @@ export async function runRealtime(
 
     while (!setupFailed) {
       const next = ended === undefined ? queue.take() : undefined;
+      takingTurns = true;
       if (next) {
         const code = await runTurn(next);
         if (code === DEADLINE_EXIT_CODE && endedByDeadline) {

@@ -244,8 +244,8 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane",
   it.concurrent.each([
     // The queue is the supervisor's, the same for every vendor: one session fills it to the limit.
     { vendor: "claude" as const, scriptSession: undefined, fill: true },
-    { vendor: "codex" as const, scriptSession: "019a3c2e-codex-thread", fill: false },
-    { vendor: "gemini" as const, scriptSession: "gemini-session-7", fill: false },
+    { vendor: "codex" as const, scriptSession: "0199a213-81c0-7800-8aa1-bbab2a035a53", fill: false },
+    { vendor: "gemini" as const, scriptSession: "6a9d0e07-a34c-4645-bb32-009f63de3cd2", fill: false },
   ])(
     "$vendor: prompts run as turns in order, sessionId is patched, queued counts right (claude: to the 429), close drains and the Agent ends Succeeded",
     async ({ vendor, scriptSession, fill }) => {
@@ -459,8 +459,8 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane",
 
   it.concurrent.each([
     { vendor: "claude" as const, scriptSession: undefined },
-    { vendor: "codex" as const, scriptSession: "019a3c2e-codex-resumable" },
-    { vendor: "gemini" as const, scriptSession: "gemini-resumable-3" },
+    { vendor: "codex" as const, scriptSession: "0199a213-9f3e-7a21-b4c5-2d6e8f0a1b2c" },
+    { vendor: "gemini" as const, scriptSession: "1f2e3d4c-5b6a-4789-8a9b-0c1d2e3f4a5b" },
   ])(
     "$vendor: a resumed session continues the saved conversation, without the definition's prompt",
     async ({ vendor, scriptSession }) => {

@@ -18,6 +18,7 @@ import { MSG_ENDING } from "./queue.js";
 export const MSG_UNAUTHORIZED = "the bearer token is missing or wrong";
 export const MSG_BAD_BODY = "the body is not JSON with a non-empty prompt string";
 export const MSG_NOT_FOUND = "not found";
+export const MSG_STARTING = "the session is not serving yet";
 /**
  * The controller caps the caller's body at 200 KiB and re-serialises the prompt (JSON escapes can
  * make a 100 KiB prompt up to six times longer); the pod still bounds what it reads.
@@ -37,6 +38,8 @@ export interface SessionHandlers {
   close(): Reply;
   /** False once the session takes no more turns: the readiness probe fails from that moment. */
   serving(): boolean;
+  /** False until the session takes its first turn (the CLI is set up); the probe fails until then. */
+  ready?(): boolean;
 }
 
 /**
@@ -68,9 +71,10 @@ export function routeHead(
   ending: boolean,
 ): HeadAnswer {
   if (method === "GET" && path === "/healthz") {
-    return handlers.serving()
+    if (!handlers.serving()) return { status: 503, body: { error: MSG_ENDING } };
+    return (handlers.ready?.() ?? true)
       ? { status: 200, body: { status: "ok" } }
-      : { status: 503, body: { error: MSG_ENDING } };
+      : { status: 503, body: { error: MSG_STARTING } };
   }
   const endpoint = method === "POST" && (path === "/v1/prompt" || path === "/v1/close") ? path : undefined;
   if (!endpoint) return { status: 404, body: { error: MSG_NOT_FOUND } };
