@@ -112,7 +112,7 @@ async function main(): Promise<void> {
   // killed, we are re-parented, and stop instead of leaving the plane and the controller behind.
   const parent = process.ppid;
   setInterval(() => {
-    if (process.ppid !== parent) {
+    if (process.ppid !== parent && !stopping) {
       log("the process that started npm run dev is gone; stopping");
       void shutdown(0);
     }
