@@ -119,6 +119,19 @@ function bareGit(repo: string, args: string[]): Promise<string> {
   });
 }
 
+/**
+ * The CLI's message in a failed Agent's reason, checking the exit code: the HTTP status mod 256, or
+ * 1 when gemini outlived the supervisor's grace after printing its result line (it takes 1-2 s to
+ * exit on a busy machine; the supervisor then stops it and takes the code from the result line).
+ */
+function failure(agent: Agent, httpStatus: number): string {
+  const reason = agent.status?.failureReason ?? "";
+  const match = /^gemini exited with code (\d+): (.*)$/s.exec(reason);
+  expect(match, reason).not.toBeNull();
+  expect([String(httpStatus % 256), "1"]).toContain(match?.[1]);
+  return match?.[2] ?? "";
+}
+
 /** The CLI's own lines among an Agent's sink events (lifecycle events have no `type`). */
 const cliEvents = (agent: string) => env.listener.eventsFor(agent).filter((e) => typeof e.type === "string");
 
@@ -212,11 +225,10 @@ describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
       const model = await stationWithModel("gm-401", { prompt: "Say hi." });
       model.fallback({ error: { status: 401 } });
       const agent = await run("gm-401-1", "gm-401");
-      expect(agent.status).toMatchObject({
-        phase: "Failed",
-        failureReason:
-          "gemini exited with code 145: API error 401 UNAUTHENTICATED: Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
-      });
+      expect(agent.status?.phase).toBe("Failed");
+      expect(failure(agent, 401)).toBe(
+        "API error 401 UNAUTHENTICATED: Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+      );
       expect(model.modelCalls()).toHaveLength(1);
     },
     RUN_TIMEOUT_MS,
@@ -228,11 +240,10 @@ describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
       const model = await stationWithModel("gm-429", { prompt: "Say hi." });
       model.fallback({ error: { status: 429 } });
       const agent = await run("gm-429-1", "gm-429");
-      expect(agent.status).toMatchObject({
-        phase: "Failed",
-        failureReason:
-          "gemini exited with code 173: API error: Resource has been exhausted (e.g. check quota). Please wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method",
-      });
+      expect(agent.status?.phase).toBe("Failed");
+      expect(failure(agent, 429)).toBe(
+        "API error: Resource has been exhausted (e.g. check quota). Please wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method",
+      );
       expect(model.modelCalls()).toHaveLength(GEMINI_MAX_ATTEMPTS);
     },
     RUN_TIMEOUT_MS,
