@@ -66,7 +66,7 @@ export interface StationBudget {
      */
     limitUSD: number;
     /**
-     * Required. The rolling window the spend is summed over: a whole number of minutes, hours or days, such as 90m, 24h or 30d (at most 366d).
+     * Required. The rolling window the spend is summed over: a whole number of minutes, hours or days, such as 90m, 24h or 30d (at most 999999m, 9999h or 999d).
      */
     window: string;
 }
