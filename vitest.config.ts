@@ -16,6 +16,7 @@ export default defineConfig({
             "codegen/**/*.test.ts",
             "test/harness/**/*.test.ts",
             "test/fakes/**/*.test.ts",
+            "test/deploy/**/*.test.ts",
           ],
         },
       },

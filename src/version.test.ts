@@ -6,8 +6,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
+import { REPO_ROOT } from "../test/deploy/render.js";
 import { DEFAULT_AGENT_IMAGE } from "./controller/config.js";
-import { REPO_ROOT } from "./deploy/render.js";
 import {
   AGENT_IMAGE,
   AGENT_IMAGE_NAME,

@@ -18,7 +18,7 @@ import {
   LINK_NAMES,
   OUT_DIR,
 } from "../../scripts/build-agent.js";
-import { REPO_ROOT } from "../deploy/render.js";
+import { REPO_ROOT } from "../../test/deploy/render.js";
 import { usage } from "./dispatch.js";
 
 const run = promisify(execFile);

@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StagedInstall, stageInstall } from "../../../src/deploy/render.js";
+import { type StagedInstall, stageInstall } from "../../deploy/render.js";
 import { kubeconfigPath } from "../../harness/context.js";
 
 const run = promisify(execFile);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Registry } from "prom-client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { ControllerMetrics } from "../controller/metrics.js";
+import { ControllerMetrics } from "../../src/controller/metrics.js";
 import { findObject, type K8sObject, REPO_ROOT, renderInstall } from "./render.js";
 
 const COMPONENT = join(REPO_ROOT, "deploy/components/monitoring");
