@@ -1,0 +1,139 @@
+/**
+ * The cost read-back per execution through the rule tables (docs/cost-and-budgets.md): what the
+ * terminal patch writes and which cost metrics follow it, for batch, batch fallback and realtime
+ * runs (the interactive case and the budget rule are rows of state-machine.test.ts).
+ */
+import { describe, expect, it } from "vitest";
+import { agent, definition, input, iso, station, T0 } from "../../test/support/core-builders.js";
+import type { Action, PatchStatusAction } from "./actions.js";
+import type { ReconcileInput } from "./input.js";
+import { decide } from "./state-machine.js";
+
+const NOW = T0 + 60_000;
+const j = (o: unknown) => JSON.stringify(o);
+
+function terminal(over: Partial<ReconcileInput>) {
+  const d = decide(input({ now: NOW, ...over }));
+  const patch = d.actions.find((a): a is PatchStatusAction => a.type === "patchStatus");
+  const metrics = d.actions
+    .filter((a): a is Extract<Action, { type: "recordMetric" }> => a.type === "recordMetric")
+    .map((a) => a.metric)
+    .filter((m) => m.name === "controller_run_tokens_total" || m.name === "controller_run_cost_usd_total");
+  const spend = d.actions.find((a) => a.type === "recordSpend");
+  return { rules: d.rules, status: patch?.status, metrics, spend };
+}
+
+const finishedJob = (log: string): Partial<ReconcileInput> => ({
+  job: { found: true, status: { conditions: [{ type: "Complete", status: "True" }] } },
+  pod: { found: true, containerStatuses: [], agentLog: { available: true, text: log } },
+});
+
+describe("cost on the terminal patch, per execution", () => {
+  it("batch: the result lines priced at half price, estimated, execution batch", () => {
+    const r = terminal({
+      agent: agent()
+        .finalizers("agents.re-cinq.com/batch-cleanup")
+        .status({ phase: "Running", batchId: "b1", batchProvider: "openai", startedAt: iso(T0) })
+        .build(),
+      definition: definition().batch().spec({ model: "gpt-5-mini" }).build(),
+      station: station()
+        .spec({ budget: { limitUSD: 10, window: "24h" } })
+        .build(),
+      batch: {
+        lastPollAt: NOW,
+        pollResult: {
+          state: "ended",
+          outcome: "succeeded",
+          lines: [
+            j({ type: "thread.started", thread_id: "uid" }),
+            j({
+              type: "turn.completed",
+              usage: { input_tokens: 2_000_000, cached_input_tokens: 0, output_tokens: 0 },
+            }),
+          ],
+        },
+      },
+    });
+    expect(r.rules[0]).toBe("batch-result");
+    expect(r.status).toMatchObject({
+      costUSD: "0.25",
+      costSource: "estimated",
+      usage: {
+        inputTokens: 2_000_000,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        totalTokens: 2_000_000,
+      },
+    });
+    const labels = { station: "st", model: "gpt-5-mini", execution: "batch" };
+    expect(r.metrics).toEqual([
+      { name: "controller_run_tokens_total", labels: { ...labels, type: "input" }, value: 2_000_000 },
+      { name: "controller_run_cost_usd_total", labels, value: 0.25 },
+    ]);
+    expect(r.spend).toMatchObject({
+      entry: { costUSD: "0.25", completedAt: iso(NOW) },
+      windowMs: 86_400_000,
+    });
+  });
+
+  it("batch fallback: the Job's CLI lines at the full price, execution batch_fallback", () => {
+    const r = terminal({
+      agent: agent()
+        .status({
+          phase: "Running",
+          batchId: "b1",
+          batchProvider: "openai",
+          batchFallback: true,
+          jobName: "agent-job-run-1",
+          startedAt: iso(T0),
+        })
+        .build(),
+      definition: definition().batch().spec({ model: "gpt-5-mini" }).build(),
+      ...finishedJob(
+        j({
+          type: "turn.completed",
+          usage: { input_tokens: 1_000_000, cached_input_tokens: 0, output_tokens: 0 },
+        }),
+      ),
+    });
+    expect(r.rules[0]).toBe("job-finished");
+    expect(r.status).toMatchObject({ costUSD: "0.25", costSource: "estimated" });
+    expect(r.metrics.at(-1)).toEqual({
+      name: "controller_run_cost_usd_total",
+      labels: { station: "st", model: "gpt-5-mini", execution: "batch_fallback" },
+      value: 0.25,
+    });
+    // No budget on the Station: nothing to record.
+    expect(r.spend).toBeUndefined();
+  });
+
+  it("realtime codex: each resumed turn counted once (the thread's running totals differenced)", () => {
+    const turn = (input: number, output: number) =>
+      j({
+        type: "turn.completed",
+        usage: { input_tokens: input, cached_input_tokens: 0, output_tokens: output },
+      });
+    const started = j({ type: "thread.started", thread_id: "t1" });
+    const r = terminal({
+      agent: agent().running(T0).build(),
+      definition: definition().spec({ model: "gpt-5-codex", execution: "realtime" }).build(),
+      ...finishedJob([started, turn(100, 7), started, turn(300, 16)].join("\n")),
+    });
+    expect(r.status?.usage).toEqual({
+      inputTokens: 300,
+      outputTokens: 16,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      totalTokens: 316,
+    });
+    expect(r.metrics[0]).toMatchObject({ labels: { execution: "realtime", model: "gpt-5-codex" } });
+  });
+
+  it("a run whose lines carry no usage writes no cost fields and no cost metrics", () => {
+    const r = terminal({ agent: agent().running(T0).build(), ...finishedJob("plain text\n") });
+    expect(r.status).not.toHaveProperty("usage");
+    expect(r.status).not.toHaveProperty("costUSD");
+    expect(r.metrics).toEqual([]);
+  });
+});
