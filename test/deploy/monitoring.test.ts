@@ -227,6 +227,7 @@ describe("the PrometheusRule", () => {
       "AgentControllerWatchUnstable",
       "AgentReconcileErrors",
       "AgentSinkDeliveriesFailing",
+      "AgentStationSpendHigh",
     ]);
   });
 
@@ -252,7 +253,7 @@ describe("the Grafana dashboard", () => {
       ),
     );
     expect([...shown].sort()).toEqual(exported.families);
-    expect(exported.families).toHaveLength(10);
+    expect(exported.families).toHaveLength(12);
   });
 });
 
