@@ -125,7 +125,7 @@ describe("structural schemas", () => {
   });
 });
 
-describe("API surface (spec/crds.md §0)", () => {
+describe("API surface (docs/reference/crds.md)", () => {
   it.each([
     ["Agent", "agents", "agent", ["agt"], true],
     ["Station", "stations", "station", ["stn"], false],
@@ -294,7 +294,7 @@ describe("fields (seeds/agent-crd.txt, spec/crds.md)", () => {
     if (extra) expect(node?.schema).toMatchObject(extra);
   });
 
-  it("the Agent spec is immutable through CEL with the OQ-2 message", () => {
+  it("the Agent spec is immutable through CEL with the docs/decisions.md D-2 message", () => {
     expect(crd("Agent").schema.properties).toMatchObject({
       spec: {
         "x-kubernetes-validations": [

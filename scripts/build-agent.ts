@@ -1,5 +1,5 @@
 /**
- * `npm run build:agent`: the run-pod programs as one self-contained executable (OQ-25), so a Station
+ * `npm run build:agent`: the run-pod programs as one self-contained executable (docs/decisions.md D-25), so a Station
  * image needs only glibc: src/run-pod/main.ts bundled by esbuild into one CommonJS file (a Node 20
  * single executable application runs only CommonJS and can require only built-in modules), turned
  * into a SEA blob by the Node that runs this script, and injected with postject into a copy of that

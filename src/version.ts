@@ -11,7 +11,7 @@ export const VERSION = "0.1.0";
 
 const REGISTRY = "ghcr.io/re-cinq";
 export const CONTROLLER_IMAGE_NAME = `${REGISTRY}/ai-agent-controller`;
-/** Not upstream's ai-agent-init: this project's init/supervisor/courier executable (OQ-25). */
+/** Not upstream's ai-agent-init: this project's init/supervisor/courier executable (docs/decisions.md D-25). */
 export const AGENT_IMAGE_NAME = `${REGISTRY}/ai-agent-run-pod`;
 
 export const CONTROLLER_IMAGE = `${CONTROLLER_IMAGE_NAME}:v${VERSION}`;

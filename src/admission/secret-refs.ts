@@ -1,5 +1,5 @@
 /**
- * Which keys of the `agent-secrets` Secret an object makes a run read (rbac-network.md §1 and the
+ * Which keys of the `agent-secrets` Secret an object makes a run read (docs/deploy.md#rbac and the
  * Job builder's secretKeyRefs), each with the field that names it, so a warning can point at it.
  */
 import type { Agent, AgentDefinition } from "../core/types.js";

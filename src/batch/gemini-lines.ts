@@ -63,7 +63,7 @@ export function translateGeminiOperation(operation: Record<string, unknown>, ctx
     const reason = response.promptFeedback?.blockReason ?? "BLOCKED_REASON_UNSPECIFIED";
     return geminiFailure(`response blocked: ${reason}`, ctx, response);
   }
-  // A cut-off answer fails the run, as it does for the other vendors (issue 13 item 7).
+  // A cut-off answer fails the run, as it does for the other vendors (docs/decisions.md D-108).
   if (first.finishReason === "MAX_TOKENS")
     return geminiFailure(incompleteReason("MAX_TOKENS"), ctx, response);
   const parts = Array.isArray(first.content?.parts) ? first.content.parts : [];

@@ -105,7 +105,7 @@ describe("openai submit", () => {
     await expect(provider.discardUpload(err.inputFileId, fake.apiKey)).resolves.toBeUndefined();
   });
 
-  // Issue 13 item 1: a retried submit must not upload a new file each time.
+  // docs/decisions.md D-101: a retried submit must not upload a new file each time.
   it("keeps the upload when the batch create fails transiently, and the retry reuses it", async () => {
     fake.inject({ kind: "status", status: 500, method: "POST", path: "/v1/batches" });
     fake.inject({ kind: "status", status: 429, retryAfter: 7, method: "POST", path: "/v1/batches" });

@@ -44,7 +44,7 @@ describe("batchCostUsd", () => {
     expect(cached).toBe(plain);
   });
 
-  // Issue 13 item 10e: the seed's rule is "more than 100,000 input tokens"; cache tokens do not
+  // docs/decisions.md D-113: the seed's rule is "more than 100,000 input tokens"; cache tokens do not
   // move a request into the long-prompt tier.
   it.each([
     { input: 100_000, cacheRead: 50_000, cacheWrite: 0, long: false },

@@ -59,7 +59,7 @@ export function batchCostUsd(model: string, usage: BilledUsage): number {
   const price = ANTHROPIC_PRICES[model];
   if (price === undefined) return 0;
   // The seed's rule is "more than 100,000 input tokens": the tier is decided by input_tokens
-  // alone, cache reads and writes not included (issue 13 item 10e).
+  // alone, cache reads and writes not included (docs/decisions.md D-113).
   const r =
     price.longPrompt !== undefined && usage.input_tokens > price.longPrompt.aboveTokens
       ? price.longPrompt.rate

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { batchProviderForModel } from "./routing.js";
 
-describe("batchProviderForModel (templating-and-routing.md §2.2/§2.3)", () => {
+describe("batchProviderForModel (docs/templating-and-routing.md#routing)", () => {
   it.each([
     ["", "anthropic"],
     ["claude-sonnet-4-6", "anthropic"],

@@ -1,6 +1,6 @@
 /**
  * Which batch API a model goes to. Delegates to the core's single routing function
- * (templating-and-routing.md §2) so the batch path can never drift from the CLI path.
+ * (docs/templating-and-routing.md#routing) so the batch path can never drift from the CLI path.
  */
 import { routeModel, VENDOR_CAPABILITIES } from "../core/routing.js";
 import type { BatchProviderName } from "./provider.js";

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 7: a truncated answer ends the same way for all three vendors: Failed, with
+ * docs/decisions.md D-108: a truncated answer ends the same way for all three vendors: Failed, with
  * `Incomplete response returned, reason: <the vendor's reason>` as failureReason and the vendor
  * CLI's failure lines.
  */

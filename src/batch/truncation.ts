@@ -1,5 +1,5 @@
 /**
- * One outcome for a truncated answer, whatever the vendor (issue 13 item 7): Anthropic
+ * One outcome for a truncated answer, whatever the vendor (docs/decisions.md D-108): Anthropic
  * `stop_reason: max_tokens` (or `model_context_window_exceeded`), Gemini `finishReason:
  * MAX_TOKENS` and OpenAI `status: incomplete` all fail the run with codex's wording
  * (providers/cli-output.md), `Incomplete response returned, reason: <the vendor's reason>`.

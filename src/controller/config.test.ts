@@ -6,7 +6,7 @@ import { DEFAULT_AGENT_IMAGE, DEFAULT_TIMINGS, parseConfig } from "./config.js";
 const base = { POD_NAME: "agent-controller-0" };
 
 describe("parseConfig defaults", () => {
-  it("uses the runtime.md §1 defaults", () => {
+  it("uses the docs/controller.md#configuration defaults", () => {
     const c = parseConfig(base);
     expect(c).toEqual({
       namespace: "ai-agents",

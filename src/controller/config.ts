@@ -1,5 +1,5 @@
 /**
- * Controller settings from the environment (runtime.md §1), parsed strictly: a malformed value
+ * Controller settings from the environment (docs/controller.md#configuration), parsed strictly: a malformed value
  * stops the controller at startup with a message naming the variable and the value, instead of
  * silently running with a default the operator did not ask for.
  *
@@ -68,7 +68,7 @@ export interface ControllerConfig {
   agentImage: string;
   batchEnabled: boolean;
   batchPollSeconds: number;
-  /** STUCK_POD_SECONDS: a run pod waiting this long on a never-starts reason fails its Agent (OQ-22). */
+  /** STUCK_POD_SECONDS: a run pod waiting this long on a never-starts reason fails its Agent (docs/decisions.md D-22). */
   stuckPodSeconds: number;
   realtimeEnabled: boolean;
   realtimeApiToken: string;

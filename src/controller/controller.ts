@@ -30,7 +30,7 @@ import { StationIndex } from "./station-index.js";
 import { cachedAgent, cachedDefinition, cachedJob, cachedStation } from "./transform.js";
 import { WorkQueue } from "./workqueue.js";
 
-/** Jobs the controller creates carry this label (runtime.md §3). */
+/** Jobs the controller creates carry this label (docs/run-pod.md#the-job-and-its-pod-template). */
 export const JOB_SELECTOR = "agents.re-cinq.com/component=job";
 
 export interface ControllerDeps {

@@ -88,7 +88,7 @@ export class Executor {
       case "createJob": {
         const previous = this.d.memory.jobCreateFailure(a.agent.uid);
         const failed = (err: unknown) => {
-          // Item 1: the core fails the Agent (permanent) or reports why it waits and retries (transient).
+          // docs/decisions.md D-101: the core fails the Agent (permanent) or reports why it waits and retries (transient).
           const f = jobCreateFailureOf(err, previous, this.d.now());
           this.d.memory.setJobCreateFailure(a.agent.uid, f);
           report.reconcileAgain = true;
@@ -104,7 +104,7 @@ export class Executor {
           return failed(err);
         }
         if (!res.created) {
-          // OQ-56: adopt an existing Job only when this Agent owns it; otherwise wait (and say why).
+          // docs/decisions.md D-56: adopt an existing Job only when this Agent owns it; otherwise wait (and say why).
           const owner = res.object?.metadata?.ownerReferences?.find((r) => r.controller);
           if (owner?.uid !== a.agent.uid) {
             return failed(new Error(`Job ${a.job.metadata?.name} exists and is not owned by this Agent`));
@@ -136,7 +136,7 @@ export class Executor {
         return done || a.reason === "prune";
       }
       case "deleteJob":
-        // OQ-22: the Agent is already Failed; the Job (and its waiting pod) only has to go.
+        // docs/decisions.md D-22: the Agent is already Failed; the Job (and its waiting pod) only has to go.
         return this.d.client.delete(JOBS, ns, a.job, { propagationPolicy: "Background" });
       case "addFinalizer":
         return (
@@ -166,7 +166,7 @@ export class Executor {
           this.d.memory.markIssued(a.agent.name, agent.spec.stationRef);
           return true;
         } catch (err) {
-          // Item 1: the core fails the Agent (permanent) or waits and retries (transient) from this.
+          // docs/decisions.md D-101: the core fails the Agent (permanent) or waits and retries (transient) from this.
           m.submitFailure = submitFailureOf(err, m.submitFailure, this.d.now(), a.request.inputFileId);
           this.d.log(
             `${a.agent.name}: batch submit failed (${m.submitFailure.permanent ? "permanent" : "transient"}): ${m.submitFailure.message}`,

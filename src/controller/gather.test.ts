@@ -156,7 +156,7 @@ describe("gather: the pod of a finished Job", () => {
     expect(pod.agentLog.text.endsWith('{"type":"result","session_id":"s-end"}')).toBe(true);
   });
 
-  it("the agent never ran: the init log is read instead (OQ-23)", async () => {
+  it("the agent never ran: the init log is read instead (docs/decisions.md D-23)", async () => {
     const reads: string[] = [];
     const pods = [
       {

@@ -52,7 +52,7 @@ export interface GatherDeps {
  * was read, and the sessionId is taken from all of it.
  */
 export const LOG_READ_LIMIT_BYTES = 8 * 1024 * 1024;
-/** When a log is longer than the read bound, its end is read again by lines (runtime.md §12's tail). */
+/** When a log is longer than the read bound, its end is read again by lines (docs/decisions.md D-106). */
 export const LOG_OVERFLOW_TAIL_LINES = 2000;
 /**
  * How long after the Job finished a log read failing with 5xx, throttling or a timeout is
@@ -142,7 +142,7 @@ export function jobFinishedAt(job: V1Job | undefined): number | undefined {
   return Number.isNaN(t) ? undefined : t;
 }
 
-/** The oldest pod of a running Job, statuses only (OQ-22); undefined when there is none yet. */
+/** The oldest pod of a running Job, statuses only (docs/decisions.md D-22); undefined when there is none yet. */
 async function readRunningPod(d: GatherDeps, jobName: string): Promise<RunningPodObservation | undefined> {
   const pods = (await d.client.list<V1Pod>(PODS, d.namespace, { labelSelector: `job-name=${jobName}` }))
     .items;
@@ -179,7 +179,7 @@ async function readPod(
   const read = (container: string) => readContainerLog(d, name, container, retryReadErrors);
   const containerStatuses = pod.status?.containerStatuses;
   const initContainerStatuses = pod.status?.initContainerStatuses;
-  // OQ-23: an agent that never ran has no log; what there is to show is the init's.
+  // docs/decisions.md D-23: an agent that never ran has no log; what there is to show is the init's.
   const initOnly = initFailedBeforeAgent(containerStatuses, initContainerStatuses);
   const obs: PodObservation = {
     found: true,

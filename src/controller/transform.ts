@@ -6,7 +6,7 @@
  * - Everywhere: `metadata.managedFields` and `metadata.annotations` go (the controller reads
  *   neither; managedFields alone is half of a Job and of an Agent, and kubectl's
  *   last-applied-configuration annotation repeats a whole object).
- * - Agents: `status.output` goes (OQ-52; up to MAX_OUTPUT_BYTES each, and nothing the controller
+ * - Agents: `status.output` goes (docs/decisions.md D-52; up to MAX_OUTPUT_BYTES each, and nothing the controller
  *   decides reads it back: a terminal Agent is a no-op and a terminal patch computes the output
  *   afresh). An Agent that has finished, carries no finalizer and is not being deleted is
  *   history: the reconcile only counts it (pruning, concurrency) and a terminal Agent is never

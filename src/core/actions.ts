@@ -29,7 +29,7 @@ interface ActionBase {
 
 /**
  * Create the run's Job. 201 and 409 AlreadyExists both count as success; on 409 the executor
- * should adopt the existing Job only when its controller owner uid is `agent.uid` (OQ-56) and
+ * should adopt the existing Job only when its controller owner uid is `agent.uid` (docs/decisions.md D-56) and
  * otherwise report failure (so dependants are skipped and the Agent stays as it is).
  */
 export interface CreateJobAction extends ActionBase {
@@ -72,7 +72,7 @@ export interface DeleteAgentAction extends ActionBase {
 
 /**
  * Delete the run's Job (propagationPolicy Background, so its pod goes too), preconditioned on the
- * Job's uid when known. 404 counts as success. Used when the pod can never start (OQ-22).
+ * Job's uid when known. 404 counts as success. Used when the pod can never start (docs/decisions.md D-22).
  */
 export interface DeleteJobAction extends ActionBase {
   type: "deleteJob";
@@ -112,7 +112,7 @@ export interface ApiKeyRef {
  * Submit the batch request. The executor reads the API key, calls `BatchProvider.submit`, and
  * stores `{batchId, at}` as `BatchMemory.submitted` for this Agent; it also counts the Agent as a
  * creation issued (`ReconcileInput.pendingCreations`) until the cache shows it Running.
- * Then it reconciles again; the core patches Running from the stored result (OQ-50: the submit
+ * Then it reconciles again; the core patches Running from the stored result (docs/decisions.md D-50: the submit
  * itself is never repeated while the result is remembered). A failed submit (or an unreadable API
  * key) is stored as `BatchMemory.submitFailure` (permanent or not, the message, attempts in a row,
  * Retry-After, OpenAI's uploaded file) and reconciled again: the core fails the Agent or waits.
@@ -177,7 +177,7 @@ export interface DiscardUploadAction extends ActionBase {
   apiKey: ApiKeyRef;
 }
 
-/** A lifecycle event the controller itself emits for a batch run (events.md §4). */
+/** A lifecycle event the controller itself emits for a batch run (docs/events.md#lifecycle-events). */
 export interface LifecycleEvent {
   kind: "lifecycle";
   phase: "agent";
@@ -205,13 +205,13 @@ export interface EmitSinkEventsAction extends ActionBase {
   source: { agent: string; station: string; task?: string; namespace: string };
   sinks: SinkSpec[];
   select: SelectorSpec[];
-  /** Classification rules for `cliLine` items (events.md §7). */
+  /** Classification rules for `cliLine` items (docs/events.md#outputselect). */
   vendor: Vendor;
   items: SinkItem[];
 }
 
 /**
- * Why a non-terminal Agent is not progressing right now (issue 13 item 1), as data: the events
+ * Why a non-terminal Agent is not progressing right now (docs/decisions.md D-101), as data: the events
  * layer turns it into a condition message and a Kubernetes Event. It changes nothing by itself;
  * when `retryAt` is set the controller reconciles the Agent again at that time.
  */
@@ -250,7 +250,7 @@ export interface RecordEventAction extends ActionBase {
   event: KubeEvent;
 }
 
-/** The failure kinds of controller_run_failures_total (seed + OQ-18). */
+/** The failure kinds of controller_run_failures_total (the required four + docs/decisions.md D-18). */
 export type FailureKind =
   | "missing_ref"
   | "job_failed"

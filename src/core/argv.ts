@@ -1,5 +1,5 @@
 /**
- * Per-vendor CLI argv (runtime.md §9). The rendered prompt is always the last element and never
+ * Per-vendor CLI argv (docs/agent-clis.md#compatibility). The rendered prompt is always the last element and never
  * passes through a shell.
  */
 import { routeModel, type Vendor } from "./routing.js";
@@ -54,7 +54,7 @@ export function cliArgv(def: AgentDefinitionSpec, model: string, prompt: string)
   switch (vendor) {
     case "claude": {
       const argv = ["claude", "--print", "--verbose", "--output-format", "stream-json"];
-      // OQ-19: an empty model lets the CLI pick its own default.
+      // docs/decisions.md D-19: an empty model lets the CLI pick its own default.
       if (model !== "") argv.push("--model", model);
       if (bypass) argv.push("--dangerously-skip-permissions");
       else for (const t of def.allowed_tools ?? []) argv.push("--allowedTools", t);

@@ -12,7 +12,7 @@ const waiting = (name: string, createdMin: number) =>
     .created(T0 + createdMin * 60_000)
     .build();
 
-describe("effectiveLimit (crds.md §2.2, OQ-14)", () => {
+describe("effectiveLimit (docs/reconcile.md#concurrency-and-pruning, docs/decisions.md D-14)", () => {
   it.each([
     [{}, 0],
     [{ maxConcurrentRuns: 3 }, 3],
@@ -66,7 +66,7 @@ describe("admit", () => {
       { kind: "start", preempt: [] },
     ],
     [
-      "an older waiting Agent goes first (OQ-15)",
+      "an older waiting Agent goes first (docs/decisions.md D-15)",
       { maxConcurrentRuns: 1 },
       [waiting("older", 0)],
       [],
@@ -117,7 +117,7 @@ describe("admit", () => {
   });
 });
 
-describe("fallbackHasSlot (OQ-16)", () => {
+describe("fallbackHasSlot (docs/decisions.md D-16)", () => {
   const self = agent("me").running(T0, { batchId: "b", batchFallback: true, jobName: "" }).build();
   it("ignores the Agent itself", () => {
     expect(fallbackHasSlot(self, station().spec({ maxConcurrentRuns: 1 }).build(), [self], [])).toBe(true);

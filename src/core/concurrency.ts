@@ -1,5 +1,5 @@
 /**
- * Station concurrency (crds.md §2.2, OQ-14..16): who may start now, who waits, whom Replace
+ * Station concurrency (docs/reconcile.md#concurrency-and-pruning, docs/decisions.md D-14, D-15, D-16): who may start now, who waits, whom Replace
  * deletes. Reads only the cache plus the creations issued but not yet observed.
  */
 import type { Agent, Station } from "./types.js";
@@ -9,7 +9,7 @@ export type Admission =
   | { kind: "start"; preempt: Agent[] }
   | { kind: "wait"; why: "queue" | "full" | "preempt-unavailable" };
 
-/** 0 = unlimited (Allow only); Forbid and Replace cap at one run (OQ-14). */
+/** 0 = unlimited (Allow only); Forbid and Replace cap at one run (docs/decisions.md D-14). */
 export function effectiveLimit(station: Station): number {
   const policy = station.spec.concurrencyPolicy ?? "Allow";
   if (policy === "Forbid" || policy === "Replace") return 1;
@@ -18,7 +18,7 @@ export function effectiveLimit(station: Station): number {
 
 const time = (t: string | Date | undefined): number => (t === undefined ? 0 : new Date(t).getTime() || 0);
 
-/** Queue order (OQ-15): oldest creationTimestamp first, then name. */
+/** Queue order (docs/decisions.md D-15): oldest creationTimestamp first, then name. */
 export function queueOrder(a: Agent, b: Agent): number {
   return (
     time(a.metadata.creationTimestamp) - time(b.metadata.creationTimestamp) ||
@@ -81,7 +81,7 @@ export function admit(
   return { kind: "start", preempt: victims };
 }
 
-/** OQ-16: a batch fallback Job starts when the Station's other Running runs are below the limit. */
+/** docs/decisions.md D-16: a batch fallback Job starts when the Station's other Running runs are below the limit. */
 export function fallbackHasSlot(
   agent: Agent,
   station: Station,
@@ -93,7 +93,7 @@ export function fallbackHasSlot(
   return runningOthers(agent.metadata.name ?? "", stationAgents, pendingCreations).count < limit;
 }
 
-/** Where a waiting Agent stands in its Station's queue (OQ-15 order), for its Queued condition. */
+/** Where a waiting Agent stands in its Station's queue (docs/decisions.md D-15 order), for its Queued condition. */
 export interface QueuePosition {
   /** 1-based; the Agent at 1 starts at the next free slot. */
   position: number;

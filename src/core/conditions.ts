@@ -1,5 +1,5 @@
 /**
- * What `kubectl describe agent` and `kubectl wait` read (issue 13 item 8): the Agent's
+ * What `kubectl describe agent` and `kubectl wait` read (docs/decisions.md D-110): the Agent's
  * `status.conditions` in metav1.Condition form and the Kubernetes Events of its transitions.
  * Pure: `report()` is the last step of `reconcile`, applied to what the rule tables decided.
  *

@@ -11,7 +11,7 @@ import type { CliVendor, ModelApiFamily } from "./agent-clis.js";
 import type { RunningPodObservation } from "./stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
 
-/** Controller settings (runtime.md §1), already parsed and validated. */
+/** Controller settings (docs/controller.md#configuration), already parsed and validated. */
 export interface ControllerSettings {
   /** The one namespace served. */
   namespace: string;
@@ -25,9 +25,9 @@ export interface ControllerSettings {
   realtimeEnabled: boolean;
   /** BATCH_POLL_SECONDS (default 60; 0 = poll on every reconcile). */
   batchPollSeconds: number;
-  /** STUCK_POD_SECONDS: how long a run pod may wait on a never-starts reason (OQ-22; default 300). */
+  /** STUCK_POD_SECONDS: how long a run pod may wait on a never-starts reason (docs/decisions.md D-22; default 300). */
   stuckPodSeconds?: number;
-  /** REALTIME_SIGNING_KEY: derives each realtime run's token (OQ-40). Required when realtimeEnabled. */
+  /** REALTIME_SIGNING_KEY: derives each realtime run's token (docs/decisions.md D-40). Required when realtimeEnabled. */
   realtimeSigningKey?: string;
   /** GITHUB_API_URL for the courier (default https://api.github.com; GitHub Enterprise: `https://<host>/api/v3`). */
   githubApiUrl?: string;
@@ -52,7 +52,7 @@ export type JobObservation =
   | { found: false }
   | {
       found: true;
-      /** metadata.uid of the Job's controller owner reference (OQ-56). */
+      /** metadata.uid of the Job's controller owner reference (docs/decisions.md D-56). */
       ownerUid?: string;
       /** The Job's .status, as read. */
       status?: {
@@ -71,7 +71,7 @@ export type PodObservation =
       initContainerStatuses?: V1ContainerStatus[];
       /** `GET …/log?container=agent&limitBytes=…`, uncapped (the controller's read bound only). */
       agentLog: LogRead;
-      /** The init container's log; read only when the agent container never ran (OQ-23). */
+      /** The init container's log; read only when the agent container never ran (docs/decisions.md D-23). */
       initLog?: LogRead;
       /** The courier container's log; only for definitions with delivery.pullRequest. */
       courierLog?: LogRead;
@@ -82,7 +82,7 @@ export type PodObservation =
  * the Agent's uid). Provider calls happen in the executor; their results come back here.
  */
 export interface BatchMemory {
-  /** Result of a submit whose Running patch has not been observed yet (OQ-50). Epoch ms. */
+  /** Result of a submit whose Running patch has not been observed yet (docs/decisions.md D-50). Epoch ms. */
   submitted?: { batchId: string; at: number };
   /** When the last poll ran (success or error). Epoch ms. */
   lastPollAt?: number;
@@ -96,13 +96,13 @@ export interface BatchMemory {
   cleanupRetryAfterMs?: number;
   /**
    * One-shot: the outcome of the cleanup attempt made just before this reconcile. `cancel_failed`:
-   * the cancel that must precede the cleanup failed (issue 13 items 2 and 3).
+   * the cancel that must precede the cleanup failed (docs/decisions.md D-102, D-103).
    */
   cleanupResult?:
     | BatchCleanupResult
     | { state: "failed"; error: string }
     | { state: "cancel_failed"; error: string };
-  /** The last failed submit, until a submit succeeds (issue 13 item 1). */
+  /** The last failed submit, until a submit succeeds (docs/decisions.md D-101). */
   submitFailure?: BatchSubmitFailure;
 }
 
@@ -127,7 +127,7 @@ export interface BatchSubmitFailure {
 
 /**
  * The last failed Job creation of this Agent, remembered by the executor until a creation
- * succeeds or the Agent leaves Pending (issue 13 item 1).
+ * succeeds or the Agent leaves Pending (docs/decisions.md D-101).
  */
 export interface JobCreateFailure {
   /** A 4xx other than 408/409/429 (invalid field, quota, admission denial, RBAC): retrying cannot help. */
@@ -155,7 +155,7 @@ export interface ReconcileInput {
   pod?: PodObservation;
   /**
    * The run's pod while its Job runs; read only when the run may be stuck (old, no ready pod),
-   * to tell a pod that can never start (OQ-22).
+   * to tell a pod that can never start (docs/decisions.md D-22).
    */
   runningPod?: RunningPodObservation;
   /** Every cached Agent whose spec.stationRef is this Station (may include this Agent). */

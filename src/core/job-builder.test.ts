@@ -45,7 +45,7 @@ const envOf = (c: V1Container) =>
   Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
 const secretRef = (key: string) => ({ secretKeyRef: { name: "agent-secrets", key, optional: false } });
 
-describe("Job object (runtime.md §2)", () => {
+describe("Job object (docs/run-pod.md#the-job-and-its-pod-template)", () => {
   const job = build();
   it("names, labels and owns the Job", () => {
     expect(job.apiVersion).toBe("batch/v1");
@@ -91,7 +91,7 @@ describe("Job object (runtime.md §2)", () => {
   });
 });
 
-describe("pod template wiring (runtime.md §3)", () => {
+describe("pod template wiring (docs/run-pod.md#the-job-and-its-pod-template)", () => {
   const template = {
     metadata: {
       labels: { team: "x", "agents.re-cinq.com/component": "spoofed" },
@@ -222,7 +222,7 @@ describe("pod template wiring (runtime.md §3)", () => {
   });
 });
 
-describe("rejected templates (runtime.md §3, OQ-17)", () => {
+describe("rejected templates (docs/run-pod.md#the-job-and-its-pod-template, docs/decisions.md D-17)", () => {
   it.each([
     [{}, "spec.containers is missing"],
     [{ spec: { containers: [{ name: "main" }] } }, "no container named agent"],
@@ -269,7 +269,7 @@ describe("rejected templates (runtime.md §3, OQ-17)", () => {
   });
 });
 
-describe("agent argv per vendor (runtime.md §9)", () => {
+describe("agent argv per vendor (docs/agent-clis.md#compatibility)", () => {
   const full: AgentDefinitionSpec = {
     prompt: "p",
     allowed_tools: ["Read", "Bash(npm run test:*)"],
@@ -321,7 +321,7 @@ describe("agent argv per vendor (runtime.md §9)", () => {
       ],
     ],
     [
-      "claude bypass, empty model (OQ-19)",
+      "claude bypass, empty model (docs/decisions.md D-19)",
       { prompt: "p", permission_mode: "bypass", allowed_tools: ["Read"] },
       "",
       [
@@ -463,7 +463,7 @@ describe("agent argv per vendor (runtime.md §9)", () => {
   });
 });
 
-describe("injected environment (runtime.md §6)", () => {
+describe("injected environment (docs/run-pod.md#injected-environment)", () => {
   it("pins the minimal interactive agent env, in order", () => {
     const env = container(build(), "agent").env as V1EnvVar[];
     expect(env).toEqual([
@@ -677,7 +677,7 @@ describe("agent CLI installation settings (docs/agent-clis.md)", () => {
   });
 });
 
-describe("the execution label is the controller's (issue 13 item 7)", () => {
+describe("the execution label is the controller's (docs/decisions.md D-107)", () => {
   const forged = {
     template: {
       metadata: { labels: { "agents.re-cinq.com/execution": "realtime", team: "a" } },
@@ -696,7 +696,7 @@ describe("the execution label is the controller's (issue 13 item 7)", () => {
   });
 });
 
-describe("realtime Job (runtime.md §10)", () => {
+describe("realtime Job (docs/supervisor.md#realtime-sessions)", () => {
   const job = build({ mode: "realtime", def: { execution: "realtime" } });
   const c = container(job, "agent");
   it("labels the pod and serves on 8090", () => {
@@ -718,7 +718,7 @@ describe("realtime Job (runtime.md §10)", () => {
       "Fix ENG-1.",
     ]);
   });
-  it("derives the run token hash from the uid (OQ-40)", () => {
+  it("derives the run token hash from the uid (docs/decisions.md D-40)", () => {
     const token = realtimeRunToken("signing-key", "uid-run-1");
     const env = envOf(c);
     expect(env.AGENT_REALTIME_TOKEN_SHA256).toBe(createHash("sha256").update(token).digest("hex"));
@@ -742,7 +742,7 @@ describe("realtime Job (runtime.md §10)", () => {
   });
 });
 
-describe("delivery courier (runtime.md §4.3, OQ-32, OQ-47)", () => {
+describe("delivery courier (docs/run-pod.md#delivery, docs/decisions.md D-32, D-47)", () => {
   const job = build({
     def: {
       delivery: { pullRequest: { tokenSecret: "forge-token", title: "Fix {ticket}" } },

@@ -1,5 +1,5 @@
 /**
- * Builds the run's Job from the Station's pod template (runtime.md §2–§6, §9, §10). The Station
+ * Builds the run's Job from the Station's pod template (docs/run-pod.md#the-job-and-its-pod-template, docs/agent-clis.md#compatibility, docs/supervisor.md#realtime-sessions). The Station
  * template is deep-copied and only the listed elements are changed; everything else (labels,
  * annotations, extra containers, nodeSelector, tolerations, …) is kept.
  */
@@ -133,12 +133,12 @@ export function agentDeadlineMs(deadlineMinutes: number, delivery: boolean): num
   return deadlineBudget(deadlineMinutes, delivery).agentMs;
 }
 
-/** The realtime run token (OQ-40): lowercase hex HMAC-SHA256 of the Agent uid under signing-key. */
+/** The realtime run token (docs/decisions.md D-40): lowercase hex HMAC-SHA256 of the Agent uid under signing-key. */
 export function realtimeRunToken(signingKey: string, agentUid: string): string {
   return createHmac("sha256", signingKey).update(agentUid).digest("hex");
 }
 
-/** Why the Station template cannot run, or undefined when it can (runtime.md §3, OQ-17). */
+/** Why the Station template cannot run, or undefined when it can (docs/run-pod.md#the-job-and-its-pod-template, docs/decisions.md D-17). */
 export function templateProblem(template: unknown): string | undefined {
   const t = (template ?? {}) as V1PodTemplateSpec;
   const spec = t.spec as V1PodSpec | undefined;
@@ -189,7 +189,7 @@ interface RunContext {
   createdAt?: number;
 }
 
-/** Env for one container kind (runtime.md §6). */
+/** Env for one container kind (docs/run-pod.md#injected-environment). */
 function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar[] {
   const { agent, station, def, settings, realtime } = ctx;
   const env = new EnvList();
@@ -201,7 +201,7 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
     ...(s.headers_secret !== undefined && RESERVED_ENV.has(s.headers_secret) ? { headers_secret: "" } : {}),
   }));
   const pod = kind !== "courier";
-  // OQ-32: with delivery the agent cannot push, so clone tokens go to the init only; the courier
+  // docs/decisions.md D-32: with delivery the agent cannot push, so clone tokens go to the init only; the courier
   // pushes with DELIVERY_TOKEN alone (docs/security.md, the courier).
   const repoTokens = kind === "init" || (kind === "agent" && !delivery);
   const secret = (name: string, key: string) => {
@@ -226,7 +226,7 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
     env.add({ name: "AGENT_CONVERSATION_ID", value: conv.id ?? "" });
     env.add({ name: "AGENT_CONVERSATION_PIN", value: conv.pin ?? "" });
   }
-  // The courier needs it too: it waits for the agent's result at most until this deadline (OQ-48).
+  // The courier needs it too: it waits for the agent's result at most until this deadline (docs/decisions.md D-48).
   const budget = deadlineBudget(deadlineMinutesOf(station), !!delivery);
   env.add({ name: "AGENT_DEADLINE_MS", value: String(budget.agentMs) });
   if (kind !== "init") {
@@ -323,7 +323,7 @@ function installationCliEnv(ctx: RunContext, before: V1EnvVar[]): V1EnvVar[] {
   return out;
 }
 
-/** The CLI-relevant definition fields a realtime supervisor needs to build each turn (OQ-41). */
+/** The CLI-relevant definition fields a realtime supervisor needs to build each turn (docs/decisions.md D-41). */
 function recipeOf(ctx: RunContext): Record<string, unknown> {
   const d = ctx.def;
   return {
@@ -339,7 +339,7 @@ function recipeOf(ctx: RunContext): Record<string, unknown> {
   };
 }
 
-/** Delivery settings for the courier (OQ-47); title and body are templated like the prompt. */
+/** Delivery settings for the courier (docs/decisions.md D-47); title and body are templated like the prompt. */
 function deliveryOf(ctx: RunContext): Record<string, unknown> {
   const pr: Partial<NonNullable<NonNullable<AgentDefinition["spec"]["delivery"]>["pullRequest"]>> =
     ctx.def.delivery?.pullRequest ?? {};
@@ -439,7 +439,7 @@ export function buildJob(
     ...(realtime ? { [LABEL_EXECUTION]: "realtime" } : {}),
   };
   // The execution label is the controller's alone: a Station template cannot make an interactive
-  // run look realtime to the prompt API or the realtime NetworkPolicy (issue 13 item 7).
+  // run look realtime to the prompt API or the realtime NetworkPolicy (docs/decisions.md D-107).
   const { [LABEL_EXECUTION]: _forged, ...templateLabels } = template.metadata?.labels ?? {};
   template.metadata = {
     ...template.metadata,
@@ -455,7 +455,7 @@ export function buildJob(
     if (c.name !== "agent") return c;
     const controllerEnv = buildEnv(ctx, "agent");
     const taken = new Set(controllerEnv.map((e) => e.name));
-    // OQ-21: the Station's own env stays, below the controller's and the recipe's.
+    // docs/decisions.md D-21: the Station's own env stays, below the controller's and the recipe's.
     const stationEnv = (c.env ?? []).filter((e) => !taken.has(e.name) && !RESERVED_ENV.has(e.name));
     const { args: _dropped, ...rest } = c;
     const container: V1Container = {
@@ -518,7 +518,7 @@ export function buildJob(
     resources: { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "2Gi" } },
     terminationMessagePolicy: "FallbackToLogsOnError",
   };
-  // OQ-21: the Station's own init containers run after the controller's.
+  // docs/decisions.md D-21: the Station's own init containers run after the controller's.
   spec.initContainers = [init, ...(spec.initContainers ?? [])];
   const volumes: V1Volume[] = (spec.volumes ?? []).filter((v) => !RUN_VOLUMES.has(v.name));
   spec.volumes = [

@@ -1,5 +1,5 @@
 /**
- * What a failed Job creation means for the Agent (issue 13 item 1): a refusal for good fails it
+ * What a failed Job creation means for the Agent (docs/decisions.md D-101): a refusal for good fails it
  * with the API server's message; a transient failure makes it wait for a backoff (or the server's
  * Retry-After) and say why, as a `reportWaiting` action the events layer shows.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fnv1a64Low32Hex, jobNameFor, shortenName } from "./names.js";
 
-describe("job and label names (runtime.md §2)", () => {
+describe("job and label names (docs/run-pod.md#the-job-and-its-pod-template)", () => {
   it.each([
     ["", "84222325"],
     ["a", "8601ec8c"],

@@ -1,4 +1,4 @@
-/** Deterministic Kubernetes names for a run's objects (runtime.md §2). */
+/** Deterministic Kubernetes names for a run's objects (docs/run-pod.md#the-job-and-its-pod-template). */
 
 const MAX_NAME = 63;
 const KEEP = 54;

@@ -39,7 +39,7 @@ describe("capOutput (tail-preserving, never splits UTF-8)", () => {
   });
 });
 
-describe("lastSessionId (OQ-53, cli-output.md)", () => {
+describe("lastSessionId (docs/decisions.md D-53, cli-output.md)", () => {
   const claude = [
     '{"type":"system","subtype":"init","session_id":"s-1","model":"claude-sonnet-4-6"}',
     '{"type":"assistant","message":{"content":[]},"session_id":"ignored"}',
@@ -62,7 +62,7 @@ describe("lastSessionId (OQ-53, cli-output.md)", () => {
   });
 });
 
-describe("lastPullRequestUrl (events.md §10)", () => {
+describe("lastPullRequestUrl (docs/events.md#delivery-events)", () => {
   it.each([
     ["", ""],
     ['{"kind":"delivery","status":"skipped","reason":"no-changes"}', ""],

@@ -1,6 +1,6 @@
 /**
  * What the controller reads back from a finished run: the capped output, the session id and the
- * pull request URL (runtime.md §12, agent-crd.txt).
+ * pull request URL (docs/run-pod.md#what-the-controller-reads-back, agent-crd.txt).
  */
 import type { Vendor } from "./routing.js";
 import { announcedSessionId, cliErrorMessage, parseJsonLine } from "./vendors.js";
@@ -56,7 +56,7 @@ export function lastCliError(vendor: Vendor, log: string): string {
   return flat.length > 512 ? `${flat.slice(0, 511)}…` : flat;
 }
 
-/** The url of the last delivery event carrying one in the courier log (events.md §10); else "". */
+/** The url of the last delivery event carrying one in the courier log (docs/events.md#delivery-events); else "". */
 export function lastPullRequestUrl(courierLog: string): string {
   let found = "";
   for (const line of courierLog.split("\n")) {

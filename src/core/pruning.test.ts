@@ -8,7 +8,7 @@ const done = (name: string, phase: "Succeeded" | "Failed", min: number) =>
     .completed(phase, T0 + min * 60_000)
     .build();
 
-describe("agentsToPrune (crds.md §2.3)", () => {
+describe("agentsToPrune (docs/reconcile.md#concurrency-and-pruning)", () => {
   const agents = [
     done("s1", "Succeeded", 1),
     done("s2", "Succeeded", 2),

@@ -1,4 +1,4 @@
-/** History pruning per Station (crds.md §2.3). */
+/** History pruning per Station (docs/reconcile.md#concurrency-and-pruning). */
 import type { Agent, Station } from "./types.js";
 import { phaseOf } from "./types.js";
 

@@ -65,7 +65,7 @@ const pod = (
   ...extra,
 });
 
-describe("jobState (runtime.md §12)", () => {
+describe("jobState (docs/run-pod.md#what-the-controller-reads-back)", () => {
   it.each([
     ["404", { found: false }, { state: "gone" }],
     ["no status", { found: true }, { state: "running" }],
@@ -165,7 +165,7 @@ describe("terminalFromJob", () => {
       },
     ],
     [
-      "agent exit code is reported (OQ-24)",
+      "agent exit code is reported (docs/decisions.md D-24)",
       failedBackoff,
       pod(3),
       { phase: "Failed", exitCode: 3, failureReason: "agent exited with code 3", output: log },
@@ -208,7 +208,7 @@ describe("terminalFromJob", () => {
       { exitCode: 137, failureReason: "DeadlineExceeded: Job was active longer than specified deadline" },
     ],
     [
-      "init failure names the init's last line (OQ-23)",
+      "init failure names the init's last line (docs/decisions.md D-23)",
       failedBackoff,
       pod(undefined, {
         initContainerStatuses: [
@@ -254,7 +254,7 @@ describe("terminalFromJob", () => {
       },
     ],
     [
-      "the agent never ran: output is the tail of the init log (OQ-23)",
+      "the agent never ran: output is the tail of the init log (docs/decisions.md D-23)",
       failedBackoff,
       pod(undefined, {
         agentLog: { available: false },
@@ -288,7 +288,7 @@ describe("terminalFromJob", () => {
       },
     ],
     [
-      "delivery failure (OQ-49) and prUrl from the courier log",
+      "delivery failure (docs/decisions.md D-49) and prUrl from the courier log",
       failedBackoff,
       pod(0, {
         courierLog: {
@@ -345,7 +345,7 @@ describe("terminalFromJob", () => {
   });
 });
 
-describe("initFailedBeforeAgent (OQ-23: when to read the init log)", () => {
+describe("initFailedBeforeAgent (docs/decisions.md D-23: when to read the init log)", () => {
   const status = (name: string, state: object) => ({
     name,
     image: "i",
@@ -380,7 +380,7 @@ describe("initFailedBeforeAgent (OQ-23: when to read the init log)", () => {
   });
 });
 
-describe("initFailureLine (OQ-23: the cause, not an event)", () => {
+describe("initFailureLine (docs/decisions.md D-23: the cause, not an event)", () => {
   it.each([
     ["[init] a\n[init] b\n", "[init] b"],
     ['[init] cause\n{"kind":"lifecycle","phase":"init","status":"failed"}', "[init] cause"],

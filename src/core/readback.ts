@@ -1,6 +1,6 @@
 /**
  * Turns an observed Job and pod into the terminal status of a run (controller-lifecycle.txt
- * "Running → Succeeded | Failed", runtime.md §12). Read-back is best effort: a missing pod or
+ * "Running → Succeeded | Failed", docs/run-pod.md#what-the-controller-reads-back). Read-back is best effort: a missing pod or
  * log never leaves the Agent Running.
  */
 import type { V1ContainerStatus } from "@kubernetes/client-node";
@@ -26,7 +26,7 @@ type JobCondition = NonNullable<
 >[number];
 
 /**
- * Job conditions first, then the pod counters (runtime.md §12). Since Kubernetes 1.31 the Job
+ * Job conditions first, then the pod counters (docs/run-pod.md#what-the-controller-reads-back). Since Kubernetes 1.31 the Job
  * controller sets the interim `SuccessCriteriaMet` / `FailureTarget` as soon as the outcome is
  * decided and the final `Complete` / `Failed` only once the pods are gone; the interim ones carry
  * the same reason (e.g. `DeadlineExceeded`), so they are read before the counters, which move in
@@ -65,7 +65,7 @@ const terminated = (statuses: V1ContainerStatus[] | undefined, name: string) =>
   statuses?.find((s) => s.name === name)?.state?.terminated;
 
 /**
- * True when the `init` container failed and the `agent` container never ran (OQ-23): the
+ * True when the `init` container failed and the `agent` container never ran (docs/decisions.md D-23): the
  * failure and its output are the init's, so the I/O layer reads the init log too.
  */
 export function initFailedBeforeAgent(
@@ -77,7 +77,7 @@ export function initFailedBeforeAgent(
 }
 
 /**
- * The line of the init's termination message that says why it failed (OQ-23): the last line that
+ * The line of the init's termination message that says why it failed (docs/decisions.md D-23): the last line that
  * is not one of its events. The init writes its `init/failed` event on stdout and then the cause
  * on stderr, but the kubelet reads the two streams through separate pipes, so the event can land
  * after the cause in the log; only when there is no other line does an event stand in.
@@ -161,7 +161,7 @@ export function terminalFromJob(
     };
   }
 
-  // Failed: prefer a clearer reason than the Job's generic one when the pod tells more (OQ-23/24/49).
+  // Failed: prefer a clearer reason than the Job's generic one when the pod tells more (docs/decisions.md D-23, D-24, D-49).
   let reason = state.reason;
   let code = agentEnd?.exitCode ?? 0;
   let output = readBack.output ?? "";
@@ -176,7 +176,7 @@ export function terminalFromJob(
     const lastLine = initFailureLine(initEnd.message ?? "");
     reason = lastLine ? `init failed: ${lastLine}` : `init failed with exit code ${initEnd.exitCode}`;
     code = initEnd.exitCode;
-    // OQ-23: the agent never ran, so what there is to show is the init's own log.
+    // docs/decisions.md D-23: the agent never ran, so what there is to show is the init's own log.
     if (pod?.found && pod.initLog?.available) output = capOutput(pod.initLog.text, maxOutputBytes);
   } else if (generic && code === 124) {
     reason = "run deadline exceeded";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { agent, definition } from "../../test/support/core-builders.js";
 import { effectiveModel, routeModel } from "./routing.js";
 
-describe("routeModel (templating-and-routing.md §2.2/§2.3)", () => {
+describe("routeModel (docs/templating-and-routing.md#routing)", () => {
   it.each([
     ["", "claude"],
     ["claude-sonnet-4-6", "claude"],

@@ -1,5 +1,5 @@
 /**
- * Model resolution and vendor routing (templating-and-routing.md §2). Every component that
+ * Model resolution and vendor routing (docs/templating-and-routing.md#routing). Every component that
  * needs to know "which CLI / which batch API" asks this one function so they cannot drift.
  */
 import type { BatchProviderName } from "../batch/provider.js";
@@ -34,7 +34,7 @@ export interface VendorCapabilities {
   batchKeySecretName?: string;
   /** Can continue a saved conversation (resumeSession). */
   canResume: boolean;
-  /** Can serve a multi-turn realtime session (OQ-11). */
+  /** Can serve a multi-turn realtime session (docs/decisions.md D-11). */
   canRealtime: boolean;
 }
 

@@ -288,7 +288,7 @@ describe("reconcile properties", () => {
     fc.assert(
       fc.property(worldArb, (w) => {
         if (!isTerminal(phaseOf(w.input.agent))) return;
-        // terminal-prune: a finished Agent beyond its Station's history limit deletes itself (issue 13 item 5).
+        // terminal-prune: a finished Agent beyond its Station's history limit deletes itself (docs/decisions.md D-105).
         const selfPrune = (a: Action) =>
           a.type === "deleteAgent" && a.reason === "prune" && a.agent.name === w.input.agent.metadata.name;
         const actions = reconcile(w.input).filter((a) => !selfPrune(a));
@@ -298,7 +298,7 @@ describe("reconcile properties", () => {
           return;
         }
         for (const a of actions) {
-          // A timed-out batch may still owe its cancel (issue 13 item 2): retried until confirmed.
+          // A timed-out batch may still owe its cancel (docs/decisions.md D-102): retried until confirmed.
           const cleanupWork =
             a.type === "cleanupBatch" ||
             a.type === "cancelBatch" ||

@@ -647,7 +647,7 @@ const rows: Row[] = [
     ],
   },
   {
-    name: "a realtime run resuming a session: the Running patch records that session id (OQ-44: it keeps the id)",
+    name: "a realtime run resuming a session: the Running patch records that session id (docs/decisions.md D-44: it keeps the id)",
     in: {
       agent: agent().spec({ resumeSession: "7c0d3f5e-2a41-4b8e-9d6f-1e2a3b4c5d6e" }).build(),
       definition: definition()
@@ -976,7 +976,7 @@ const rows: Row[] = [
     actions: [],
   },
   {
-    name: "Job running, its init waits past STUCK_POD_SECONDS on a missing key: Failed with the kubelet's reason, Job deleted (OQ-22)",
+    name: "Job running, its init waits past STUCK_POD_SECONDS on a missing key: Failed with the kubelet's reason, Job deleted (docs/decisions.md D-22)",
     in: {
       agent: agent().running(T0).build(),
       job: { found: true, status: {} },

@@ -22,7 +22,7 @@ const running = (name: string): V1ContainerStatus =>
     state: { running: {} },
   }) as V1ContainerStatus;
 
-describe("neverStartsReason (OQ-22)", () => {
+describe("neverStartsReason (docs/decisions.md D-22)", () => {
   const missingKey = waiting(
     "init",
     "CreateContainerConfigError",

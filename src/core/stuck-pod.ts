@@ -1,5 +1,5 @@
 /**
- * Pods that can never start (OQ-22). A missing agent-secrets key or an unpullable image leaves the
+ * Pods that can never start (docs/decisions.md D-22). A missing agent-secrets key or an unpullable image leaves the
  * run pod waiting until the Job's deadline, which may be hours away; past a bound, the controller
  * ends the run with the kubelet's own reason instead. Unschedulable pods are left to the deadline:
  * capacity may still come.
@@ -21,7 +21,7 @@ export const NEVER_STARTS_REASONS: ReadonlySet<string> = new Set([
   "InvalidImageName",
 ]);
 
-/** The containers whose wait decides: the controller's init and the agent (runtime.md §4). */
+/** The containers whose wait decides: the controller's init and the agent (docs/run-pod.md#overview). */
 const WATCHED = new Set(["init", "agent"]);
 
 /** A run pod seen while its Job still runs; read only when the pod may be stuck. */

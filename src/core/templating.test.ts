@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { renderPrompt } from "./templating.js";
 
-describe("renderPrompt (templating-and-routing.md §1.2)", () => {
+describe("renderPrompt (docs/templating-and-routing.md#templating)", () => {
   it.each([
     ["Fix {ticket}.", { ticket: "ENG-1" }, "Fix ENG-1.", "basic substitution"],
     ["Fix {ticket}.", {}, "Fix {ticket}.", "unknown name kept"],

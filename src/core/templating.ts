@@ -1,11 +1,11 @@
 /**
- * Prompt templating (templating-and-routing.md §1): `{name}` tokens, one left-to-right pass,
+ * Prompt templating (docs/templating-and-routing.md#templating): `{name}` tokens, one left-to-right pass,
  * unknown names kept verbatim, values never re-scanned.
  */
 
 const TOKEN = /\{([A-Za-z0-9_.-]+)\}/g;
 
-/** Largest rendered prompt a run accepts (OQ-63: the realtime per-prompt limit). */
+/** Largest rendered prompt a run accepts (docs/decisions.md D-63: the realtime per-prompt limit). */
 export const MAX_PROMPT_BYTES = 102400;
 
 export function renderPrompt(

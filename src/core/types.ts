@@ -62,7 +62,7 @@ export function agentRef(agent: Agent): AgentRef {
   };
 }
 
-/** An absent phase is Pending (crds.md §1). */
+/** An absent phase is Pending (docs/reconcile.md#concurrency-and-pruning). */
 export function phaseOf(agent: Agent): AgentPhase {
   return agent.status?.phase ?? "Pending";
 }

@@ -238,7 +238,7 @@ const rows: Row[] = [
   ],
 ];
 
-describe("admission checks (crds.md §3.7)", () => {
+describe("admission checks (docs/validation-rules.md#in-the-controller-not-at-admission)", () => {
   it.each(rows)("%s", (_name, def, spec, settings, want) => {
     expect(admissionFailure(agent().spec(spec).build(), definition().spec(def).build(), settings)).toBe(want);
   });

@@ -1,5 +1,5 @@
 /**
- * Checks done at Pending, after the refs resolved (crds.md §3.7 rules 2–14, in that order; the
+ * Checks done at Pending, after the refs resolved (docs/validation-rules.md#in-the-controller-not-at-admission, in that order; the
  * first failing rule wins). Each returns the literal failureReason.
  */
 import type { ControllerSettings } from "./input.js";

@@ -12,7 +12,7 @@ import {
 
 const j = (v: unknown) => JSON.stringify(v);
 
-describe("terminalVerdict (runtime.md §8 terminal lines)", () => {
+describe("terminalVerdict (docs/supervisor.md#terminal-lines-and-exit-codes)", () => {
   it.each<[Vendor, string, boolean | undefined]>([
     ["claude", j({ type: "result", subtype: "success", is_error: false }), true],
     ["claude", j({ type: "result", subtype: "success" }), true],
@@ -42,7 +42,7 @@ describe("terminalVerdict (runtime.md §8 terminal lines)", () => {
   });
 });
 
-describe("announcedSessionId (OQ-53)", () => {
+describe("announcedSessionId (docs/decisions.md D-53)", () => {
   it.each<[Vendor, string, string | undefined]>([
     ["claude", j({ type: "system", subtype: "init", session_id: "c-1" }), "c-1"],
     ["claude", j({ type: "result", is_error: false, session_id: "c-2" }), "c-2"],

@@ -1,14 +1,14 @@
 /**
  * The vendor adapter table: everything that differs per agent CLI and that both the controller
- * and the run pod need, in one place so they cannot drift (runtime.md §8, §9; events.md §6;
- * OQ-27, OQ-29, OQ-53).
+ * and the run pod need, in one place so they cannot drift (docs/supervisor.md#terminal-lines-and-exit-codes,
+ * docs/events.md#tool-native-lines; docs/decisions.md D-27, D-29, D-53).
  *
  * - which line ends a run (the terminal line) and whether it reports success;
  * - which session id a line announces (the controller's read-back and the realtime supervisor);
  * - where the CLI keeps its conversation state under $HOME (conversation save and restore);
  * - the per-vendor CLI argv, hosted in ./argv.ts and re-exported here as the entry point.
  *
- * Pure: no I/O. Lines are parsed as JSON, never matched as strings (events.md §6).
+ * Pure: no I/O. Lines are parsed as JSON, never matched as strings (docs/events.md#tool-native-lines).
  */
 
 import { claudeErrorMessage } from "./claude-errors.js";
@@ -69,7 +69,7 @@ const codexError = (line: JsonLine): string | undefined => {
 export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
   claude: {
     terminal: claudeTerminal,
-    // OQ-53: the last system/init or result carries the session id.
+    // docs/decisions.md D-53: the last system/init or result carries the session id.
     sessionId: (line) =>
       (line.type === "system" && line.subtype === "init") || line.type === "result"
         ? nonEmpty(line.session_id)
@@ -78,7 +78,7 @@ export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
     errorMessage: claudeErrorMessage,
   },
   codex: {
-    // OQ-29: turn.failed ends the run too, unsuccessfully.
+    // docs/decisions.md D-29: turn.failed ends the run too, unsuccessfully.
     terminal: (line) => {
       if (line.type === "turn.completed") return { success: true };
       if (line.type === "turn.failed") return { success: false };
@@ -89,7 +89,7 @@ export const VENDOR_ADAPTERS: Readonly<Record<Vendor, VendorAdapter>> = {
     errorMessage: codexError,
   },
   gemini: {
-    // OQ-27: the result line's status decides.
+    // docs/decisions.md D-27: the result line's status decides.
     terminal: (line) => (line.type === "result" ? { success: line.status === "success" } : undefined),
     sessionId: (line) => (line.type === "init" ? nonEmpty(line.session_id) : undefined),
     stateDir: ".gemini",
@@ -119,13 +119,13 @@ export function parseJsonLine(line: string): JsonLine | undefined {
   }
 }
 
-/** The verdict when `line` is the vendor's terminal line (runtime.md §8 table); else undefined. */
+/** The verdict when `line` is the vendor's terminal line (docs/supervisor.md#terminal-lines-and-exit-codes); else undefined. */
 export function terminalVerdict(vendor: Vendor, line: string): TerminalVerdict | undefined {
   const parsed = parseJsonLine(line);
   return parsed === undefined ? undefined : VENDOR_ADAPTERS[vendor].terminal(parsed);
 }
 
-/** The session id `line` announces for this vendor (OQ-53); undefined when none. */
+/** The session id `line` announces for this vendor (docs/decisions.md D-53); undefined when none. */
 export function announcedSessionId(vendor: Vendor, line: string | JsonLine): string | undefined {
   const parsed = typeof line === "string" ? parseJsonLine(line) : line;
   return parsed === undefined ? undefined : VENDOR_ADAPTERS[vendor].sessionId(parsed);

@@ -37,7 +37,7 @@ export interface PromptApiDeps<A extends PromptApiAgent = PromptApiAgent> {
   patchSessionId(agent: A, sessionId: string): Promise<void>;
   /** HTTP client to the run pod; undici by default. */
   forward?: Forward;
-  /** Budget for one exchange with the supervisor (OQ-45: 10 s). */
+  /** Budget for one exchange with the supervisor (docs/decisions.md D-45: 10 s). */
   forwardTimeoutMs?: number;
   logger?: PromptApiLogger;
 }
@@ -103,7 +103,7 @@ export function createPromptApi<A extends PromptApiAgent>(deps: PromptApiDeps<A>
     if (action === "prompt") {
       const prompt = promptFromBody(read.bytes);
       if (prompt === undefined) return errorResponse(400, msg.badBody);
-      // Sent verbatim (OQ-59); re-serialised so only the prompt reaches the pod.
+      // Sent verbatim (docs/decisions.md D-59); re-serialised so only the prompt reaches the pod.
       forwardBody = JSON.stringify({ prompt });
     }
 

@@ -9,7 +9,7 @@ export interface ForwardRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
-  /** Whole-exchange budget; past it the pod counts as unreachable (OQ-45: 10 s). */
+  /** Whole-exchange budget; past it the pod counts as unreachable (docs/decisions.md D-45: 10 s). */
   timeoutMs: number;
 }
 

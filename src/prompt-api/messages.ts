@@ -32,7 +32,7 @@ export const msg = {
   tooManyQueued: "too many queued prompts",
   notServing: "the session is not serving yet",
   unreachable: "the session's pod cannot be reached",
-  /** OQ-46. */
+  /** docs/decisions.md D-46. */
   unexpectedAnswer: (status: number) => `unexpected answer from the session's supervisor (${status})`,
   internal: "internal error",
 } as const;

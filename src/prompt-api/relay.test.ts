@@ -7,7 +7,7 @@ const bad = (status: number) => ({
   error: `unexpected answer from the session's supervisor (${status})`,
 });
 
-describe("relaySupervisorAnswer (OQ-46)", () => {
+describe("relaySupervisorAnswer (docs/decisions.md D-46)", () => {
   it.each([
     // action, supervisor status, supervisor body, controller status, controller body
     ["prompt", 202, '{"turn":1,"queued":1,"sessionId":""}', 202, { turn: 1, queued: 1, sessionId: "" }],

@@ -1,5 +1,5 @@
 /**
- * Turns the supervisor's answer into the controller's answer (OQ-46). 202, 400, 409, 413 and 429
+ * Turns the supervisor's answer into the controller's answer (docs/decisions.md D-46). 202, 400, 409, 413 and 429
  * with a well-formed body pass through unchanged; a 503 means the supervisor is up but not taking
  * prompts yet, which the caller should retry like a pod that is not Ready; anything else — another
  * status, a body that is not the documented JSON — is the supervisor misbehaving: 502.

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { realtimeRunToken } from "../core/job-builder.js";
 import { bearerMatches, bearerToken, runToken, secretsEqual, sha256Hex } from "./run-token.js";
 
-describe("runToken (OQ-40: lowercase hex HMAC-SHA256 of the uid under signing-key)", () => {
+describe("runToken (docs/decisions.md D-40: lowercase hex HMAC-SHA256 of the uid under signing-key)", () => {
   it("matches RFC 4231 test case 2", () => {
     expect(runToken("Jefe", "what do ya want for nothing?")).toBe(
       "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",

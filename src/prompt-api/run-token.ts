@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 
 /**
- * A realtime run's own token (seed; encoding OQ-40): lowercase hex of HMAC-SHA256 with the
+ * A realtime run's own token (seed; encoding docs/decisions.md D-40): lowercase hex of HMAC-SHA256 with the
  * agent-realtime Secret's signing-key as key and the Agent's metadata.uid as message. The Job
  * builder hands the pod only the SHA-256 of this token, so both sides must derive it identically.
  */

@@ -39,7 +39,7 @@ const pod = (opts: {
   },
 });
 
-describe("runPodStateFrom (OQ-45)", () => {
+describe("runPodStateFrom (docs/decisions.md D-45)", () => {
   it.each([
     [
       "realtime Job, ready pod with IP",

@@ -53,10 +53,10 @@ function podReady(pod: V1Pod): boolean {
 }
 
 /**
- * The run pod's state from the run's Job and its pods (label `job-name=<job>`), per OQ-45:
+ * The run pod's state from the run's Job and its pods (label `job-name=<job>`), per docs/decisions.md D-45:
  * realtime is decided by the execution label on the Job object itself, which the controller
  * writes from the run's own labels and never from the Station's template (a template label could
- * otherwise make an interactive run look realtime; issue 13 item 7). Only when the Job is gone do
+ * otherwise make an interactive run look realtime; docs/decisions.md D-107). Only when the Job is gone do
  * the pods' labels decide, and `definitionExecution` only when no pod is left either. "serving"
  * means a pod that is Ready, has an IP and is not being deleted.
  */

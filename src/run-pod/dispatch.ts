@@ -1,5 +1,5 @@
 /**
- * Which run-pod program one multi-call executable runs (OQ-25: init, supervisor and courier are
+ * Which run-pod program one multi-call executable runs (docs/decisions.md D-25: init, supervisor and courier are
  * one binary with hard links). Pure: it reads the invocation, main.ts does the I/O.
  *
  * The program is chosen by the name the executable was invoked as, `ai-agent-<program>`, or, for

@@ -1,5 +1,5 @@
 /**
- * The run-pod executable as a Station image sees it (OQ-25): dist/agent/ai-agent and its hard links,
+ * The run-pod executable as a Station image sees it (docs/decisions.md D-25): dist/agent/ai-agent and its hard links,
  * run with an emptied environment whose PATH holds no Node. Built once per file by
  * scripts/build-agent.ts unless it is newer than every source it bundles.
  */

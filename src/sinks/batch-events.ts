@@ -1,5 +1,5 @@
 /**
- * The event lists the executor hands to SinkDispatcher.deliver for a batch run (events.md §9).
+ * The event lists the executor hands to SinkDispatcher.deliver for a batch run (docs/events.md#what-a-listener-sees-for-a-batch-run).
  */
 import type { SinkItem } from "./dispatcher.js";
 import { batchDisabled, batchFailed, batchStarted, batchSucceeded, batchTimedOut } from "./lifecycle.js";
@@ -25,7 +25,7 @@ export function batchTimeoutEvents(onTimeout: "fail" | "fallback"): SinkItem[] {
   return [{ type: "lifecycle", event: batchTimedOut(onTimeout) }];
 }
 
-/** After the patch that fails an in-flight Agent because batch was turned off (OQ-37). */
+/** After the patch that fails an in-flight Agent because batch was turned off (docs/decisions.md D-37). */
 export function batchDisabledEvents(): SinkItem[] {
   return [{ type: "lifecycle", event: batchDisabled() }];
 }

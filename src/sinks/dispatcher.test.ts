@@ -439,7 +439,7 @@ describe("SinkDispatcher", () => {
       vendor: "claude",
       items: [
         { type: "cliLine", line: claudeLines[2] as string },
-        // The core builds exitCode before reason; the wire order is reason, exitCode (events.md §4).
+        // The core builds exitCode before reason; the wire order is reason, exitCode (docs/events.md#lifecycle-events).
         {
           type: "lifecycle",
           event: { kind: "lifecycle", phase: "agent", status: "failed", exitCode: 1, reason: "batch_failed" },

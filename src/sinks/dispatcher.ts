@@ -66,13 +66,13 @@ export interface SinkDispatcherOptions {
   appendFile?: AppendFile;
   sleep?: Sleep;
   log?: SinkLogger;
-  /** Default: the pod defaults; the controller passes retryFromEnv(process.env) (OQ-37). */
+  /** Default: the pod defaults; the controller passes retryFromEnv(process.env) (docs/decisions.md D-37). */
   retry?: RetrySettings;
-  /** Per-attempt timeout, default 10 000 ms (OQ-34). */
+  /** Per-attempt timeout, default 10 000 ms (docs/decisions.md D-34). */
   attemptTimeoutMs?: number;
-  /** Base for relative file sink paths, default $HOME or "/" (OQ-61 resolves against HOME). */
+  /** Base for relative file sink paths, default $HOME or "/" (docs/decisions.md D-61 resolves against HOME). */
   fileBaseDir?: string;
-  /** Bound on queued events across all queues, default 10 000 (OQ-34). */
+  /** Bound on queued events across all queues, default 10 000 (docs/decisions.md D-34). */
   maxQueued?: number;
   /**
    * Bound on the bytes of the queued events' bodies across all queues, default 32 MiB: a count
@@ -262,7 +262,7 @@ export class SinkDispatcher {
     return out;
   }
 
-  /** An unresolvable block means "no headers", never a failure (events.md §2). */
+  /** An unresolvable block means "no headers", never a failure (docs/events.md#sinks). */
   private async resolveHeaders(
     namespace: string,
     secretKey: string,
@@ -331,7 +331,7 @@ export class SinkDispatcher {
     });
   }
 
-  /** Overflow drops the oldest not-yet-started tool-native line of this queue (OQ-34). */
+  /** Overflow drops the oldest not-yet-started tool-native line of this queue (docs/decisions.md D-34). */
   private dropOldestLine(queue: Queue): boolean {
     // Index 0 may be in flight; never drop it.
     const index = queue.items.findIndex((item, i) => i > 0 && item.droppable);

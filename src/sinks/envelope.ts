@@ -1,5 +1,5 @@
 /**
- * The `{"source", "event"}` envelope every sink delivery is wrapped in (events.md §3).
+ * The `{"source", "event"}` envelope every sink delivery is wrapped in (docs/events.md#envelope).
  *
  * Only sink deliveries are wrapped; status.output keeps bare lines. Batch runs have no pod,
  * so a controller-built source never carries `pod`.
@@ -64,7 +64,7 @@ export function isEnvelope(value: unknown): boolean {
 
 /**
  * Wraps one event. Returns undefined for an event that already is an envelope: such a line is
- * neither wrapped again nor delivered (events.md §3, OQ-36); the caller logs it.
+ * neither wrapped again nor delivered (docs/events.md#envelope, docs/decisions.md D-36); the caller logs it.
  */
 export function wrap(source: EventSource, event: unknown): Envelope | undefined {
   if (isEnvelope(event)) return undefined;

@@ -1,5 +1,5 @@
 /**
- * The header block a sink's `headers_secret` names (events.md §2): one `Name: value` per line,
+ * The header block a sink's `headers_secret` names (docs/events.md#sinks): one `Name: value` per line,
  * blank lines ignored, split at the first colon, both sides trimmed.
  */
 

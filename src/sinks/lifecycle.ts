@@ -1,7 +1,7 @@
 /**
- * Lifecycle events the controller emits for batch runs (events.md §4 catalogue, §9 sequence).
+ * Lifecycle events the controller emits for batch runs (docs/events.md#lifecycle-events, docs/events.md#what-a-listener-sees-for-a-batch-run).
  *
- * Key order is the wire order of events.md §4: kind, phase, status, tool, reason, exitCode, turn.
+ * Key order is the wire order of docs/events.md#lifecycle-events: kind, phase, status, tool, reason, exitCode, turn.
  * Optional fields are omitted when empty; exitCode 0 is emitted.
  */
 
@@ -31,7 +31,7 @@ export function lifecycleEvent(
   return event;
 }
 
-/** Controller reason slugs keep their underscored spelling (events.md §4). */
+/** Controller reason slugs keep their underscored spelling (docs/events.md#lifecycle-events). */
 export const BATCH_REASONS = {
   failed: "batch_failed",
   timeout: "batch_timeout",
@@ -63,13 +63,13 @@ export function batchTimedOut(onTimeout: "fail" | "fallback"): LifecycleEvent {
     : lifecycleEvent("agent", "failed", { reason: BATCH_REASONS.timeout, exitCode: 1 });
 }
 
-/** `agent/failed exitCode 1 reason batch_disabled`: batch turned off while in flight (OQ-37). */
+/** `agent/failed exitCode 1 reason batch_disabled`: batch turned off while in flight (docs/decisions.md D-37). */
 export function batchDisabled(): LifecycleEvent {
   return lifecycleEvent("agent", "failed", { reason: BATCH_REASONS.disabled, exitCode: 1 });
 }
 
 /**
- * Rewrites a lifecycle event in the wire key order of events.md §4, whatever order its producer
+ * Rewrites a lifecycle event in the wire key order of docs/events.md#lifecycle-events, whatever order its producer
  * built it in; anything that is not a lifecycle event is returned unchanged.
  */
 export function canonicalLifecycle(event: object): object {

@@ -1,6 +1,6 @@
 /**
- * Sink retry settings and the backoff schedule (events.md §8). The controller reads the
- * AGENT_SINK_RETRY_* variables from its own environment with the pod defaults (OQ-37).
+ * Sink retry settings and the backoff schedule (docs/events.md#delivery-guarantees). The controller reads the
+ * AGENT_SINK_RETRY_* variables from its own environment with the pod defaults (docs/decisions.md D-37).
  */
 
 export interface RetrySettings {

@@ -1,5 +1,5 @@
 /**
- * `output.select`: which tool-native (CLI) lines reach the sinks (events.md §7).
+ * `output.select`: which tool-native (CLI) lines reach the sinks (docs/events.md#outputselect).
  *
  * Pure: a line is classified by the vendor's rules, then matched against the allow-list.
  * Lifecycle, file, turn and delivery events never pass through here (they are never filtered),
@@ -17,7 +17,7 @@ export interface Classification {
   tool?: string;
   /** The text a selector's `contains` is searched in (case-sensitive). */
   text?: string;
-  /** Message lines only (OQ-8). */
+  /** Message lines only (docs/decisions.md D-8). */
   role?: "assistant" | "user";
 }
 
@@ -82,7 +82,7 @@ function classifyCodex(line: Json): Classification | undefined {
   }
 }
 
-/** Gemini rules: proposal (OQ-27). */
+/** Gemini rules: proposal (docs/decisions.md D-27). */
 function classifyGemini(line: Json): Classification | undefined {
   switch (line.type) {
     case "message":

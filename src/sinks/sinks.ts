@@ -1,5 +1,5 @@
 /**
- * Which sinks a batch run's events go to (events.md §2), resolved from the definition.
+ * Which sinks a batch run's events go to (docs/events.md#sinks), resolved from the definition.
  *
  * Pure. `stdout` needs nothing from the controller: every emitter writes bare lines to its own
  * stdout, and for batch runs that record is status.output, written directly. So only `http` and

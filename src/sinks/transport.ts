@@ -10,7 +10,7 @@ export interface HttpPostRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
-  /** Per-attempt timeout (events.md §8: 10 s, OQ-34). */
+  /** Per-attempt timeout (docs/decisions.md D-34: 10 s). */
   timeoutMs: number;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The kustomize install (rbac-network.md, runtime.md §1): rendered with `kubectl kustomize`
+ * The kustomize install (docs/deploy.md, docs/controller.md#configuration): rendered with `kubectl kustomize`
  * exactly as a user would from a checkout, then checked object by object.
  */
 
@@ -128,7 +128,7 @@ describe("base install", () => {
     });
   });
 
-  it("gives the controller exactly the rbac-network.md §2 rules, namespaced, bound to its ServiceAccount", () => {
+  it("gives the controller exactly the docs/deploy.md#rbac rules, namespaced, bound to its ServiceAccount", () => {
     expect(findObject(base, "Role", "agent-controller").rules).toEqual(CONTROLLER_RULES);
     const binding = findObject(base, "RoleBinding", "agent-controller");
     expect(binding.roleRef).toEqual({
@@ -164,7 +164,7 @@ describe("base install", () => {
     ]);
   });
 
-  it("runs two hardened controller replicas with the runtime.md §1 environment", () => {
+  it("runs two hardened controller replicas with the docs/controller.md#configuration environment", () => {
     const deployment = findObject(base, "Deployment", "agent-controller");
     expect(deployment.spec.replicas).toBe(2);
     const podLabels = { "agents.re-cinq.com/component": "controller" };

@@ -1,11 +1,11 @@
 /**
- * A faithful stand-in for a realtime run pod's supervisor (runtime.md §10, seeds/prompt-api.txt),
+ * A faithful stand-in for a realtime run pod's supervisor (docs/supervisor.md#realtime-sessions),
  * served over real HTTP on 127.0.0.1 so the controller's forwarding is exercised through a socket.
  *
  * - `POST /v1/prompt` `{"prompt": "<text>"}` ⇒ 202 `{"turn","queued","sessionId"}`
  * - `POST /v1/close` ⇒ 202 `{"queued"}`
  * - `GET /healthz` (unauthenticated) ⇒ 200 when ready, 503 otherwise
- * - only the run's own token: the pod knows just its SHA-256 (OQ-40) and compares in constant time
+ * - only the run's own token: the pod knows just its SHA-256 (docs/decisions.md D-40) and compares in constant time
  * - FIFO queue, at most 16 waiting prompts (the running turn excluded) ⇒ 429
  * - decoded prompt over 102400 bytes ⇒ 413; close refuses new prompts and a second close ⇒ 409
  * - turns are numbered from 1 across the session; the initial prompt, when given, is turn 1

@@ -27,7 +27,7 @@ import {
 } from "./pod-runner-status.js";
 import type { ContainerSpec, PodConditionJson, PodJson, ProbeSpec } from "./pod-runner-types.js";
 
-/** The port a run pod's realtime supervisor listens on (runtime.md §10). */
+/** The port a run pod's realtime supervisor listens on (docs/supervisor.md#realtime-sessions). */
 export const REALTIME_PORT = 8090;
 /** How often a container whose config cannot be built is retried (the kubelet resyncs a pod every ~10 s). */
 const CONFIG_RETRY_MS = 2_000;

@@ -3,7 +3,7 @@ import { isPermanent, KubeApiError, parseRetryAfter } from "./errors.js";
 
 const api = (status: number) => new KubeApiError(status, "", `POST /x: ${status}`);
 
-describe("isPermanent (issue 13 item 1)", () => {
+describe("isPermanent (docs/decisions.md D-101)", () => {
   it.each([
     [400, true],
     [403, true],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { conversationAuthHeaders } from "./conversation-auth.js";
 
-describe("conversationAuthHeaders (OQ-54)", () => {
+describe("conversationAuthHeaders (docs/decisions.md D-54)", () => {
   it.each<[string, Record<string, string | undefined>, Array<[string, string]>]>([
     ["no AGENT_CONVERSATION_AUTH", { CONV: "Bearer t" }, []],
     ["empty AGENT_CONVERSATION_AUTH", { AGENT_CONVERSATION_AUTH: "", CONV: "Bearer t" }, []],

@@ -1,6 +1,6 @@
 /**
  * The header block sent with a conversation download (init) or upload (supervisor). The env var
- * named by AGENT_CONVERSATION_AUTH holds it (runtime.md §6). OQ-54: it is parsed like a sink
+ * named by AGENT_CONVERSATION_AUTH holds it (docs/run-pod.md#injected-environment). docs/decisions.md D-54: it is parsed like a sink
  * header block (`Name: value` lines), and a value that does not start with a `Name:` is the
  * Authorization value itself (the schema text calls it "the Authorization header").
  */

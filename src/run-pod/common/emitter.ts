@@ -1,10 +1,10 @@
 /**
  * The one way a run-pod program (init, supervisor, courier) reports: every event is written bare
  * to its own stdout (that log is what the controller reads back) and, wrapped in the envelope,
- * queued for the run's http and file sinks (events.md §1–§3, §8).
+ * queued for the run's http and file sinks (docs/events.md#who-sends-events, docs/events.md#delivery-guarantees).
  *
  * Sink delivery reuses the controller's SinkDispatcher: one ordered queue per sink, retry with
- * backoff, a per-attempt timeout and a bounded queue (OQ-34), so a slow or dead sink never stalls
+ * backoff, a per-attempt timeout and a bounded queue (docs/decisions.md D-34), so a slow or dead sink never stalls
  * the agent. In a pod a sink's `headers_secret` arrives as an env var of the same name, so the
  * "secret reader" is a lookup in the environment.
  */
@@ -49,7 +49,7 @@ export interface RunEmitterOptions {
   dispatcher?: Partial<SinkDispatcherOptions>;
 }
 
-/** Default bound on the wait for sink queues before a program exits (OQ-34). */
+/** Default bound on the wait for sink queues before a program exits (docs/decisions.md D-34). */
 export const DRAIN_TIMEOUT_MS = 20_000;
 
 export class RunEmitter {
@@ -75,7 +75,7 @@ export class RunEmitter {
     this.dispatcher = new SinkDispatcher({
       readSecretKey: async (_namespace, key) => env[key],
       retry: retryFromEnv(env),
-      // OQ-61: relative file sink paths resolve against HOME, shared by every run container.
+      // docs/decisions.md D-61: relative file sink paths resolve against HOME, shared by every run container.
       fileBaseDir: env.HOME || "/agent",
       log,
       ...options.dispatcher,

@@ -1,7 +1,7 @@
 /**
- * What every run-pod program reads from its injected environment (runtime.md §6): the run's
+ * What every run-pod program reads from its injected environment (docs/run-pod.md#injected-environment): the run's
  * identity, its sinks and the sink retry settings. Parsing is forgiving where the spec says so
- * (a malformed AGENT_SINKS yields no sinks, events.md §2) and never throws.
+ * (a malformed AGENT_SINKS yields no sinks, docs/events.md#sinks) and never throws.
  */
 import type { SelectorSpec, SinkSpec } from "../../core/types.js";
 import type { EventSource } from "../../sinks/envelope.js";
@@ -9,7 +9,7 @@ import { normalizeSource } from "../../sinks/envelope.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** The envelope source of a pod emitter: agent, station, task, pod, namespace (events.md §3). */
+/** The envelope source of a pod emitter: agent, station, task, pod, namespace (docs/events.md#envelope). */
 export function podSource(env: Env): EventSource {
   return normalizeSource({
     agent: env.AGENT_NAME,
@@ -32,7 +32,7 @@ export function jsonEnv(env: Env, name: string): unknown {
 }
 
 /**
- * The run's sinks: AGENT_SINKS plus one header-less http sink for AGENT_NOTIFY_URL (events.md §2).
+ * The run's sinks: AGENT_SINKS plus one header-less http sink for AGENT_NOTIFY_URL (docs/events.md#sinks).
  * A malformed AGENT_SINKS yields no sinks; entries without a `type` are skipped.
  */
 export function podSinks(env: Env): SinkSpec[] {

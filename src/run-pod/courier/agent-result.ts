@@ -2,7 +2,7 @@
  * Waiting for the agent's result (docs/security.md, "The agent's result"): the witness, the
  * `agent` container's root process, records the supervisor's exit code in the result directory,
  * which only root can write; the agent's own uid cannot forge or remove it. The courier polls for
- * it, bounded by AGENT_DEADLINE_MS + 5 s (OQ-48), and holds a connection to the witness's socket:
+ * it, bounded by AGENT_DEADLINE_MS + 5 s (docs/decisions.md D-48), and holds a connection to the witness's socket:
  * when that connection closes the witness is gone, so a missing result then is final at once
  * instead of at the deadline.
  */

@@ -1,5 +1,5 @@
 /**
- * Which workspace clone the courier delivers (crds.md §3.6 `pullRequest.repo`, OQ-47).
+ * Which workspace clone the courier delivers (docs/run-pod.md#delivery `pullRequest.repo`, docs/decisions.md D-47).
  *
  * The candidates are the declared repositories (AGENT_REPOS, the spec's resources.repos) at their
  * destinations (`path`, else `<workspace>/<name>`), with the declared URL and ref, never the
@@ -35,7 +35,7 @@ function isGitWorkTree(dir: string): boolean {
   }
 }
 
-/** The declared clones (runtime.md §7.2 destinations) that exist as work trees. */
+/** The declared clones (docs/run-pod.md#the-init destinations) that exist as work trees. */
 export function declaredClones(workspace: string, repos: readonly RepoSpec[]): Candidate[] {
   return repos
     .map((r) => {

@@ -127,7 +127,7 @@ describe("courier", () => {
     const ws = mkdtempSync(join(tmpdir(), "courier-ws-"));
     const clone = join(ws, "app");
     await netGit(["clone", "--quiet", gitServer.repoUrl("acme/app"), clone], ws, TOKEN);
-    // What the init leaves behind (runtime.md §7.2): a helper reading a repo token env var.
+    // What the init leaves behind (docs/run-pod.md#the-init): a helper reading a repo token env var.
     git(
       [
         "config",

@@ -1,5 +1,5 @@
 /**
- * One delivery (runtime.md §11, OQ-47, OQ-49), after the agent succeeded: commit the delivered
+ * One delivery (docs/run-pod.md#delivery, docs/decisions.md D-47, D-49), after the agent succeeded: commit the delivered
  * clone's changes, push HEAD to the branch of the target repository, open (or reuse) the pull
  * request. Returns the delivery event to report; never throws for an expected failure.
  *
@@ -187,7 +187,7 @@ function targetOfDeclared(clone: Candidate, serverUrl: string): GitHubRepo {
 }
 
 /**
- * The PR's base (crds.md §3.6): `pullRequest.base`; else the declared repo's `ref` when the
+ * The PR's base (docs/run-pod.md#delivery): `pullRequest.base`; else the declared repo's `ref` when the
  * target has a branch of that name; else the target's default branch. Asked of the forge, never
  * of the clone's config, which the agent could have rewritten.
  */

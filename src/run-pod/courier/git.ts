@@ -59,7 +59,7 @@ export const runProcess: RunProcess = (file, args, options) =>
     });
   });
 
-/** The committer identity of every delivery (runtime.md §11). */
+/** The committer identity of every delivery (docs/run-pod.md#delivery). */
 export const COMMIT_AUTHOR = { name: "ai-agent", email: "ai-agent@users.noreply.github.com" };
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Which GitHub repository a delivery goes to, from TARGET_REPO or a declared repository URL (OQ-47:
+ * Which GitHub repository a delivery goes to, from TARGET_REPO or a declared repository URL (docs/decisions.md D-47:
  * GitHub only; a remote on another host fails the delivery). Pure string work.
  */
 

@@ -1,5 +1,5 @@
 /**
- * `ai-agent-courier`: the run pod's delivery container (runtime.md §4.3, §11; OQ-47–49). Waits
+ * `ai-agent-courier`: the run pod's delivery container (docs/run-pod.md#delivery; docs/decisions.md D-47, D-48, D-49). Waits
  * for the agent's exit code as the witness recorded it, skips a failed agent, otherwise delivers the workspace clone
  * as a pull request, and reports exactly one delivery event: bare on stdout (the controller reads
  * `prUrl` and `delivery failed: <reason>` from this container's log) and enveloped to the sinks.

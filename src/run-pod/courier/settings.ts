@@ -1,5 +1,5 @@
 /**
- * What the courier reads from its environment (runtime.md §6, C column; OQ-47, OQ-48): the
+ * What the courier reads from its environment (docs/run-pod.md#delivery; docs/decisions.md D-47, D-48): the
  * delivery settings the controller rendered into AGENT_DELIVERY, the forge token, the target
  * repository and branch, and where the agent's result appears. Pure: no I/O, never throws.
  */
@@ -33,7 +33,7 @@ export interface CourierSettings {
   /** The witness's result directory (AGENT_RESULT_DIR) and its exit-code file in it. */
   resultDir: string;
   exitCodePath: string;
-  /** How long to wait for that file: AGENT_DEADLINE_MS + 5 s; undefined = no bound (OQ-48). */
+  /** How long to wait for that file: AGENT_DEADLINE_MS + 5 s; undefined = no bound (docs/decisions.md D-48). */
   waitMs: number | undefined;
   /** GitHub REST API base, e.g. `https://api.github.com` (GITHUB_API_URL). */
   apiUrl: string;
@@ -54,7 +54,7 @@ export interface RepoSpec {
   ref?: string;
 }
 
-/** Grace after AGENT_DEADLINE_MS for the witness to record the result (OQ-48). */
+/** Grace after AGENT_DEADLINE_MS for the witness to record the result (docs/decisions.md D-48). */
 export const EXIT_CODE_GRACE_MS = 5000;
 
 const trimSlash = (url: string) => url.replace(/\/+$/, "");
@@ -103,7 +103,7 @@ function reposOf(value: unknown): RepoSpec[] | undefined {
     }));
 }
 
-/** The PR body when the definition sets none (crds.md §3.6): who opened it, for what. */
+/** The PR body when the definition sets none (docs/run-pod.md#delivery): who opened it, for what. */
 export function defaultBody(s: Pick<CourierSettings, "agentName" | "stationName" | "taskId">): string {
   const lines = [`Opened by ai-agent for Agent \`${s.agentName}\` on Station \`${s.stationName}\`.`];
   if (s.taskId) lines.push("", `Task: \`${s.taskId}\``);

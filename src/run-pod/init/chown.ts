@@ -1,5 +1,5 @@
 /**
- * Handing HOME and the workspace to the agent's uid (runtime.md §7.1 step 5): every entry is
+ * Handing HOME and the workspace to the agent's uid (docs/run-pod.md#the-init step 5): every entry is
  * re-owned with lchown and a symlink is never followed or descended into, so a link a cloned repo
  * carries cannot make the root init re-own a file outside these trees.
  */

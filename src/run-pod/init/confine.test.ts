@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { existingKind, isStrictlyInside, lexicalDestination, realAncestorProblem } from "./confine.js";
 
-describe("lexicalDestination (spec.files, OQ-31)", () => {
+describe("lexicalDestination (spec.files, docs/decisions.md D-31)", () => {
   it.each<[string, string, ReturnType<typeof lexicalDestination>]>([
     ["relative", "notes/brief.md", { ok: true, path: "/workspace/notes/brief.md" }],
     ["absolute inside", "/workspace/a/b", { ok: true, path: "/workspace/a/b" }],

@@ -1,4 +1,4 @@
-/** What every tool executor gets and returns (runtime.md §7.1 step 4). */
+/** What every tool executor gets and returns (docs/run-pod.md#the-init step 4). */
 import type { Env } from "../common/run-env.js";
 import type { CommandRunner } from "./commands.js";
 import type { DownloadOptions } from "./download.js";
@@ -8,7 +8,7 @@ import type { InitPlan } from "./plan.js";
 export interface InitFailure {
   tool?: string;
   reason?: string;
-  /** The failing step's exit code, on the event (runtime.md §7.1 step 4). */
+  /** The failing step's exit code, on the event (docs/run-pod.md#the-init step 4). */
   exitCode?: number;
   /** The init's own exit code. */
   exit: number;

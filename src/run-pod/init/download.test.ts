@@ -13,7 +13,7 @@ import {
 } from "../../../test/support/http-files.js";
 import { DownloadError, downloadToFile, followRedirect } from "./download.js";
 
-describe("followRedirect (OQ-30)", () => {
+describe("followRedirect (docs/decisions.md D-30)", () => {
   const https = new URL("https://a.test/x");
   const http = new URL("http://a.test/x");
   it.each<[string, URL, string | undefined, number, ReturnType<typeof followRedirect>]>([

@@ -1,6 +1,6 @@
 /**
  * Streamed HTTP GET for the init's inputs (spec.files, skills, conversation archives), with the
- * rules of OQ-30: only http:// and https://, at most 5 redirects and never from https to http,
+ * rules of docs/decisions.md D-30: only http:// and https://, at most 5 redirects and never from https to http,
  * 30 s to connect and 60 s of silence at most; a body over 1 GiB, or a download (redirects and body)
  * over 10 minutes, fails, so an endless or huge answer cannot fill the pod's disk or hold the init
  * until the Job's deadline. Every error message is safe to log: it carries

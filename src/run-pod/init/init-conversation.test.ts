@@ -52,7 +52,7 @@ function env(extra: Record<string, string>) {
   });
 }
 
-describe("tool conversation (runtime.md §7.2 row 6, OQ-44, OQ-54)", () => {
+describe("tool conversation (docs/run-pod.md#the-init, docs/decisions.md D-44, D-54)", () => {
   it("restores <source>/<id> into $HOME with the auth header from the key AGENT_CONVERSATION_AUTH names", async () => {
     const body = await archiveOf({ ".claude/projects/-workspace/s1.jsonl": '{"type":"user"}\n' });
     store.route("/conversations/s1", { status: 200, body, headers: { "Content-Type": "application/gzip" } });
@@ -138,7 +138,7 @@ describe("tool conversation (runtime.md §7.2 row 6, OQ-44, OQ-54)", () => {
   });
 });
 
-describe("tool skills (runtime.md §7.2 row 5), best-effort", () => {
+describe("tool skills (docs/run-pod.md#the-init), best-effort", () => {
   it("stages the workspace's skills and fetches the source's settings and skills", async () => {
     mkdirSync(join(sb.workspace, "repo", ".claude", "skills", "lint"), { recursive: true });
     writeFileSync(join(sb.workspace, "repo", ".claude", "skills", "lint", "SKILL.md"), "lint");
@@ -174,7 +174,7 @@ describe("tool skills (runtime.md §7.2 row 5), best-effort", () => {
     expect(run.stderr).toContain('[init] skills: "../bad" is not a valid skill name; skipped');
   });
 
-  it("OQ-57: a non-Claude vendor logs skills as ignored and fetches nothing", async () => {
+  it("docs/decisions.md D-57: a non-Claude vendor logs skills as ignored and fetches nothing", async () => {
     fakeExecutable(sb.bin, "codex", "exit 0");
     const run = await runInitCaptured(
       sb,

@@ -51,7 +51,7 @@ function envWith(repos: unknown[], extra: Record<string, string> = {}) {
   });
 }
 
-describe("tool git (runtime.md §7.2 row 2)", () => {
+describe("tool git (docs/run-pod.md#the-init)", () => {
   it("clones with a token that never appears in argv, output, events or sinks", async () => {
     // Credentials in the URL are stripped too: the helper is the only source of auth.
     const url = git.repoUrl("acme/app").replace("http://", "http://someone:url-pass-123@");
@@ -126,7 +126,7 @@ describe("tool git (runtime.md §7.2 row 2)", () => {
     ["an absolute path elsewhere", "/tmp/elsewhere"],
     ["the workspace itself", "."],
   ])(
-    "OQ-31: a destination through %s fails reason=path naming the repo, before any git runs",
+    "docs/decisions.md D-31: a destination through %s fails reason=path naming the repo, before any git runs",
     async (_name, path) => {
       const run = await runInitCaptured(sb, envWith([{ name: "evil", url: git.repoUrl("acme/app"), path }]));
       expect(run.code).toBe(1);

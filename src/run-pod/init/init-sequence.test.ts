@@ -16,7 +16,7 @@ beforeEach(() => {
 });
 afterEach(() => sb.cleanup());
 
-describe("init sequence (runtime.md §7.1)", () => {
+describe("init sequence (docs/run-pod.md#the-init)", () => {
   it("exec: started, supervisor, skills, succeeded; the same events reach the sink, in order", async () => {
     const run = await runInitCaptured(sb, sb.env());
     expect(run.code).toBe(0);
@@ -201,7 +201,7 @@ describe("re-own to 1000:1000 (§7.1 step 5)", () => {
   });
 });
 
-describe("the last line on a failure (OQ-23)", () => {
+describe("the last line on a failure (docs/decisions.md D-23)", () => {
   it("is the [init] cause even when a dead http sink logs after it", async () => {
     const port = await closedPort();
     const env = sb.env({

@@ -44,7 +44,7 @@ export async function runInit(argv: string[], env: Env): Promise<number> {
 }
 
 function ignoreSigpipe(): void {
-  // A closed log reader must not kill the init (runtime.md §7.1); Node ignores SIGPIPE already,
+  // A closed log reader must not kill the init (docs/run-pod.md#the-init); Node ignores SIGPIPE already,
   // a listener makes that explicit. Registered once however often the init runs in one process.
   if (process.listenerCount("SIGPIPE") === 0) process.on("SIGPIPE", () => undefined);
 }

@@ -16,7 +16,7 @@ const names = (p: InitPlan) => p.tools.map((t) => t.tool);
 const toolOf = <T extends ToolPlan["tool"]>(p: InitPlan, tool: T) =>
   p.tools.find((t) => t.tool === tool) as Extract<ToolPlan, { tool: T }>;
 
-describe("buildInitPlan: active tools and their order (runtime.md §7.2)", () => {
+describe("buildInitPlan: active tools and their order (docs/run-pod.md#the-init)", () => {
   it.each<[string, Record<string, string>, string[]]>([
     ["exec", {}, ["supervisor", "skills"]],
     // The CLI is the supervisor's to find or install, on the Station's image (docs/agent-clis.md).
@@ -78,7 +78,7 @@ describe("buildInitPlan: paths", () => {
   });
 });
 
-describe("buildInitPlan: repos (crds.md resources.repos, OQ-31)", () => {
+describe("buildInitPlan: repos (resources.repos, docs/decisions.md D-31)", () => {
   const repo = (entry: Record<string, string>): RepoPlan | undefined =>
     toolOf(plan({ AGENT_REPOS: JSON.stringify([entry]) }), "git").repos[0];
 
@@ -133,7 +133,7 @@ describe("buildInitPlan: repos (crds.md resources.repos, OQ-31)", () => {
   });
 });
 
-describe("buildInitPlan: files (spec.files, OQ-30)", () => {
+describe("buildInitPlan: files (spec.files, docs/decisions.md D-30)", () => {
   it("resolves each declared path and keeps entries in order", () => {
     const files = toolOf(
       plan({
@@ -178,7 +178,7 @@ describe("buildInitPlan: skills and conversation", () => {
     });
   });
 
-  it("OQ-57: skills for a non-Claude vendor are logged as ignored", () => {
+  it("docs/decisions.md D-57: skills for a non-Claude vendor are logged as ignored", () => {
     const p = plan({
       AGENT_MODEL: "gpt-5",
       AGENT_SKILLS: '["review"]',
@@ -215,7 +215,7 @@ describe("buildInitPlan: skills and conversation", () => {
   });
 });
 
-describe("requiredExecutables (runtime.md §7.1 step 3)", () => {
+describe("requiredExecutables (docs/run-pod.md#the-init step 3)", () => {
   const repos = JSON.stringify([{ name: "a", url: "u" }]);
   it.each<[string, Record<string, string>, string[]]>([
     [

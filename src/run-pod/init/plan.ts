@@ -1,5 +1,5 @@
 /**
- * The init's plan (runtime.md §7): which tools are active, in which order, and what each needs,
+ * The init's plan (docs/run-pod.md#the-init): which tools are active, in which order, and what each needs,
  * decided from the injected environment alone. No I/O here: the executors in `tools/` carry it out.
  */
 import { join, resolve } from "node:path";
@@ -15,7 +15,7 @@ export const SUPERVISOR_NAME = "ai-agent-supervisor";
 
 export type ToolName = "supervisor" | "git" | "files" | "skills" | "conversation";
 
-/** Conversation state directory under $HOME per vendor (templating-and-routing.md §2.4). */
+/** Conversation state directory under $HOME per vendor (docs/templating-and-routing.md#what-each-vendor-can-do). */
 export const CONVERSATION_STATE_DIRS: Readonly<Partial<Record<Vendor, string>>> = {
   claude: ".claude/projects",
   codex: ".codex/sessions",
@@ -55,7 +55,7 @@ export type ToolPlan =
   | { tool: "files"; entries: FilePlan[]; inputProblem?: string }
   | {
       tool: "skills";
-      /** Claude only (OQ-57); other vendors get `ignored` notices instead. */
+      /** Claude only (docs/decisions.md D-57); other vendors get `ignored` notices instead. */
       stage: boolean;
       names: string[];
       invalidNames: string[];
@@ -67,7 +67,7 @@ export type ToolPlan =
       tool: "conversation";
       id: string;
       url: string;
-      /** AGENT_RESUME_SESSION: a missing or unfetchable archive fails the init (OQ-44). */
+      /** AGENT_RESUME_SESSION: a missing or unfetchable archive fails the init (docs/decisions.md D-44). */
       required: boolean;
     };
 

@@ -1,5 +1,5 @@
 /**
- * Prerequisites (runtime.md §7.1 step 3): executables the active tools need, installed with the
+ * Prerequisites (docs/run-pod.md#the-init step 3): executables the active tools need, installed with the
  * first package manager found (apt-get, dnf, apk) when missing.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Keeping credentials out of the init's log (runtime.md §7.1 step 4): a URL's userinfo is never
+ * Keeping credentials out of the init's log (docs/run-pod.md#the-init step 4): a URL's userinfo is never
  * printed, and an http(s) clone URL loses it before git ever sees it.
  */
 

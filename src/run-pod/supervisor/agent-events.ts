@@ -1,5 +1,5 @@
 /**
- * The agent-phase lifecycle events the supervisor emits (events.md §4): one `agent/started` once
+ * The agent-phase lifecycle events the supervisor emits (docs/events.md#lifecycle-events): one `agent/started` once
  * the process exists, and exactly one terminal event per run.
  */
 import { type LifecycleEvent, lifecycleEvent } from "../../sinks/lifecycle.js";
@@ -24,7 +24,7 @@ export function agentSpawnFailed(): LifecycleEvent {
   return lifecycleEvent("agent", "failed", { reason: "spawn" });
 }
 
-/** `agent/succeeded exitCode=0`, `agent/failed exitCode=n`, or with `reason=deadline` (OQ-35). */
+/** `agent/succeeded exitCode=0`, `agent/failed exitCode=n`, or with `reason=deadline` (docs/decisions.md D-35). */
 export function agentEnded(outcome: Exclude<ChildOutcome, { kind: "spawn-failed" }>): LifecycleEvent {
   if (outcome.kind === "deadline") {
     return lifecycleEvent("agent", "failed", { reason: "deadline", exitCode: outcome.exitCode });

@@ -1,6 +1,6 @@
 /**
- * One agent CLI process, start to finish (runtime.md §8 rows 5–14): spawn it with stdin from
- * /dev/null (OQ-58), stream its stdout and stderr line by line, notice its first terminal line,
+ * One agent CLI process, start to finish (docs/supervisor.md#order-of-one-interactive-run): spawn it with stdin from
+ * /dev/null (docs/decisions.md D-58), stream its stdout and stderr line by line, notice its first terminal line,
  * and end it by the rules of the grace period and the deadline. The interactive supervisor runs
  * one of these per run; the realtime supervisor runs one per turn.
  *

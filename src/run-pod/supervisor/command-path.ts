@@ -1,5 +1,5 @@
 /**
- * Where argv[0] is on PATH (runtime.md §8 row 4): the supervisor reports `reason=not-found`
+ * Where argv[0] is on PATH (docs/supervisor.md#order-of-one-interactive-run): the supervisor reports `reason=not-found`
  * itself instead of letting the spawn fail, and spawns the resolved file so both agree.
  */
 import { constants } from "node:fs";

@@ -55,7 +55,7 @@ describe("conversationTarget", () => {
   });
 });
 
-describe("conversation save at the end of a run (runtime.md §8 row 16)", () => {
+describe("conversation save at the end of a run (docs/supervisor.md#order-of-one-interactive-run)", () => {
   let dirs: RunPodDirs;
   let captured: CapturedIo;
   let store: RecordingListener;

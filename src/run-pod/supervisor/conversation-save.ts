@@ -1,5 +1,5 @@
 /**
- * Conversation save (runtime.md §8 row 16): after the agent exits, the vendor's state directory
+ * Conversation save (docs/supervisor.md#order-of-one-interactive-run): after the agent exits, the vendor's state directory
  * under $HOME is archived (tar.gz, paths relative to $HOME, so the init can extract it into $HOME
  * again) and POSTed to `<AGENT_CONVERSATION_SOURCE>/<AGENT_CONVERSATION_PIN>`. Best-effort: every
  * failure is logged and never changes the run's result.

@@ -1,6 +1,6 @@
 /**
  * An interactive run (and a batch fallback Job): one agent CLI process from start to exit code
- * (runtime.md §8). Order of what a listener sees: `agent/started`, the agent's lines, the file
+ * (docs/supervisor.md). Order of what a listener sees: `agent/started`, the agent's lines, the file
  * events, then exactly one terminal agent event; the conversation is saved before that event and
  * `$HOME/run/exit-code` is written last of all.
  */
@@ -131,7 +131,7 @@ export async function runInteractive(
 }
 
 /**
- * SIGTERM/SIGINT reach the agent process (runtime.md §8 row 3). Installed before the spawn so an
+ * SIGTERM/SIGINT reach the agent process (docs/supervisor.md#start-settings-and-signals). Installed before the spawn so an
  * early signal neither kills the supervisor nor is lost: it is passed on once the agent exists.
  */
 function forwardSignals(

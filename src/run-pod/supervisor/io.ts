@@ -24,5 +24,5 @@ export const processIo: SupervisorIo = {
   signals: process,
 };
 
-/** Signals an agent process receives when the supervisor does (runtime.md §8 row 3). */
+/** Signals an agent process receives when the supervisor does (docs/supervisor.md#start-settings-and-signals). */
 export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];

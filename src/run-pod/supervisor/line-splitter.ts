@@ -1,5 +1,5 @@
 /**
- * Splits a child's output stream into lines (runtime.md §8 row 7): on `\n`, empty lines skipped,
+ * Splits a child's output stream into lines (docs/supervisor.md#start-settings-and-signals): on `\n`, empty lines skipped,
  * a final line without `\n` still counts. A line longer than the limit stops the splitting for
  * good (upstream's scanner stopped reading there); the caller keeps draining the pipe so the
  * agent never blocks on a full pipe, and the run still ends when the process exits.

@@ -1,5 +1,5 @@
 /**
- * ai-agent-supervisor, the agent container's entrypoint (runtime.md §8, §10):
+ * ai-agent-supervisor, the agent container's entrypoint (docs/supervisor.md, docs/supervisor.md#realtime-sessions):
  * `ai-agent-supervisor -- <argv…>`. It never exits the process itself; the run-pod dispatcher
  * (src/run-pod/main.ts) calls runSupervisor and exits with the code it returns.
  */

@@ -166,7 +166,7 @@ afterEach(() => {
   signalListeners.get("SIGTERM")?.();
 });
 
-describe("realtime session (runtime.md §10, seeds/prompt-api.txt)", () => {
+describe("realtime session (docs/supervisor.md#realtime-sessions)", () => {
   it("answers every documented status with its literal message, and closes after the queued turns", async () => {
     const session = runSupervisorWith(["--", "slow start"], env(), io());
     await serving();

@@ -1,11 +1,11 @@
 /**
- * A realtime session (runtime.md §10, seeds/prompt-api.txt, OQ-40–46, OQ-55): the supervisor serves
+ * A realtime session (docs/supervisor.md#realtime-sessions, docs/prompt-api.md, docs/decisions.md D-40 to D-46, D-55): the supervisor serves
  * prompts on AGENT_REALTIME_LISTEN (default 0.0.0.0:8090) and runs one CLI process per turn, in
  * order, through the same child-run unit and vendor adapter as an interactive run.
  *
  * What a listener sees: `agent/started`; per turn `turn/started`, the CLI's lines, then
  * `turn/succeeded` or `turn/failed` (with `turn` and `exitCode`); at the end the file events and
- * exactly one terminal agent event. How it ends (OQ-43): close, then the queued turns, then exit 0;
+ * exactly one terminal agent event. How it ends (docs/decisions.md D-43): close, then the queued turns, then exit 0;
  * the deadline while idle behaves like close (0); the deadline during a turn stops it (124); SIGTERM
  * stops the running turn and ends the session; a failed turn does not end it.
  */
@@ -34,7 +34,7 @@ import { watchedFileEvents } from "./watch-files.js";
 
 export const DEFAULT_REALTIME_LISTEN = "0.0.0.0:8090";
 
-/** `initialPrompt` is what follows `--`: the rendered prompt, or nothing for a resumed session (OQ-41). */
+/** `initialPrompt` is what follows `--`: the rendered prompt, or nothing for a resumed session (docs/decisions.md D-41). */
 export async function runRealtime(
   initialPrompt: readonly string[],
   env: Env,
@@ -51,7 +51,7 @@ export async function runRealtime(
   }
   const emitter = new RunEmitter({ env, vendor, stdout: io.stdout, log: runPodLogger("sinks", io.stderr) });
   const recipe = recipeFromEnv(env);
-  // The CLI never sees the token's hash (OQ-40).
+  // The CLI never sees the token's hash (docs/decisions.md D-40).
   let cliEnv: Env = { ...env, AGENT_REALTIME_TOKEN_SHA256: undefined };
   const deadline = runDeadline(settings, startedAt, EOF_WAIT_MS);
   const deadlineAt = deadline.agentAt;
@@ -189,7 +189,7 @@ export async function runRealtime(
   }
   if (setupFailed) emitter.event(agentSetupFailed());
   else {
-    // OQ-55: watched files once, at session end, before the terminal event.
+    // docs/decisions.md D-55: watched files once, at session end, before the terminal event.
     for (const event of await watchedFileEvents(settings.watch, settings.workspaceDir, log))
       emitter.event(event);
     // The final save may take half of what is left to report; the sink drain gets the rest.
@@ -288,7 +288,7 @@ export async function runRealtime(
         ? lifecycleEvent("turn", "succeeded", { turn, exitCode: 0 })
         : lifecycleEvent("turn", "failed", { turn, exitCode: outcome.exitCode }),
     );
-    // OQ-44: saved after every turn, best-effort, under the session's id; a save never runs past
+    // docs/decisions.md D-44: saved after every turn, best-effort, under the session's id; a save never runs past
     // the deadline (the session's final save comes in the time left to report).
     await save(
       deadlineAt === undefined ? SAVE_TIMEOUT_MS : Math.min(SAVE_TIMEOUT_MS, deadlineAt - Date.now()),

@@ -1,5 +1,5 @@
 /**
- * What the supervisor reads from its environment besides sinks and identity (runtime.md §8 row 2,
+ * What the supervisor reads from its environment besides sinks and identity (docs/supervisor.md#start-settings-and-signals,
  * §6). Pure and forgiving: a missing or malformed value falls back as the spec says, never throws.
  */
 import { routeModel, type Vendor } from "../../core/routing.js";

@@ -82,7 +82,7 @@ async function exitCodeFile(): Promise<string> {
   return readFile(join(dirs.home, "run", "exit-code"), "utf8");
 }
 
-describe("usage (runtime.md §8 row 1)", () => {
+describe("usage (docs/supervisor.md#start-settings-and-signals)", () => {
   it.each<[string, string[]]>([
     ["no arguments", []],
     ["no --", ["claude", "--print"]],
@@ -171,7 +171,7 @@ describe("exit codes and the event sequence", () => {
   });
 });
 
-describe("argv[0] that cannot run (runtime.md §8 row 4)", () => {
+describe("argv[0] that cannot run (docs/supervisor.md#order-of-one-interactive-run)", () => {
   it.each<[string, string, () => Promise<string>]>([
     ["not on PATH", "not-found", async () => "no-such-agent-cli"],
     ["a path that does not exist", "not-found", async () => join(dirs.bin, "missing")],
@@ -210,7 +210,7 @@ describe("argv[0] that cannot run (runtime.md §8 row 4)", () => {
   });
 });
 
-describe("sinks (events.md §2, §3, §7, §8)", () => {
+describe("sinks (docs/events.md: sinks, envelope, output.select, delivery guarantees)", () => {
   let sink: RecordingListener;
   beforeEach(async () => {
     sink = await RecordingListener.start();
@@ -275,7 +275,7 @@ describe("sinks (events.md §2, §3, §7, §8)", () => {
     }
   });
 
-  it("without output.select sends every line, non-JSON ones as strings, but never a line that already is an envelope (OQ-36)", async () => {
+  it("without output.select sends every line, non-JSON ones as strings, but never a line that already is an envelope (docs/decisions.md D-36)", async () => {
     const envelopeLike = j({ source: { agent: "x" }, event: { kind: "fake" } });
     await writeScript(dirs.bin, "agent", echo("plain text", envelopeLike, claudeUser));
     expect(await run(["agent"], { AGENT_SINKS: j([{ type: "http", url: sink.url("/sink") }]) })).toBe(0);
@@ -334,7 +334,7 @@ describe("sinks (events.md §2, §3, §7, §8)", () => {
   });
 });
 
-describe("ending the agent (runtime.md §8 rows 10–13)", () => {
+describe("ending the agent (docs/supervisor.md#order-of-one-interactive-run)", () => {
   const aliveAfter = (line: string, ignoreTerm: boolean) =>
     `${ignoreTerm ? "trap '' TERM\n" : ""}${echo(line)}\nwhile :; do sleep 0.05; done\n`;
 
@@ -354,7 +354,7 @@ describe("ending the agent (runtime.md §8 rows 10–13)", () => {
       0,
     ],
     [
-      "codex: turn.failed ⇒ 1 (OQ-29)",
+      "codex: turn.failed ⇒ 1 (docs/decisions.md D-29)",
       "gpt-5-codex",
       aliveAfter(j({ type: "turn.failed", error: {} }), true),
       1,
@@ -406,7 +406,7 @@ describe("ending the agent (runtime.md §8 rows 10–13)", () => {
     expect(captured.stderr.join("\n")).not.toContain("still running");
   });
 
-  it("deadline: SIGTERM, then SIGKILL for an agent that ignores it ⇒ 124 and reason=deadline (OQ-35)", async () => {
+  it("deadline: SIGTERM, then SIGKILL for an agent that ignores it ⇒ 124 and reason=deadline (docs/decisions.md D-35)", async () => {
     await writeScript(
       dirs.bin,
       "agent",
@@ -441,7 +441,7 @@ describe("ending the agent (runtime.md §8 rows 10–13)", () => {
   });
 });
 
-describe("signals (runtime.md §8 row 3)", () => {
+describe("signals (docs/supervisor.md#start-settings-and-signals)", () => {
   it.each<[NodeJS.Signals, number]>([
     ["SIGTERM", 7],
     ["SIGINT", 8],

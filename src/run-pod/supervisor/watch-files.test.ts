@@ -13,7 +13,7 @@ import {
 import { runSupervisorWith } from "./main.js";
 import { MAX_WATCHED_FILE_BYTES, readWatchedFile, resolveWatchedPath } from "./watch-files.js";
 
-describe("resolveWatchedPath (events.md §5: strictly inside WORKSPACE_DIR)", () => {
+describe("resolveWatchedPath (docs/events.md#file-events: strictly inside WORKSPACE_DIR)", () => {
   it.each<[string, string | undefined]>([
     ["report.md", "/workspace/report.md"],
     ["out/../report.md", "/workspace/report.md"],
@@ -55,7 +55,7 @@ describe("readWatchedFile", () => {
     ["a UTF-8 file", file("héllo\n"), { content: "héllo\n" }],
     ["an empty file", file(""), { content: "" }],
     [
-      "bytes that are not UTF-8 ⇒ base64 (OQ-62)",
+      "bytes that are not UTF-8 ⇒ base64 (docs/decisions.md D-62)",
       file(binary),
       { content: binary.toString("base64"), encoding: "base64" },
     ],

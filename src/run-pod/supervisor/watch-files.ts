@@ -1,5 +1,5 @@
 /**
- * `output.watch` file events (events.md §5): after the agent exits, each declared file is read
+ * `output.watch` file events (docs/events.md#file-events): after the agent exits, each declared file is read
  * once and reported, in declaration order, before the terminal lifecycle event. A path outside
  * the workspace raises nothing (logged only); a declared file inside it always reports, with a
  * `reason` when there is no content.
@@ -16,7 +16,7 @@ export const MAX_WATCHED_FILE_BYTES = 131072;
 
 export type FileReason = "missing" | "too-large" | "unreadable";
 
-/** Key order is the wire order of events.md §5. */
+/** Key order is the wire order of docs/events.md#file-events. */
 export interface FileEvent {
   kind: "file";
   event: string;
@@ -56,7 +56,7 @@ export async function readWatchedFile(path: string): Promise<Content> {
     if (info.size > MAX_WATCHED_FILE_BYTES) return { reason: "too-large" };
     const bytes = await readAtMost(handle, MAX_WATCHED_FILE_BYTES + 1);
     if (bytes.length > MAX_WATCHED_FILE_BYTES) return { reason: "too-large" };
-    // OQ-62: bytes that are not UTF-8 travel as base64.
+    // docs/decisions.md D-62: bytes that are not UTF-8 travel as base64.
     return isUtf8(bytes)
       ? { content: bytes.toString("utf8") }
       : { content: bytes.toString("base64"), encoding: "base64" };

@@ -56,7 +56,7 @@ export interface FakeCliScript {
 
 /**
  * Where `transcript` keeps a session, under $HOME: inside each vendor's conversation state
- * directory (templating-and-routing.md §2.4); opencode keeps none that is saved.
+ * directory (docs/templating-and-routing.md#what-each-vendor-can-do); opencode keeps none that is saved.
  */
 export const TRANSCRIPT_DIRS: Readonly<Record<CliName, string>> = {
   claude: ".claude/projects/fake-cli",
@@ -99,7 +99,7 @@ function flagValue(argv: readonly string[], flag: string): string | undefined {
   return undefined;
 }
 
-/** Reads what the real CLI would take from this argv (runtime.md §9). */
+/** Reads what the real CLI would take from this argv (docs/agent-clis.md#compatibility). */
 export function parseInvocation(cli: CliName, argv: readonly string[], fallbackSession: string): Invocation {
   const dashdash = argv.indexOf("--");
   const afterDashDash = dashdash >= 0 ? (argv[dashdash + 1] ?? "") : undefined;

@@ -1,6 +1,6 @@
 /**
  * Test-side helpers for the fake CLIs: the env entries that script them (put them on a Station
- * template's `agent` container; the controller keeps Station env below its own, OQ-21) and a
+ * template's `agent` container; the controller keeps Station env below its own, docs/decisions.md D-21) and a
  * journal file they append one JSON line per invocation to.
  */
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 8 on the local plane: what `kubectl describe agent`, `kubectl get agents` and
+ * docs/decisions.md D-110 on the local plane: what `kubectl describe agent`, `kubectl get agents` and
  * `kubectl wait` show. Pods are scripted by kwok (test/harness/README.md).
  */
 import { execFile } from "node:child_process";

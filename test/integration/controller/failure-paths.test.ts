@@ -131,7 +131,7 @@ describe("Job creation failures (item 1)", () => {
   });
 });
 
-describe("read-back (items 6, 10a, OQ-23)", () => {
+describe("read-back (docs/decisions.md D-106, D-112, D-23)", () => {
   it("a log read failing with 503 is retried: the run keeps its output, never 'pod garbage-collected'", async () => {
     await createStation(client, ns, "sick-kubelet", "def", {
       annotations: podScriptAnnotations({
@@ -170,7 +170,7 @@ describe("read-back (items 6, 10a, OQ-23)", () => {
     );
   }, 200_000);
 
-  it("an init that fails before the agent ran: its log is the output (OQ-23)", async () => {
+  it("an init that fails before the agent ran: its log is the output (docs/decisions.md D-23)", async () => {
     await createStation(client, ns, "bad-init", "def", {
       annotations: podScriptAnnotations({
         exitCodes: { init: 1 },

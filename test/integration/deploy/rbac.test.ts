@@ -68,7 +68,7 @@ describe("the shipped install on a real API server", () => {
     ["get", "jobs.batch"],
     ["list", "jobs.batch"],
     ["watch", "jobs.batch"],
-    // A Job whose pod can never start (OQ-22).
+    // A Job whose pod can never start (docs/decisions.md D-22).
     ["delete", "jobs.batch"],
     ["list", "pods"],
     ["get", "pods[log]"],
@@ -83,7 +83,7 @@ describe("the shipped install on a real API server", () => {
     expect(await canI(verb, resource)).toBe(true);
   });
 
-  // Nothing wider than the code needs (issue 13 item 7).
+  // Nothing wider than the code needs (docs/decisions.md D-109).
   it.each<[string, string, string]>([
     ["get", "secrets/other-secret", "ai-agents"],
     ["list", "secrets", "ai-agents"],

@@ -1,5 +1,5 @@
 /**
- * End to end: pull-request delivery (runtime.md §11, OQ-47–49) through the controller, the real
+ * End to end: pull-request delivery (docs/run-pod.md#delivery, docs/decisions.md D-47, D-48, D-49) through the controller, the real
  * init (cloning over smart HTTP with a read token), the real supervisor with a fake CLI that edits
  * the clone, and the real courier, all run by the pod runner. The forge is local: bare
  * repositories served by git's http-backend (test/fakes/git-http.ts) and the GitHub pulls API fake

@@ -2,7 +2,7 @@
  * End to end, the two slow cases, run side by side (about 30 s of wall time): the supervisor's
  * deadline (deadlineMinutes 1 ⇒ AGENT_DEADLINE_MS 30 s) ends a sleeping agent with 124, and a
  * missing `agent-secrets` key keeps the init container waiting with the kubelet's
- * CreateContainerConfigError until the controller gives up on the pod (OQ-22; STUCK_POD_SECONDS
+ * CreateContainerConfigError until the controller gives up on the pod (docs/decisions.md D-22; STUCK_POD_SECONDS
  * is 5 s here instead of 5 minutes): the Agent fails with the kubelet's reason and its Job is deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,7 +37,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("run limits", () => {
     expect(agent.status?.exitCode).toBe(124);
   });
 
-  it.concurrent("a missing agent-secrets key: the init waits with CreateContainerConfigError until the controller fails the run with it and deletes the Job (OQ-22)", async () => {
+  it.concurrent("a missing agent-secrets key: the init waits with CreateContainerConfigError until the controller fails the run with it and deletes the Job (docs/decisions.md D-22)", async () => {
     await createDefinition(env, "def-secret", {
       model: "claude-sonnet-4-5",
       resources: { secrets: [{ name: "API_KEY", ref: "absent-key" }] },

@@ -1,5 +1,5 @@
 /**
- * End to end, realtime sessions (seeds/prompt-api.txt, runtime.md §10, OQ-39–46): the controller
+ * End to end, realtime sessions (docs/prompt-api.md, docs/supervisor.md#realtime-sessions, docs/decisions.md D-39 to D-46): the controller
  * (REALTIME_ENABLED) creates the Job, the pod runner runs the real init and the real supervisor in
  * session mode on the pod's own loopback IP, and every prompt goes through the controller's prompt
  * API served over HTTP (the server the controller runs on 8082, here on a free port) with the
@@ -430,7 +430,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane",
     expect(await direct("/v1/prompt", runToken(SIGNING_KEY, uid), "not json")).toEqual(
       refused(400, "the body is not JSON with a non-empty prompt string"),
     );
-    // A controller whose signing-key differs signs with a token the pod refuses (OQ-40: rotating
+    // A controller whose signing-key differs signs with a token the pod refuses (docs/decisions.md D-40: rotating
     // the key breaks running sessions); the controller reports the pod's 401 as a bad answer.
     const rotated = controllerPromptApi({
       config: { namespace: env.ns, realtimeApiToken: API_TOKEN, realtimeSigningKey: "rotated-key" },
@@ -481,7 +481,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane",
       // its own, and the first prompt is turn 1 of a session that knows its id from the start.
       const second = `rs-${vendor}-b`;
       await createAgent(env, second, `stn-${first}`, { resumeSession: sessionId });
-      // OQ-44: the resumed session keeps its id, recorded with Running before any prompt.
+      // docs/decisions.md D-44: the resumed session keeps its id, recorded with Running before any prompt.
       const running = await eventually(
         `${second} Running`,
         async () => {

@@ -32,7 +32,7 @@ const vendors = [
   { vendor: "claude", model: "claude-sonnet-4-5", sessionId: "sess-claude-1" },
   { vendor: "codex", model: "gpt-5-codex", sessionId: "sess-codex-1" },
   { vendor: "gemini", model: "gemini-2.5-pro", sessionId: "sess-gemini-1" },
-  // opencode announces no session the controller reads (OQ-53): sessionId stays empty.
+  // opencode announces no session the controller reads (docs/decisions.md D-53): sessionId stays empty.
   { vendor: "opencode", model: "opencode/big-pickle", sessionId: "" },
 ];
 

@@ -1,5 +1,5 @@
 /**
- * Tool `conversation` (runtime.md §7.2 row 6, OQ-44, OQ-54): the saved archive `<source>/<id>` is
+ * Tool `conversation` (docs/run-pod.md#the-init, docs/decisions.md D-44, D-54): the saved archive `<source>/<id>` is
  * extracted into $HOME. For `resources.conversation.id` this is best-effort; for
  * AGENT_RESUME_SESSION the caller asked for that session, so a missing or unfetchable archive
  * fails the init (`init/failed tool=conversation reason=restore`, exit 1).

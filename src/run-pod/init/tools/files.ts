@@ -1,5 +1,5 @@
 /**
- * Tool `files` (runtime.md §7.3, seed agent-crd.txt spec.files, OQ-30): each declared input is
+ * Tool `files` (docs/run-pod.md#the-init, seed agent-crd.txt spec.files, docs/decisions.md D-30): each declared input is
  * streamed into the workspace, in order; the first failure stops the init with
  * `init/failed tool=files reason=path|download|write` and `[init] files: <path>: <cause>`. A cause
  * names the declared path, never a header value. Before anything is fetched, every entry's shape is
@@ -103,7 +103,7 @@ export async function fetchFiles(
     const refused = await destinationFailure(entry, workspace);
     if (refused !== undefined) return refused;
     const dest = entry.dest as string;
-    // An unresolvable header secret means "no headers", never a failure (events.md §2).
+    // An unresolvable header secret means "no headers", never a failure (docs/events.md#sinks).
     const headers = entry.headersEnv !== undefined ? parseHeaderBlock(ctx.env[entry.headersEnv]) : [];
     ctx.log(`files: ${entry.path}: fetching ${loggableUrl(entry.url)}`);
     try {

@@ -1,5 +1,5 @@
 /**
- * Tool `git` (runtime.md §7.2 row 2, OQ-31): each repo is cloned into its destination, which must
+ * Tool `git` (docs/run-pod.md#the-init, docs/decisions.md D-31): each repo is cloned into its destination, which must
  * lie strictly below the workspace, also after resolving symlinks an earlier clone may carry.
  *
  * A token never travels in argv: the credential helper is a tiny shell function that prints

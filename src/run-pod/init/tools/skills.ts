@@ -1,6 +1,6 @@
 /**
- * Tool `skills` (runtime.md §7.2 row 5), best-effort: nothing here fails the init. Claude only
- * (OQ-57); other vendors got an `ignored` notice from the plan.
+ * Tool `skills` (docs/run-pod.md#the-init), best-effort: nothing here fails the init. Claude only
+ * (docs/decisions.md D-57); other vendors got an `ignored` notice from the plan.
  *
  * Staging copies `<ws>/*\/.claude/skills` then `<ws>/.claude/skills` (the workspace's own wins) into
  * `$HOME/.claude/skills`, skipping symlinks: a cloned repo must not make the root init copy files

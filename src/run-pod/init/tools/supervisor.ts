@@ -1,6 +1,6 @@
 /**
  * Tool `supervisor`: the agent container runs `$HOME/bin/ai-agent-witness`, which runs
- * `$HOME/bin/ai-agent-supervisor` as the agent's uid (runtime.md §7.2 row 1, docs/security.md):
+ * `$HOME/bin/ai-agent-supervisor` as the agent's uid (docs/run-pod.md#the-init, docs/security.md):
  * one copy of the executable, the witness a hard link to it (the program is picked by name).
  */
 import { constants } from "node:fs";

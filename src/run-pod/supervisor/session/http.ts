@@ -1,7 +1,7 @@
 /**
- * The realtime run pod's HTTP endpoint (seeds/prompt-api.txt "Run pod endpoint", runtime.md §10):
+ * The realtime run pod's HTTP endpoint (docs/supervisor.md#realtime-sessions):
  * `POST /v1/prompt`, `POST /v1/close` and an unauthenticated `GET /healthz`. Only the run's own
- * token is accepted; the pod knows just its SHA-256 (OQ-40) and compares in constant time.
+ * token is accepted; the pod knows just its SHA-256 (docs/decisions.md D-40) and compares in constant time.
  * Error bodies are `{"error": "<message>"}`.
  */
 import { createHash, timingSafeEqual } from "node:crypto";

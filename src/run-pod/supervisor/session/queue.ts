@@ -1,5 +1,5 @@
 /**
- * The session's prompt queue and its rules (seeds/prompt-api.txt, runtime.md §10): FIFO, at most
+ * The session's prompt queue and its rules (docs/supervisor.md#realtime-sessions): FIFO, at most
  * 16 waiting prompts (the running turn excluded), turns numbered from 1 across the session, and a
  * close that refuses new prompts and a second close but lets the queued turns run.
  *

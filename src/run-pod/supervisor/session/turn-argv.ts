@@ -1,5 +1,5 @@
 /**
- * One realtime turn's CLI argv (OQ-41): the definition's CLI-relevant fields arrive as
+ * One realtime turn's CLI argv (docs/decisions.md D-41): the definition's CLI-relevant fields arrive as
  * AGENT_RECIPE and go through the same vendor adapter the controller uses for interactive runs
  * (core/argv.ts), with the turn's prompt and the session to continue.
  *
