@@ -100,6 +100,24 @@ describe("lastCliError", () => {
     expect(lastCliError(vendor, log)).toBe(want);
   });
 
+  it.each([
+    [
+      "a CLI that says why only on stderr: its last stderr line",
+      "gemini" as const,
+      '{"kind":"lifecycle","phase":"agent","status":"started"}\n[agent] Loaded cached credentials.\n[agent] Please set an Auth method in your settings.json\n{"kind":"lifecycle","phase":"agent","status":"failed","exitCode":41}',
+      "Please set an Auth method in your settings.json",
+    ],
+    [
+      "an error on an output line wins over later stderr",
+      "claude" as const,
+      '{"type":"result","is_error":true,"result":"Invalid API key"}\n[agent] some trailing warning',
+      "Invalid API key",
+    ],
+    ["an empty stderr line is no reason", "codex" as const, "[agent] \nplain text", ""],
+  ])("%s", (_name, vendor, log, want) => {
+    expect(lastCliError(vendor, log)).toBe(want);
+  });
+
   it("cuts a long message to 512 characters", () => {
     const log = JSON.stringify({ type: "result", is_error: true, result: "x".repeat(2000) });
     expect(lastCliError("claude", log)).toHaveLength(512);

@@ -42,17 +42,25 @@ export function lastSessionId(vendor: Vendor, log: string): string {
   return found;
 }
 
+/** How the supervisor marks a line the CLI wrote to stderr in the agent container's log. */
+export const AGENT_STDERR_PREFIX = "[agent] ";
+
 /**
- * The last error message the CLI printed about itself in a pod log (VendorAdapter.errorMessage),
- * flattened to one line and cut to 512 characters; "" when it printed none.
+ * Why the CLI failed, in its own words, from an uncapped pod log: the last error it reported on
+ * one of its output lines (VendorAdapter.errorMessage); failing that, the last line it wrote to
+ * stderr, since a CLI that cannot start at all (no key, an untrusted folder, a rejected flag)
+ * says why only there. Flattened to one line, cut to 512 characters; "" when it said nothing.
  */
 export function lastCliError(vendor: Vendor, log: string): string {
-  let found = "";
+  let reported = "";
+  let stderr = "";
   for (const line of log.split("\n")) {
     const message = cliErrorMessage(vendor, line);
-    if (message !== undefined && message.trim() !== "") found = message;
+    if (message !== undefined && message.trim() !== "") reported = message;
+    else if (line.startsWith(AGENT_STDERR_PREFIX) && line.length > AGENT_STDERR_PREFIX.length)
+      stderr = line.slice(AGENT_STDERR_PREFIX.length);
   }
-  const flat = found.replace(/\s+/g, " ").trim();
+  const flat = (reported || stderr).replace(/\s+/g, " ").trim();
   return flat.length > 512 ? `${flat.slice(0, 511)}…` : flat;
 }
 
