@@ -37,6 +37,7 @@ const PINNED = AGENT_CLIS.claude;
 const RUN_TIMEOUT_MS = 240_000;
 
 const skip = realClisSkipReason() ?? npmCacheMissing(["claude"]);
+if (skip && process.env.CI === "true") throw new Error(skip);
 if (skip) console.warn(`[real-clis/cli-install] skipped: ${skip}`);
 
 /** The supervisor's log messages (JSON lines on the agent container's stderr). */
