@@ -1,13 +1,14 @@
 /**
  * The fake provider servers' own contract (test/fakes/providers/README.md): the parts the
- * controller's integration tests rely on that the client tests above do not already pin.
+ * controller's integration tests rely on that the batch clients' own tests (src/batch/*.test.ts)
+ * do not already pin.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startFakeAnthropic } from "../../test/fakes/providers/anthropic.js";
-import { FakeClock } from "../../test/fakes/providers/base.js";
-import { startFakeGemini } from "../../test/fakes/providers/gemini.js";
-import { startFakeOpenAI } from "../../test/fakes/providers/openai.js";
-import { providerFor } from "./index.js";
+import { providerFor } from "../../../src/batch/index.js";
+import { startFakeAnthropic } from "./anthropic.js";
+import { FakeClock } from "./base.js";
+import { startFakeGemini } from "./gemini.js";
+import { startFakeOpenAI } from "./openai.js";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
