@@ -17,7 +17,7 @@
  * input. So:
  * - submit: Pending → [addFinalizer, submitBatch]; next call, with `batch.submitted`, patches
  *   Running (batchId, batchProvider, startedAt) and sends agent/started. The submit is not
- *   repeated while its result is remembered, even if the patch conflicts (OQ-50).
+ *   repeated while its result is remembered, even if the patch conflicts (docs/decisions.md D-50).
  * - poll: asked for at most every BATCH_POLL_SECONDS (`batch.lastPollAt`); an ended
  *   `batch.pollResult` completes the run. When the timeout has passed, one final poll is asked
  *   for first, so a result arriving in the same pass wins over the timeout.
@@ -230,7 +230,7 @@ const timedOutRun = (c: Ctx) =>
   onFallback(c) ||
   (c.phase === "Failed" && (c.agent.status?.failureReason ?? "").startsWith(MSG_BATCH_TIMED_OUT));
 /**
- * A cancel is owed until the provider confirmed one (issue 13 item 2): the batch timed out, or the
+ * A cancel is owed until the provider confirmed one (docs/decisions.md D-102): the batch timed out, or the
  * Agent was deleted before its batch ended. A batch that ended with its result needs none.
  */
 const cancelOwed = (c: Ctx) =>
@@ -480,7 +480,7 @@ function jobMode(c: Ctx): "interactive" | "realtime" {
 
 /**
  * The Running patch of a Job run. A realtime run that resumes a session keeps that session's id
- * (OQ-44), so status.sessionId names it from the start rather than from the first prompt's reply.
+ * (docs/decisions.md D-44), so status.sessionId names it from the start rather than from the first prompt's reply.
  */
 function runningStatus(c: Ctx, jobName: string): PatchStatusAction["status"] {
   const resumed = jobMode(c) === "realtime" ? c.agent.spec.resumeSession : undefined;
@@ -530,7 +530,7 @@ function startBatch(c: Ctx, victims: Agent[]): Action[] {
   const actions: Action[] = [...pre.actions];
   let dependsOn = pre.ids;
   if (!hasFinalizer(c)) {
-    // OQ-50: the finalizer goes on before the batch exists, so a delete can never orphan it.
+    // docs/decisions.md D-50: the finalizer goes on before the batch exists, so a delete can never orphan it.
     actions.push({
       id: "add-finalizer",
       type: "addFinalizer",
@@ -635,7 +635,7 @@ function finishJob(c: Ctx): Action[] {
   });
 }
 
-/** `<reason>: <message>` when the running Job's pod can never start (OQ-22). */
+/** `<reason>: <message>` when the running Job's pod can never start (docs/decisions.md D-22). */
 const neverStarts = (c: Ctx) =>
   neverStartsReason(c.input.runningPod, c.now, c.input.settings.stuckPodSeconds ?? DEFAULT_STUCK_POD_SECONDS);
 
@@ -678,7 +678,7 @@ export interface Rule {
 
 const pending = (c: Ctx) => c.phase === "Pending";
 type JobCreateFailed = NonNullable<ReconcileInput["jobCreateFailure"]>;
-/** A Job run still Pending whose last Job creation failed (issue 13 item 1). */
+/** A Job run still Pending whose last Job creation failed (docs/decisions.md D-101). */
 const jobCreateFailed = (c: Ctx) =>
   pending(c) && c.execution !== "batch" ? c.input.jobCreateFailure : undefined;
 const admission = (c: Ctx) =>
@@ -757,7 +757,7 @@ export const PHASE_RULES: readonly Rule[] = [
     id: "invalid",
     from: "Pending",
     to: "Failed",
-    when: "an admission check fails (crds.md §3.7: batch/realtime availability and field rules, resumeSession, prompt size)",
+    when: "an admission check fails (docs/validation-rules.md: batch/realtime availability and field rules, resumeSession, prompt size)",
     does: "patch Failed, exitCode 1, failureReason = the check's message; count invalid_spec; prune",
     guard: (c) =>
       pending(c) &&
@@ -784,7 +784,7 @@ export const PHASE_RULES: readonly Rule[] = [
           batchId: sub.batchId,
           batchProvider: c.provider,
           startedAt: rfc3339(sub.at),
-          // Item 4: the run keeps what it was submitted with if its definition changes or goes.
+          // docs/decisions.md D-104: the run keeps what it was submitted with if its definition changes or goes.
           ...(c.apiKey
             ? {
                 batchSubmission: {
@@ -839,7 +839,7 @@ export const PHASE_RULES: readonly Rule[] = [
     from: "Pending",
     to: "Failed",
     when: "the Job cannot be built (Job runs, and batch runs with onTimeout: fallback)",
-    does: "patch Failed, failureReason `invalid Station template: <detail>` / `invalid AgentDefinition: <detail>` (OQ-17)",
+    does: "patch Failed, failureReason `invalid Station template: <detail>` / `invalid AgentDefinition: <detail>` (docs/decisions.md D-17)",
     guard: (c) =>
       pending(c) &&
       (c.execution !== "batch" || onTimeout(c) === "fallback") &&
@@ -927,7 +927,7 @@ export const PHASE_RULES: readonly Rule[] = [
     from: "Pending",
     to: "Running",
     when: "Job run (interactive or realtime) admitted",
-    does: "Replace: delete the oldest Running run(s) first; create the Job; patch Running, jobName, startedAt (and sessionId = resumeSession for a resumed realtime session, OQ-44)",
+    does: "Replace: delete the oldest Running run(s) first; create the Job; patch Running, jobName, startedAt (and sessionId = resumeSession for a resumed realtime session, docs/decisions.md D-44)",
     guard: (c) => pending(c),
     act: (c) => {
       const a = admission(c);
@@ -1044,7 +1044,7 @@ export const PHASE_RULES: readonly Rule[] = [
     guard: (c) => batchInFlight(c) && timedOut(c),
     act: (c) => {
       if (!c.station || !c.definition) {
-        // Item 4: the batch still stops at its own deadline; without its recipe no Job can follow.
+        // docs/decisions.md D-104: the batch still stops at its own deadline; without its recipe no Job can follow.
         const missing = !c.station
           ? `Station ${c.agent.spec.stationRef} not found`
           : `AgentDefinition ${c.station.spec.agentDefRef} not found`;
@@ -1104,7 +1104,7 @@ export const PHASE_RULES: readonly Rule[] = [
     id: "fallback-start",
     from: "Running",
     to: "Running",
-    when: "batchFallback true, no Job yet, Station and AgentDefinition present, a Station slot is free (OQ-16)",
+    when: "batchFallback true, no Job yet, Station and AgentDefinition present, a Station slot is free (docs/decisions.md D-16)",
     does: "create the Job; patch jobName",
     guard: (c) =>
       c.phase === "Running" &&
@@ -1155,7 +1155,7 @@ export const PHASE_RULES: readonly Rule[] = [
     from: "Running",
     to: "Failed",
     when: "Job running; its pod's init or agent container has waited longer than STUCK_POD_SECONDS (5 min) with CreateContainerConfigError, CreateContainerError, ErrImagePull, ImagePullBackOff or InvalidImageName",
-    does: "patch Failed, exitCode 1, failureReason `<reason>: <message>`; then delete the Job; prune (OQ-22)",
+    does: "patch Failed, exitCode 1, failureReason `<reason>: <message>`; then delete the Job; prune (docs/decisions.md D-22)",
     guard: (c) => jobRun(c) && jobObserved(c) === "running" && neverStarts(c) !== undefined,
     act: (c) => giveUpOnPod(c, neverStarts(c) as string),
   },
@@ -1240,7 +1240,7 @@ export const FINALIZER_RULES: readonly Rule[] = [
       const r = c.input.batch.cleanupResult;
       return (
         r?.state === "failed" ||
-        // Item 3: on delete a cancel that fails (revoked or removed key, outage) is a failed attempt.
+        // docs/decisions.md D-103: on delete a cancel that fails (revoked or removed key, outage) is a failed attempt.
         (r?.state === "cancel_failed" && (c.deleting || cleanupStuck(c))) ||
         (r?.state === "not_settled" && cleanupStuck(c))
       );
