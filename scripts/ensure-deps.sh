@@ -24,5 +24,14 @@ if [[ ! -x "$agent" ]] ||
   npm run --silent build:agent >&2
 fi
 
+# tini's static build is the agent image's reaper (src/run-pod/witness/reaper.ts); the reaper test
+# runs it as PID 1 of a PID namespace. Installed from Debian's packages when we may; else that test
+# skips and says why.
+if [[ ! -x /usr/bin/tini-static ]] && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+  echo "[setup] tini (apt-get)" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tini; } >&2 ||
+    echo "[setup] tini could not be installed; the reaper test will skip" >&2
+fi
+
 echo "[setup] control-plane binaries" >&2
 bash scripts/cluster/build.sh >/dev/null
