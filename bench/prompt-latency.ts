@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --prompt-api [--prompts N] [--starts M]`: a benchmark, not a test (issue 12).
+ * `npm run bench -- --prompt-api [--prompts N] [--starts M]`: a benchmark, not a test (docs/prompt-api.md#added-latency-measured).
  *
  * - **Cold start**: the run pod's supervisor as the Job runs it (`dist/agent/ai-agent-supervisor --
  *   <initial prompt>`, the env the Job builder gives the `agent` container, a fake `claude` on

@@ -282,7 +282,7 @@ describe("Executor batch actions", () => {
   });
 });
 
-// Issue 13 items 1-3, 10c: what a failed submit or cancel leaves for the core to decide on.
+// docs/decisions.md D-101 to D-103: what a failed submit or cancel leaves for the core to decide on.
 describe("Executor batch failures", () => {
   const apiKey = { secretName: "agent-secrets" as const, secretKey: "anthropic-key" };
   const submit: Action = {

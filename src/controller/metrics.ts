@@ -57,7 +57,7 @@ export class ControllerMetrics {
     help: "Failed attempts to delete a batch run's provider-side objects.",
     registers: [this.registry],
   });
-  // Beyond the seed's eight: what a platform team alerts on (issue 11, components/monitoring).
+  // Beyond the seed's eight: what a platform team alerts on (docs/decisions.md D-117, components/monitoring).
   readonly reconcileErrors = new Counter({
     name: "controller_reconcile_errors_total",
     help: "Reconciles that threw (an API or provider call failed); each is retried after 1 s.",

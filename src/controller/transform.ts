@@ -1,6 +1,6 @@
 /**
  * What the controller keeps in memory of each object it caches: only the fields the reconcile
- * reads, in the manner of controller-runtime's cache transforms (issue 12). Every object passes
+ * reads, in the manner of controller-runtime's cache transforms (docs/decisions.md D-52). Every object passes
  * through these before it enters the cache, from a LIST page or a watch event alike.
  *
  * - Everywhere: `metadata.managedFields` and `metadata.annotations` go (the controller reads

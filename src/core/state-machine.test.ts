@@ -95,8 +95,8 @@ interface Row {
   actions: unknown[];
 }
 
-// ---- issue 13: submit failures (item 1, 10c), a run outliving its definition (item 4), cancels
-// retried until confirmed and counted on delete (items 2, 3).
+// ---- submit failures (docs/decisions.md D-101), a run outliving its definition (D-104), cancels
+// retried until confirmed and counted on delete (D-102, D-103).
 const RECORDED = {
   keyRef: "anthropic-key",
   model: "claude-sonnet-4-6",
@@ -448,7 +448,7 @@ const CANCEL_RETRY_ROWS: Row[] = [
   },
 ];
 
-// ---- issue 13: Job creation failures (item 1) and pruning that repairs itself (items 5, 10d).
+// ---- Job creation failures (docs/decisions.md D-101) and pruning that repairs itself (D-105).
 const QUOTA =
   '403 Forbidden: jobs.batch "agent-job-run-1" is forbidden: exceeded quota: jobs, requested: count/jobs.batch=1, used: count/jobs.batch=1, limited: count/jobs.batch=1';
 const JOB_CREATE_ROWS: Row[] = [

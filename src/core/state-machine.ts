@@ -691,7 +691,7 @@ const admission = (c: Ctx) =>
  * `terminal-prune` and `terminal-noop` can match it, so its reconcile has work exactly when it is
  * beyond its Station's history limit. The controller caches it slimmed (transform.ts), and its
  * poll asks `settledAgentsWithWork` once per Station instead of reconciling each such Agent:
- * with thousands of runs in history that is most of a poll's CPU (issue 12).
+ * with thousands of runs in history that is most of a poll's CPU (docs/decisions.md D-116).
  */
 export function isSettled(agent: Agent): boolean {
   return (

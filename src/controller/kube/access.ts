@@ -1,7 +1,7 @@
 /**
  * How the controller reaches the API server, without @kubernetes/client-node: loading that
  * package costs about 26 MiB of heap, 70 MiB of RSS and 0.9 s of CPU at every start (it loads the
- * whole generated API), a fifth of the controller's memory limit (issue 12). The common cases are
+ * whole generated API), a fifth of the controller's memory limit (docs/decisions.md D-52). The common cases are
  * read here, in kubectl's order:
  *
  * 1. $KUBECONFIG (one file), else ~/.kube/config: the current context's cluster (server,

@@ -1,10 +1,10 @@
 /**
- * Issue 13, the batch failure paths, end to end on the local plane: a refused submit fails the
- * Agent with the provider's message (items 1, 10c), a transient one waits and retries without a
- * second OpenAI upload (item 1), a timeout's cancel is retried until the provider confirms it
- * (item 2, Gemini: cancel before delete), a delete whose cancel keeps failing releases the
- * finalizer after 5 counted attempts (item 3), and a run whose AgentDefinition was deleted still
- * times out by its own deadline and cancels its batch (item 4).
+ * The batch failure paths, end to end on the local plane: a refused submit fails the Agent with
+ * the provider's message (docs/decisions.md D-101), a transient one waits and retries without a
+ * second OpenAI upload (D-101), a timeout's cancel is retried until the provider confirms it
+ * (D-102, Gemini: cancel before delete), a delete whose cancel keeps failing releases the
+ * finalizer after 5 counted attempts (D-103), and a run whose AgentDefinition was deleted still
+ * times out by its own deadline and cancels its batch (D-104).
  *
  * One controller, one fake per vendor. The controller's clock moves with env.skip; the fakes'
  * with advance. Tests run in order and each leaves no batch in flight.

@@ -1,5 +1,5 @@
 /**
- * What the leader keeps in memory (issue 12): the cache transforms applied on a real API server,
+ * What the leader keeps in memory (docs/decisions.md D-52): the cache transforms applied on a real API server,
  * the Jobs of finished runs left out, and status patches written through to the cache (so a run
  * costs exactly one Running and one terminal patch, never a write computed from a stale read).
  */

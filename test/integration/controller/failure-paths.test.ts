@@ -1,5 +1,5 @@
 /**
- * Issue 13, the controller's failure paths on a real API server: a Job refused for good or for a
+ * The controller's failure paths on a real API server (docs/decisions.md D-101 to D-112): a Job refused for good or for a
  * while, a log read that fails, the Job's own deadline, an init that fails, and pruning that
  * repairs itself. Faults the API server cannot be made to produce (a 503 on one request) are
  * injected into the controller's own client; everything else is the real thing.
@@ -80,7 +80,7 @@ const explain = (e: Error) => {
   throw new Error(`${e.message}\ncontroller log:\n${logs.slice(-30).join("\n")}`);
 };
 
-describe("Job creation failures (item 1)", () => {
+describe("Job creation failures (docs/decisions.md D-101)", () => {
   it("a Job the API server refuses for good (invalid template field) fails the Agent with its message", async () => {
     // The local plane runs no quota controller; an invalid field is refused just as finally (422).
     await client.create(STATIONS, ns, {
@@ -184,7 +184,7 @@ describe("read-back (docs/decisions.md D-106, D-112, D-23)", () => {
   });
 });
 
-describe("pruning repairs itself (items 5, 10d)", () => {
+describe("pruning repairs itself (docs/decisions.md D-105)", () => {
   it("failedRunsHistoryLimit 0 with maxConcurrentRuns 1: a failed run is deleted", async () => {
     await createStation(client, ns, "no-failures-kept", "def", {
       maxConcurrentRuns: 1,
@@ -218,7 +218,7 @@ describe("pruning repairs itself (items 5, 10d)", () => {
   });
 });
 
-describe("nothing forged (item 7)", () => {
+describe("nothing forged (docs/decisions.md D-107, D-109)", () => {
   it("a Station template's execution: realtime label never reaches an interactive run", async () => {
     await createStation(client, ns, "forger", "def", {
       labels: { "agents.re-cinq.com/execution": "realtime" },
