@@ -114,6 +114,18 @@ describe("lastCliError", () => {
       "Invalid API key",
     ],
     ["an empty stderr line is no reason", "codex" as const, "[agent] \nplain text", ""],
+    [
+      "a CLI that never ran: the supervisor's error diagnostic",
+      "claude" as const,
+      '{"level":"info","msg":"installing","component":"supervisor"}\n{"level":"error","msg":"claude setup failed: npm error 404 No match found for version 9.9.9","component":"supervisor"}\n{"kind":"lifecycle","phase":"agent","status":"failed","reason":"setup"}',
+      "claude setup failed: npm error 404 No match found for version 9.9.9",
+    ],
+    [
+      "the CLI's stderr wins over the supervisor's diagnostic",
+      "gemini" as const,
+      '[agent] Please set an Auth method\n{"level":"error","msg":"something later","component":"supervisor"}',
+      "Please set an Auth method",
+    ],
   ])("%s", (_name, vendor, log, want) => {
     expect(lastCliError(vendor, log)).toBe(want);
   });

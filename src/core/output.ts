@@ -54,14 +54,31 @@ export const AGENT_STDERR_PREFIX = "[agent] ";
 export function lastCliError(vendor: Vendor, log: string): string {
   let reported = "";
   let stderr = "";
+  let supervisor = "";
   for (const line of log.split("\n")) {
     const message = cliErrorMessage(vendor, line);
     if (message !== undefined && message.trim() !== "") reported = message;
     else if (line.startsWith(AGENT_STDERR_PREFIX) && line.length > AGENT_STDERR_PREFIX.length)
       stderr = line.slice(AGENT_STDERR_PREFIX.length);
+    else {
+      const diagnostic = supervisorError(line);
+      if (diagnostic) supervisor = diagnostic;
+    }
   }
-  const flat = (reported || stderr).replace(/\s+/g, " ").trim();
+  const flat = (reported || stderr || supervisor).replace(/\s+/g, " ").trim();
   return flat.length > 512 ? `${flat.slice(0, 511)}…` : flat;
+}
+
+/**
+ * The message of the supervisor's own error diagnostic on this line (src/run-pod/common/log.ts
+ * shape), e.g. why the CLI could not be installed or set up, or was not found: the CLI never ran,
+ * so nothing else in the log says why.
+ */
+function supervisorError(line: string): string | undefined {
+  const parsed = parseJsonLine(line);
+  return parsed?.component === "supervisor" && parsed.level === "error" && typeof parsed.msg === "string"
+    ? parsed.msg
+    : undefined;
 }
 
 /** The url of the last delivery event carrying one in the courier log (docs/events.md#delivery-events); else "". */
