@@ -63,6 +63,8 @@ describe("the shipped install on a real API server", () => {
     ["update", "agents.agents.re-cinq.com[finalizers]"],
     ["get", "stations.agents.re-cinq.com"],
     ["list", "stations.agents.re-cinq.com"],
+    // A budgeted Station's status.spend (docs/cost-and-budgets.md).
+    ["patch", "stations.agents.re-cinq.com[status]"],
     ["watch", "agentdefinitions.agents.re-cinq.com"],
     ["create", "jobs.batch"],
     ["get", "jobs.batch"],
@@ -93,6 +95,8 @@ describe("the shipped install on a real API server", () => {
     ["update", "jobs.batch", "ai-agents"],
     ["update", "agents.agents.re-cinq.com", "ai-agents"],
     ["update", "agents.agents.re-cinq.com[status]", "ai-agents"],
+    ["patch", "stations.agents.re-cinq.com", "ai-agents"],
+    ["update", "stations.agents.re-cinq.com[status]", "ai-agents"],
     ["get", "leases.coordination.k8s.io/other-lease", "ai-agents"],
     ["patch", "leases.coordination.k8s.io/other-lease", "ai-agents"],
     ["delete", "leases.coordination.k8s.io/agent-controller", "ai-agents"],
