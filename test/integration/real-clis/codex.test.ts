@@ -162,11 +162,14 @@ describe.skipIf(SKIP)("the real codex CLI on the local plane", () => {
       const output = agent.status?.output ?? "";
       const sessionId = agent.status?.sessionId ?? "";
       expect(sessionId).toMatch(UUID);
-      const lines = output
+      // The pod's log also holds the witness's, the supervisor's and its lifecycle lines; codex's
+      // own are the JSON lines with a `type`.
+      const cliText = output
         .split("\n")
-        .filter((l) => l !== "")
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(lines[0]).toEqual({ type: "thread.started", thread_id: sessionId });
+        .filter((l) => l.startsWith("{") && typeof (JSON.parse(l) as { type?: unknown }).type === "string")
+        .join("\n");
+      const lines = cliText.split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines[0], output).toEqual({ type: "thread.started", thread_id: sessionId });
       // The shell command ran in codex's sandbox inside the pod and read the clone.
       const command = lines.find(
         (l) => l.type === "item.completed" && (l.item as { type: string }).type === "command_execution",
@@ -186,7 +189,7 @@ describe.skipIf(SKIP)("the real codex CLI on the local plane", () => {
       // kubectl agent status / logs on codex's lines.
       expect(vendorFor(output.split("\n"), MODEL)).toBe("codex");
       expect(costOf("codex", output)).toEqual({ inputTokens: 3300, outputTokens: 60 });
-      expect(renderOutput(output, "codex")).toEqual([
+      expect(renderOutput(cliText, "codex")).toEqual([
         `[session] ${sessionId}`,
         "[tool] shell · /bin/bash -lc 'cat app/README.md' · exit 0",
         "Writing the notes.",
