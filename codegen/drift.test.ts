@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { generate, managedDirs } from "./generate.js";
+import { generate, managedPaths } from "./generate.js";
 import { run } from "./index.js";
 import { compareTrees, writeTree } from "./tree.js";
 
@@ -78,7 +78,7 @@ describe("codegen:check", () => {
     await runCapturing(false);
     await writeFile(path.join(root, "generated/crds/stray.ts"), "export {};\n");
     await runCapturing(false);
-    const drift = await compareTrees(root, root, managedDirs);
+    const drift = await compareTrees(root, root, managedPaths);
     expect(drift).toEqual({ drifted: [], missing: [], extra: [] });
     await expect(readFile(path.join(root, "generated/crds/stray.ts"))).rejects.toThrow();
   });
@@ -125,7 +125,7 @@ describe("generate", () => {
   });
 
   it("matches what is committed (the drift check of this checkout)", async () => {
-    await writeTree(root, files, managedDirs);
-    expect(await compareTrees(root, repoRoot, managedDirs)).toEqual({ drifted: [], missing: [], extra: [] });
+    await writeTree(root, files, managedPaths);
+    expect(await compareTrees(root, repoRoot, managedPaths)).toEqual({ drifted: [], missing: [], extra: [] });
   });
 });

@@ -9,9 +9,13 @@ import { emitProviderTypes, listProviderSchemas } from "./emit-providers.js";
 import { emitReference, REFERENCE_PATH } from "./emit-reference.js";
 import { emitCrdIndex, emitCrdTypes, emitMetaTypes } from "./emit-types.js";
 import { emitCelRules, emitValidators } from "./emit-validators.js";
+import { renderStateMachineDoc, STATE_MACHINE_DOC_PATH } from "./state-machine-doc.js";
 
-/** Directories (relative to the output root) codegen owns entirely: anything else in them is extra. */
-export const managedDirs = ["generated", "deploy/crds", "docs/reference"] as const;
+/**
+ * Directories and single files (relative to the output root) codegen owns entirely: anything else
+ * in those directories is extra.
+ */
+export const managedPaths = ["generated", "deploy/crds", "docs/reference", STATE_MACHINE_DOC_PATH] as const;
 
 export interface GenerateOptions {
   /** Directory holding `crds/` and `providers/`. */
@@ -57,6 +61,7 @@ export async function generate(options: GenerateOptions): Promise<GeneratedFiles
   files.set("generated/crds/validators-first-error.d.ts", firstError.dts);
   files.set("generated/crds/cel-rules.ts", emitCelRules(validators.rules, sources));
   files.set(REFERENCE_PATH, emitReference(crds, sources));
+  files.set(STATE_MACHINE_DOC_PATH, renderStateMachineDoc());
 
   const providerDir = path.join(options.schemasDir, "providers");
   for (const name of await listProviderSchemas(providerDir)) {

@@ -1,5 +1,6 @@
 /**
- * `npm run codegen`: regenerate generated/ and deploy/crds/ from schemas/.
+ * `npm run codegen`: regenerate generated/, deploy/crds/ and docs/reference/ from schemas/, and
+ * docs/state-machine.md from the reconcile core's rule tables.
  * `npm run codegen:check`: regenerate into a temporary directory and fail, naming each
  * drifted, missing or extra file, when the checkout differs.
  */
@@ -7,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { generate, managedDirs } from "./generate.js";
+import { generate, managedPaths } from "./generate.js";
 import { compareTrees, describeDrift, hasDrift, writeTree } from "./tree.js";
 
 export interface RunOptions {
@@ -21,14 +22,14 @@ export async function run(options: RunOptions): Promise<number> {
   const log = options.log ?? ((line: string) => console.log(line));
   const files = await generate({ schemasDir: path.join(options.root, "schemas") });
   if (!options.check) {
-    await writeTree(options.root, files, managedDirs);
-    log(`codegen: wrote ${files.size} files under ${managedDirs.join(", ")}`);
+    await writeTree(options.root, files, managedPaths);
+    log(`codegen: wrote ${files.size} files under ${managedPaths.join(", ")}`);
     return 0;
   }
   const tmp = await mkdtemp(path.join(os.tmpdir(), "codegen-check-"));
   try {
-    await writeTree(tmp, files, managedDirs);
-    const drift = await compareTrees(tmp, options.root, managedDirs);
+    await writeTree(tmp, files, managedPaths);
+    const drift = await compareTrees(tmp, options.root, managedPaths);
     if (hasDrift(drift)) {
       log(describeDrift(drift));
       return 1;

@@ -3,13 +3,18 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { GeneratedFiles } from "./generate.js";
 
-/** Every file below `root/dir`, as root-relative POSIX paths, sorted. Missing dir = none. */
+/**
+ * Every file below `root/dir`, as root-relative POSIX paths, sorted. Missing dir = none; a file
+ * (a managed path that is a single file) lists itself.
+ */
 export async function listFiles(root: string, dir: string): Promise<string[]> {
   let entries: import("node:fs").Dirent[];
   try {
     entries = await readdir(path.join(root, dir), { withFileTypes: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return [];
+    if (code === "ENOTDIR") return [dir];
     throw error;
   }
   const out: string[] = [];

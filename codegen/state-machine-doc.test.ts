@@ -1,10 +1,14 @@
 import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { DOC_PATH, renderStateMachineDoc } from "./render-docs.js";
-import { FINALIZER_RULES, PHASE_RULES } from "./state-machine.js";
+import { FINALIZER_RULES, PHASE_RULES } from "../src/core/state-machine.js";
+import { renderStateMachineDoc, STATE_MACHINE_DOC_PATH } from "./state-machine-doc.js";
+
+const DOC_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", STATE_MACHINE_DOC_PATH);
 
 describe("docs/state-machine.md", () => {
-  it("is exactly what the code's rule tables render (run `npx tsx src/core/render-docs.ts --write`)", () => {
+  it("is exactly what the code's rule tables render (run `npm run codegen`)", () => {
     expect(readFileSync(DOC_PATH, "utf8")).toBe(renderStateMachineDoc());
   });
   it("lists every rule of both tables", () => {
