@@ -279,6 +279,17 @@ describe("kubectl create through the admission webhook", () => {
     }
   });
 
+  it("warns that an Agent on a Station whose budget is spent will stay Pending", async () => {
+    expect((await kubectl(["-n", ns, "create", "-f", "-"], definitionYaml("frugal"))).code).toBe(0);
+    const station = `${stationYaml("frugal-st", "frugal")}  budget:\n    limitUSD: 0\n    window: 24h\n`;
+    expect((await kubectl(["-n", ns, "create", "-f", "-"], station)).code).toBe(0);
+    const r = await kubectl(["-n", ns, "create", "-f", "-"], agentYaml("frugal-run", "frugal-st"));
+    expect(r.code).toBe(0);
+    expect(warningsOf(r)).toEqual([
+      "this Agent will stay Pending: budget of Station frugal-st reached: $0 spent of $0 in the last 24h; a limit of 0 holds every new run until the budget is raised",
+    ]);
+  });
+
   it("tells a user who may only create Agents nothing about Stations or agent-secrets", async () => {
     const rbac = [
       "apiVersion: rbac.authorization.k8s.io/v1",
