@@ -14,7 +14,7 @@ import { waitForAgentResult } from "./agent-result.js";
 import { type DeliveryEvent, deliver } from "./deliver.js";
 import { type RunProcess, redact, runProcess } from "./git.js";
 import type { Fetch } from "./pulls.js";
-import { courierSettings } from "./settings.js";
+import { courierSettings, resultWaitMs } from "./settings.js";
 
 /** Test seams; production passes none. */
 export interface CourierSeams {
@@ -61,7 +61,7 @@ async function decide(
   try {
     result = await waitForAgentResult({
       dir: settings.resultDir,
-      waitMs: settings.waitMs,
+      waitMs: resultWaitMs(settings, (seams.now ?? Date.now)()),
       ...(seams.resultOwnerUid !== undefined ? { ownerUid: seams.resultOwnerUid } : {}),
       ...(seams.pollMs !== undefined ? { pollMs: seams.pollMs } : {}),
       ...(seams.now ? { now: seams.now } : {}),

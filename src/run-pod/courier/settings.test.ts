@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { courierSettings, defaultBody } from "./settings.js";
+import { courierSettings, defaultBody, resultWaitMs } from "./settings.js";
 
 describe("courierSettings", () => {
   it("reads the controller's courier env (job-builder buildEnv 'courier')", () => {
@@ -66,5 +66,33 @@ describe("courierSettings", () => {
     expect(defaultBody({ agentName: "a", stationName: "s", taskId: "" })).toBe(
       "Opened by ai-agent for Agent `a` on Station `s`.",
     );
+  });
+});
+
+describe("resultWaitMs", () => {
+  const now = 1_000_000;
+  it.each([
+    ["no deadline at all: no bound", { waitMs: undefined, reportBy: undefined }, undefined],
+    ["only the relative budget", { waitMs: 65_000, reportBy: undefined }, 65_000],
+    [
+      "a late start: the report-by time (+5 s grace) ends the wait before the relative budget",
+      { waitMs: 65_000, reportBy: now + 20_000 },
+      25_000,
+    ],
+    ["the relative budget ends first", { waitMs: 10_000, reportBy: now + 60_000 }, 10_000],
+    ["report-by long past: no wait left", { waitMs: 65_000, reportBy: now - 60_000 }, 0],
+    ["only the report-by time", { waitMs: undefined, reportBy: now + 1_000 }, 6_000],
+  ])("%s", (_name, settings, want) => {
+    expect(resultWaitMs(settings, now)).toBe(want);
+  });
+
+  it("reads AGENT_DEADLINE_AT + AGENT_TAIL_MS as the report-by time", () => {
+    const s = courierSettings({
+      AGENT_DEADLINE_MS: "60000",
+      AGENT_DEADLINE_AT: "5000000",
+      AGENT_TAIL_MS: "30000",
+    });
+    expect(s.reportBy).toBe(5_030_000);
+    expect(s.waitMs).toBe(65_000);
   });
 });

@@ -35,6 +35,11 @@ export interface CourierSettings {
   exitCodePath: string;
   /** How long to wait for that file: AGENT_DEADLINE_MS + 5 s; undefined = no bound (docs/decisions.md D-48). */
   waitMs: number | undefined;
+  /**
+   * When the supervisor must have reported (AGENT_DEADLINE_AT + AGENT_TAIL_MS, epoch ms on the
+   * controller's clock), so the wait ends by the Job's clock even when the courier started late.
+   */
+  reportBy: number | undefined;
   /** GitHub REST API base, e.g. `https://api.github.com` (GITHUB_API_URL). */
   apiUrl: string;
   /** Git host base, e.g. `https://github.com` (GITHUB_SERVER_URL); push URLs are built on it. */
@@ -65,6 +70,8 @@ export function courierSettings(env: Env): CourierSettings {
   const str = (v: unknown) => (typeof v === "string" ? v : "");
   const home = env.HOME || "/agent";
   const deadline = positiveIntEnv(env, "AGENT_DEADLINE_MS");
+  const deadlineAt = positiveIntEnv(env, "AGENT_DEADLINE_AT");
+  const tailMs = positiveIntEnv(env, "AGENT_TAIL_MS");
   return {
     delivery: {
       repo: str(d.repo),
@@ -81,6 +88,7 @@ export function courierSettings(env: Env): CourierSettings {
     resultDir: env.AGENT_RESULT_DIR || DEFAULT_RESULT_DIR,
     exitCodePath: join(env.AGENT_RESULT_DIR || DEFAULT_RESULT_DIR, RESULT_FILE),
     waitMs: deadline === undefined ? undefined : deadline + EXIT_CODE_GRACE_MS,
+    reportBy: deadlineAt === undefined ? undefined : deadlineAt + (tailMs ?? 0),
     apiUrl: trimSlash(env.GITHUB_API_URL || "https://api.github.com"),
     serverUrl: trimSlash(env.GITHUB_SERVER_URL || "https://github.com"),
     repos: reposOf(jsonEnv(env, "AGENT_REPOS")),
@@ -88,6 +96,20 @@ export function courierSettings(env: Env): CourierSettings {
     stationName: env.STATION_NAME ?? "",
     taskId: env.TASK_ID ?? "",
   };
+}
+
+/**
+ * How long, from `now`, to wait for the agent's result: until its own budget from the courier's
+ * start runs out or the supervisor's report-by time (plus the witness's grace) passes, whichever
+ * comes first; undefined = no bound (the Job's deadline ends the pod).
+ */
+export function resultWaitMs(
+  settings: Pick<CourierSettings, "waitMs" | "reportBy">,
+  now: number,
+): number | undefined {
+  if (settings.reportBy === undefined) return settings.waitMs;
+  const byClock = Math.max(0, settings.reportBy + EXIT_CODE_GRACE_MS - now);
+  return settings.waitMs === undefined ? byClock : Math.min(settings.waitMs, byClock);
 }
 
 function reposOf(value: unknown): RepoSpec[] | undefined {
