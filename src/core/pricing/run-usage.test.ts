@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ANTHROPIC_PRICES, batchCostUsd } from "../../batch/pricing.js";
 import { estimateCostUsd, formatUsd, NO_TOKENS, parseUsd } from "./estimate.js";
@@ -5,6 +7,8 @@ import { MODEL_PRICES, priceFor } from "./prices.js";
 import { type RunUsageInput, runUsage } from "./run-usage.js";
 
 const M = 1_000_000;
+/** Lines the real CLIs printed, captured by their helpers (test/fakes/models/fixtures/). */
+const FIXTURES = join(import.meta.dirname, "../../../test/fakes/models/fixtures");
 const j = (o: unknown) => JSON.stringify(o);
 const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0) => ({
   inputTokens,
@@ -144,6 +148,38 @@ describe("formatUsd / parseUsd", () => {
   });
 });
 
+describe("runUsage on lines the real CLIs printed", () => {
+  const fixture = (path: string) => readFileSync(join(FIXTURES, path), "utf8").split("\n");
+
+  it("codex: a realtime session's two turns (exec, then exec resume of the same thread) counted once each", () => {
+    const r = run("codex", "realtime", "gpt-5-codex", [
+      ...fixture("codex/resume-first.ndjson"),
+      ...fixture("codex/resume-second.ndjson"),
+    ]);
+    // 100 in (40 cached) / 7 out, then the thread's totals 300 (190 cached) / 16: the second turn's own is 200 (150) / 9.
+    expect(r?.usage).toEqual(usage(110, 16, 190, 0));
+    expect(r?.costSource).toBe("estimated");
+  });
+
+  it("gemini: the result's stats, priced per model", () => {
+    const r = run("gemini", "interactive", "gemini-2.5-pro", fixture("gemini/edit-success.ndjson"));
+    expect(r?.usage).toEqual(usage(20, 10));
+    expect(r?.costUsd).toBeCloseTo((20 * 1.25 + 10 * 10) / M, 12);
+  });
+
+  it("opencode: the steps' own costs and tokens", () => {
+    const r = run(
+      "opencode",
+      "interactive",
+      "anthropic/claude-sonnet-4-6",
+      fixture("opencode/edit-anthropic.jsonl"),
+    );
+    expect(r?.usage).toEqual(usage(4869, 47));
+    expect(r?.costUsd).toBeCloseTo(0.015312, 12);
+    expect(r?.costSource).toBe("reported");
+  });
+});
+
 describe("runUsage", () => {
   it("is undefined when the lines carry no usage", () => {
     expect(
@@ -195,6 +231,30 @@ describe("runUsage", () => {
         claudeResult({ cost: 0.025, input: 200, output: 20, modelTokens: 220 }),
       ]);
       expect(r?.costUsd).toBeCloseTo(0.035, 12);
+    });
+
+    it("the real CLI's lines (2.1.328): model_usage_since_last_result, per model, reported", () => {
+      const text = readFileSync(join(FIXTURES, "claude/edit-and-bash.jsonl"), "utf8");
+      const r = run("claude", "interactive", "claude-opus-5-5", text.split("\n"));
+      expect(r?.usage).toEqual(usage(10306, 118, 800, 100));
+      expect(r?.costUsd).toBeCloseTo(0.044244, 9);
+      expect(r?.costSource).toBe("reported");
+    });
+
+    it("model_usage_since_last_result wins over running totals, side models included", () => {
+      const since = (cost: number, input: number, haiku = 0) =>
+        j({
+          type: "result",
+          total_cost_usd: 99,
+          usage: { input_tokens: input, output_tokens: 0 },
+          model_usage_since_last_result: {
+            "claude-sonnet-4-6": { inputTokens: input, outputTokens: 0, costUSD: cost },
+            ...(haiku ? { "claude-haiku-4-5": { inputTokens: haiku, outputTokens: 0, costUSD: 0.001 } } : {}),
+          },
+        });
+      const r = run("claude", "realtime", "claude-sonnet-4-6", [since(0.01, 100, 50), since(0.02, 200)]);
+      expect(r?.usage).toEqual(usage(350, 0));
+      expect(r?.costUsd).toBeCloseTo(0.031, 12);
     });
 
     it("a result without total_cost_usd is estimated from its tokens", () => {

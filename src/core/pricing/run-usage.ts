@@ -4,11 +4,13 @@
  * and status.costSource (docs/cost-and-budgets.md). Pure.
  *
  * Per vendor (docs/agent-clis.md, cli-output.md):
- * - claude (and exec, which prints claude's lines): each `result` line's `usage` covers its own
- *   query; `total_cost_usd` is reported. With several queries in one session (a realtime session
- *   resumes the session once per turn) `total_cost_usd` and `modelUsage` may be the session's
- *   running totals: when a line's `modelUsage` holds at least the previous line's tokens plus its
- *   own, its cost is the difference to the previous line, else the figure itself.
+ * - claude (and exec, which prints claude's lines): a `result` line with
+ *   `model_usage_since_last_result` (claude 2.1.3xx) counts exactly that: each model's tokens and
+ *   costUSD since the previous result of the process, side models included. Otherwise its `usage`
+ *   covers its own query and `total_cost_usd` is reported; with several queries in one session (a
+ *   realtime session resumes the session once per turn) `total_cost_usd` and `modelUsage` may be
+ *   the session's running totals: when a line's `modelUsage` holds at least the previous line's
+ *   tokens plus its own, its cost is the difference to the previous line, else the figure itself.
  * - codex: `turn.completed` usage is the thread's running total across `exec resume`, so a turn's
  *   own tokens are the difference to the previous turn of the same thread. No cost: estimated.
  * - gemini: each `result` line's `stats` cover the CLI process that printed it (one per turn),
@@ -118,6 +120,27 @@ function modelUsageTokens(mu: unknown): number | undefined {
   return sum;
 }
 
+/** `model_usage_since_last_result`: one part per model, its own tokens and reported costUSD. */
+function sinceLastResult(v: unknown): Part[] | undefined {
+  if (!isObject(v)) return undefined;
+  const parts: Part[] = [];
+  for (const [model, m] of Object.entries(v)) {
+    if (!isObject(m)) continue;
+    const cost = money(m.costUSD);
+    parts.push({
+      model,
+      usage: {
+        inputTokens: count(m.inputTokens),
+        outputTokens: count(m.outputTokens),
+        cacheReadTokens: count(m.cacheReadInputTokens),
+        cacheWriteTokens: count(m.cacheCreationInputTokens),
+      },
+      ...(cost !== undefined ? { reported: cost } : {}),
+    });
+  }
+  return parts;
+}
+
 function claudeParts(lines: JsonLine[], fallbackModel: string, batch: boolean): Part[] {
   const parts: Part[] = [];
   let prev: { cost: number; modelTokens: number } | undefined;
@@ -132,7 +155,10 @@ function claudeParts(lines: JsonLine[], fallbackModel: string, batch: boolean): 
     const model = models.length === 1 ? (models[0] as string) : lastModel;
     const cost = money(line.total_cost_usd);
     const modelTokens = modelUsageTokens(line.modelUsage);
-    if (batch || cost === undefined) {
+    const since = batch ? undefined : sinceLastResult(line.model_usage_since_last_result);
+    if (since !== undefined) {
+      parts.push(...since);
+    } else if (batch || cost === undefined) {
       // The batch lines' total_cost_usd follows the seed's narrower rule; the status prices all tokens.
       parts.push({ usage, model });
     } else {
