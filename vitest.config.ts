@@ -17,6 +17,7 @@ export default defineConfig({
             "test/harness/**/*.test.ts",
             "test/fakes/**/*.test.ts",
             "test/deploy/**/*.test.ts",
+            "test/repo/**/*.test.ts",
           ],
         },
       },

@@ -1,0 +1,129 @@
+/**
+ * Every "why" a comment points to must be readable inside this repository: code, tests, codegen,
+ * scripts and the benchmark cite docs/ (docs/decisions.md D-NN for a decision, a section of
+ * another page for a fact), never the requirement documents the project was built from (their
+ * open-question numbers, section numbers or issue items). Offenders are reported by file:line.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const SCANNED = ["src", "test", "codegen", "scripts", "bench"];
+const SKIP_DIRS = new Set(["node_modules", "dist", ".git"]);
+const TEXT = /\.(ts|js|mjs|cjs|sh|json|ya?ml|md)$/;
+const THIS_FILE = relative(ROOT, import.meta.filename);
+
+/** Citations of documents that are not in the repository. */
+const OUTSIDE: readonly { what: string; pattern: RegExp }[] = [
+  { what: "open question", pattern: /\bOQ-\d+/ },
+  {
+    what: "section of a spec document",
+    pattern: /\b(runtime|events|crds|templating-and-routing|rbac-network)\.md §/,
+  },
+  { what: "spec document", pattern: /\b(rbac-network|open-questions)\.md\b/ },
+  { what: "issue item", pattern: /\bissues? #?\d+,? items? \d/i },
+  { what: "issue", pattern: /\(issues? #?\d+[),]/i },
+  { what: "bare item", pattern: /\/\/ Item \d+:/ },
+];
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (SKIP_DIRS.has(name)) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...filesUnder(path));
+    else if (TEXT.test(name)) out.push(path);
+  }
+  return out;
+}
+
+interface Line {
+  file: string;
+  line: number;
+  text: string;
+}
+
+function scannedLines(): Line[] {
+  const lines: Line[] = [];
+  for (const top of SCANNED) {
+    for (const path of filesUnder(join(ROOT, top))) {
+      const file = relative(ROOT, path);
+      if (file === THIS_FILE) continue;
+      readFileSync(path, "utf8")
+        .split("\n")
+        .forEach((text, i) => {
+          lines.push({ file, line: i + 1, text });
+        });
+    }
+  }
+  return lines;
+}
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, "")
+    .replace(/ /g, "-");
+}
+
+function anchorsOf(doc: string): Set<string> {
+  const text = readFileSync(join(ROOT, doc), "utf8").replace(/```[\s\S]*?```/g, "");
+  return new Set(
+    text
+      .split("\n")
+      .filter((l) => /^#{1,6} /.test(l))
+      .map((l) => slug(l.replace(/^#+ /, ""))),
+  );
+}
+
+const lines = scannedLines();
+const where = (l: Line) => `${l.file}:${l.line}: ${l.text.trim().slice(0, 140)}`;
+
+describe("references in code lead to docs/", () => {
+  it("no file cites a document outside the repository", () => {
+    const offenders = lines
+      .filter((l) => OUTSIDE.some((o) => o.pattern.test(l.text)))
+      .map((l) => `${where(l)}  [${OUTSIDE.find((o) => o.pattern.test(l.text))?.what}]`);
+    expect(
+      offenders,
+      `cite docs/ instead (docs/decisions.md for a decision):\n${offenders.join("\n")}`,
+    ).toEqual([]);
+  });
+
+  it("every decision cited (D-NN) is an entry of docs/decisions.md", () => {
+    const decisions = readFileSync(join(ROOT, "docs", "decisions.md"), "utf8");
+    const entries = new Set([...decisions.matchAll(/^### D-(\d+):/gm)].map((m) => m[1]));
+    expect(entries.size).toBeGreaterThan(0);
+    const missing = lines.flatMap((l) =>
+      [...l.text.matchAll(/\bD-(\d+)\b/g)]
+        .filter((m) => !entries.has(m[1]))
+        .map((m) => `${where(l)}  [D-${m[1]}]`),
+    );
+    expect(missing, `no such entry in docs/decisions.md:\n${missing.join("\n")}`).toEqual([]);
+  });
+
+  it("every docs/ page and section cited exists", () => {
+    const anchors = new Map<string, Set<string>>();
+    const broken = lines.flatMap((l) =>
+      [...l.text.matchAll(/(?<![\w./-])(docs\/[\w./-]+\.md)(?:#([\w-]+))?/g)]
+        .filter(([, doc = "", anchor]) => {
+          // A bare path in a string is data (a fixture's file name); in a comment or a test name it is a citation.
+          if (anchor === undefined && !/(^|\s)\/\/ |^\s*\/?\*|describe\(|it\(/.test(l.text)) return false;
+          if (!existsSync(join(ROOT, doc))) return true;
+          if (anchor === undefined) return false;
+          let known = anchors.get(doc);
+          if (known === undefined) {
+            known = anchorsOf(doc);
+            anchors.set(doc, known);
+          }
+          return !known.has(anchor);
+        })
+        .map(([cited]) => `${where(l)}  [${cited}]`),
+    );
+    expect(broken, `no such docs/ page or section:\n${broken.join("\n")}`).toEqual([]);
+  });
+});
