@@ -5,8 +5,8 @@
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { parseConfig } from "../src/controller/config.js";
-import { KubeClient } from "../src/controller/kube/client.js";
 import { ControllerReplica } from "../src/controller/process.js";
+import { KubeClient } from "../src/kube/client.js";
 
 const config = parseConfig(process.env);
 const kc = new KubeConfig();

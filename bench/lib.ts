@@ -9,15 +9,9 @@ import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { KubeConfig, type V1Job } from "@kubernetes/client-node";
-import { KubeClient } from "../src/controller/kube/client.js";
-import {
-  AGENT_DEFINITIONS,
-  AGENTS,
-  JOBS,
-  type Resource,
-  STATIONS,
-} from "../src/controller/kube/resources.js";
 import type { Agent, AgentDefinition, Station } from "../src/core/types.js";
+import { KubeClient } from "../src/kube/client.js";
+import { AGENT_DEFINITIONS, AGENTS, JOBS, type Resource, STATIONS } from "../src/kube/resources.js";
 import { type ControlPlane, installCrds, startControlPlane } from "../test/harness/cluster.js";
 import { projectCrdFiles } from "../test/harness/global-setup.js";
 import { podScriptAnnotations } from "../test/harness/pod-script.js";

@@ -20,11 +20,11 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { KubeConfig, type V1Job } from "@kubernetes/client-node";
-import { KubeClient } from "../src/controller/kube/client.js";
-import { AGENTS, JOBS } from "../src/controller/kube/resources.js";
 import { buildJob } from "../src/core/job-builder.js";
 import { jobNameFor } from "../src/core/names.js";
 import type { Agent } from "../src/core/types.js";
+import { KubeClient } from "../src/kube/client.js";
+import { AGENTS, JOBS } from "../src/kube/resources.js";
 import { cliStartup } from "./cli-startup.js";
 import {
   type Args,

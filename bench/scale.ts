@@ -14,10 +14,10 @@
  */
 import { join } from "node:path";
 import type { V1Job } from "@kubernetes/client-node";
-import { AGENTS, JOBS } from "../src/controller/kube/resources.js";
 import { buildJob } from "../src/core/job-builder.js";
 import { jobNameFor } from "../src/core/names.js";
 import type { Agent } from "../src/core/types.js";
+import { AGENTS, JOBS } from "../src/kube/resources.js";
 import {
   type Args,
   agentObj,

@@ -4,7 +4,7 @@
  * they could read themselves (docs/security.md#admission-webhook). Asked of the API server with a
  * LocalSubjectAccessReview for the review's userInfo.
  */
-import type { KubeClient } from "../controller/kube/client.js";
+import type { KubeClient } from "../kube/client.js";
 
 /** The AdmissionRequest's userInfo (authentication.k8s.io/v1 UserInfo). */
 export interface ReviewUser {

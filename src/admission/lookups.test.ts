@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { minimalAgent, minimalDefinition, minimalStation } from "../../test/support/validation-fixtures.js";
-import type { Resource } from "../controller/kube/resources.js";
+import type { Resource } from "../kube/resources.js";
 import type { ReadAttributes, ReviewUser } from "./access.js";
 import { type AdmissionChecks, lookupLimits, MSG_LOOKUPS_EXHAUSTED, reviewWarnings } from "./lookups.js";
 import type { AdmissionRequest } from "./review.js";

@@ -7,11 +7,11 @@
  * token from a per-process bucket, and found objects are remembered for a few seconds.
  */
 import type { V1Secret } from "@kubernetes/client-node";
-import type { KubeClient } from "../controller/kube/client.js";
-import { KubeApiError } from "../controller/kube/errors.js";
-import { AGENT_DEFINITIONS, type Resource, SECRETS, STATIONS } from "../controller/kube/resources.js";
 import { SECRET_NAME } from "../core/job-builder.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
+import type { KubeClient } from "../kube/client.js";
+import { KubeApiError } from "../kube/errors.js";
+import { AGENT_DEFINITIONS, type Resource, SECRETS, STATIONS } from "../kube/resources.js";
 import { type MayRead, namesNobody } from "./access.js";
 import { TokenBucket, TtlCache } from "./budget.js";
 import { found, type Lookup, unknown } from "./facts.js";

@@ -4,7 +4,7 @@
  */
 
 import { AgentValidationError, WaitTimeoutError } from "../client/errors.js";
-import { KubeApiError } from "../controller/kube/errors.js";
+import { KubeApiError } from "../kube/errors.js";
 import { parseCommandLine, usageText } from "./args.js";
 import {
   closeCommand,

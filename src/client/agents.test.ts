@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Agent } from "../../generated/crds/agent.js";
-import type { KubeClient, WatchEvent } from "../controller/kube/client.js";
+import type { KubeClient, WatchEvent } from "../kube/client.js";
 import { AgentsClient } from "./agents.js";
 
 function agent(phase: "Pending" | "Running" | "Succeeded", resourceVersion: string): Agent {

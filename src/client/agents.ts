@@ -9,16 +9,9 @@ import type { Agent, AgentSpec } from "../../generated/crds/agent.js";
 import type { AgentDefinition } from "../../generated/crds/agentdefinition.js";
 import type { ObjectMeta } from "../../generated/crds/meta.js";
 import type { Station } from "../../generated/crds/station.js";
-import { KubeClient, type WatchEvent } from "../controller/kube/client.js";
-import { KubeApiError } from "../controller/kube/errors.js";
-import {
-  AGENT_DEFINITIONS,
-  AGENTS,
-  PODS,
-  resourcePath,
-  SECRETS,
-  STATIONS,
-} from "../controller/kube/resources.js";
+import { KubeClient, type WatchEvent } from "../kube/client.js";
+import { KubeApiError } from "../kube/errors.js";
+import { AGENT_DEFINITIONS, AGENTS, PODS, resourcePath, SECRETS, STATIONS } from "../kube/resources.js";
 import { validateAgent } from "../validation/index.js";
 import { AgentValidationError, WaitTimeoutError } from "./errors.js";
 import { defaultNamespace, type KubeConfigChoice, loadKubeConfig } from "./kubeconfig.js";

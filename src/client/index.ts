@@ -9,7 +9,7 @@ export type { Agent, AgentCondition, AgentFile, AgentSpec, AgentStatus } from ".
 export type { AgentDefinition, AgentDefinitionSpec } from "../../generated/crds/agentdefinition.js";
 export type { ObjectMeta } from "../../generated/crds/meta.js";
 export type { Station, StationSpec } from "../../generated/crds/station.js";
-export { KubeApiError } from "../controller/kube/errors.js";
+export { KubeApiError } from "../kube/errors.js";
 export type { ValidationIssue, ValidationResult } from "../validation/index.js";
 export {
   formatIssues,

@@ -5,7 +5,7 @@
  * Retry-After, a bounded number of times; every other status is final.
  */
 import { setTimeout as sleepMs } from "node:timers/promises";
-import { parseRetryAfter } from "../controller/kube/errors.js";
+import { parseRetryAfter } from "../kube/errors.js";
 import { PromptApiError, PromptUnavailableError, promptApiError } from "./errors.js";
 
 export interface PromptReply {

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { BatchProviderError } from "../batch/provider.js";
 import type { Action } from "../core/actions.js";
 import type { Agent } from "../core/types.js";
+import { KubeApiError } from "../kube/errors.js";
 import { Executor } from "./executor.js";
-import { KubeApiError } from "./kube/errors.js";
 import { RunMemory } from "./memory.js";
 import { ControllerMetrics } from "./metrics.js";
 

@@ -14,10 +14,10 @@ import type { Action, ApiKeyRef, RecordSpendAction } from "../core/actions.js";
 import { withSpend } from "../core/budget.js";
 import type { BatchMemory, BatchSubmitFailure, JobCreateFailure } from "../core/input.js";
 import type { Agent, Station } from "../core/types.js";
+import type { KubeClient } from "../kube/client.js";
+import { isPermanent, KubeApiError } from "../kube/errors.js";
+import { AGENTS, JOBS, SECRETS, STATIONS } from "../kube/resources.js";
 import type { AgentEventRecorder } from "./events/recorder.js";
-import type { KubeClient } from "./kube/client.js";
-import { isPermanent, KubeApiError } from "./kube/errors.js";
-import { AGENTS, JOBS, SECRETS, STATIONS } from "./kube/resources.js";
 import type { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
 

@@ -1,6 +1,7 @@
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { agent, definition, NS, station, T0 } from "../../test/support/core-builders.js";
+import { KubeApiError } from "../kube/errors.js";
 import {
   type GatherDeps,
   gather,
@@ -8,7 +9,6 @@ import {
   LOG_READ_LIMIT_BYTES,
   LOG_READ_RETRY_MS,
 } from "./gather.js";
-import { KubeApiError } from "./kube/errors.js";
 
 const COMPLETE: V1Job = {
   metadata: { name: "run-1" },

@@ -22,9 +22,9 @@ import { jobNameFor } from "../core/names.js";
 import { initFailedBeforeAgent, jobState } from "../core/readback.js";
 import { DEFAULT_STUCK_POD_SECONDS, mayBeStuck, type RunningPodObservation } from "../core/stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
-import type { KubeClient } from "./kube/client.js";
-import { KubeApiError } from "./kube/errors.js";
-import { AGENT_DEFINITIONS, JOBS, PODS, STATIONS } from "./kube/resources.js";
+import type { KubeClient } from "../kube/client.js";
+import { KubeApiError } from "../kube/errors.js";
+import { AGENT_DEFINITIONS, JOBS, PODS, STATIONS } from "../kube/resources.js";
 
 export interface CacheView {
   agent(name: string): Agent | undefined;

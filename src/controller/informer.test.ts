@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import type { WatchEvent } from "../kube/client.js";
+import { KubeApiError } from "../kube/errors.js";
+import { AGENTS } from "../kube/resources.js";
 import type { Change } from "./cache.js";
 import { Informer } from "./informer.js";
-import type { WatchEvent } from "./kube/client.js";
-import { KubeApiError } from "./kube/errors.js";
-import { AGENTS } from "./kube/resources.js";
 
 type Obj = { metadata: { name: string; resourceVersion: string } };
 const obj = (name: string, rv: string): Obj => ({ metadata: { name, resourceVersion: rv } });

@@ -8,11 +8,12 @@
  * The server ends each watch after timeoutSeconds, which bounds how long a silently dead socket
  * can hold us. Real errors back off exponentially with jitter.
  */
+
+import type { KubeClient, WatchEvent } from "../kube/client.js";
+import { KubeApiError } from "../kube/errors.js";
+import type { Resource } from "../kube/resources.js";
 import { Backoff } from "./backoff.js";
 import { type Change, isOlder, type KubeObject, ObjectCache } from "./cache.js";
-import type { KubeClient, WatchEvent } from "./kube/client.js";
-import { KubeApiError } from "./kube/errors.js";
-import type { Resource } from "./kube/resources.js";
 
 export interface InformerOptions<T extends KubeObject> {
   client: Pick<KubeClient, "list" | "watch" | "get">;

@@ -5,12 +5,12 @@
  * a lost lease can leak into decisions.
  */
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
+import type { KubeClient } from "../kube/client.js";
 import type { ControllerConfig } from "./config.js";
 import { AgentController } from "./controller.js";
 import type { ExecutionReport, SinkDelivery } from "./executor.js";
 import { type HealthServer, startHealthServer } from "./health.js";
 import { abortableSleep } from "./informer.js";
-import type { KubeClient } from "./kube/client.js";
 import { LeaderElector } from "./leader/elector.js";
 import { ControllerMetrics } from "./metrics.js";
 

@@ -4,6 +4,8 @@
  * the Agent, Job and pods straight from the API server instead of the leader's cache.
  */
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import type { KubeClient } from "../kube/client.js";
+import { AGENTS, JOBS, PODS } from "../kube/resources.js";
 import {
   createPromptApi,
   type Forward,
@@ -15,8 +17,6 @@ import {
   startPromptApiServer,
 } from "../prompt-api/index.js";
 import type { ControllerConfig } from "./config.js";
-import type { KubeClient } from "./kube/client.js";
-import { AGENTS, JOBS, PODS } from "./kube/resources.js";
 
 /** How often a sessionId patch is retried when it races another status write. */
 const SESSION_PATCH_ATTEMPTS = 3;

@@ -11,7 +11,7 @@ import {
   runningAgent,
   SIGNING_KEY,
 } from "../../test/support/prompt-api.js";
-import { KubeApiError } from "../controller/kube/errors.js";
+import { KubeApiError } from "../kube/errors.js";
 import { createPromptApi, type PromptApiDeps } from "./app.js";
 import type { ForwardRequest, ForwardResponse } from "./forward.js";
 import type { PromptApiAgent, RunPodState } from "./session.js";

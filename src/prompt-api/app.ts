@@ -7,7 +7,7 @@
  * then the Agent, its phase, its run pod; then the supervisor's own verdict.
  */
 import { Hono } from "hono";
-import { isPermanent } from "../controller/kube/errors.js";
+import { isPermanent } from "../kube/errors.js";
 import { promptFromBody, readLimitedBody } from "./body.js";
 import { type Forward, undiciForward } from "./forward.js";
 import { jsonLogger, type PromptApiLogger } from "./logger.js";

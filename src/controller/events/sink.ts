@@ -5,9 +5,9 @@
  */
 import type { KubeEvent } from "../../core/actions.js";
 import type { AgentRef } from "../../core/types.js";
-import type { KubeClient } from "../kube/client.js";
-import { isStatus } from "../kube/errors.js";
-import { type Resource, resourcePath } from "../kube/resources.js";
+import type { KubeClient } from "../../kube/client.js";
+import { isStatus } from "../../kube/errors.js";
+import { type Resource, resourcePath } from "../../kube/resources.js";
 
 export const EVENTS: Resource = { group: "events.k8s.io", version: "v1", plural: "events" };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KubeApiError } from "../kube/errors.js";
+import { KubeApiError } from "../../kube/errors.js";
 import { LeaderElector, microTime } from "./elector.js";
 
 type Lease = { metadata: { name: string; resourceVersion?: string }; spec: Record<string, unknown> };

@@ -27,8 +27,8 @@
  *   successful renewal (immediate when the old leader released the Lease on shutdown).
  * - No fencing token is passed to writes; leadership is an efficiency measure, not a lock.
  */
-import type { KubeClient } from "../kube/client.js";
-import { LEASES } from "../kube/resources.js";
+import type { KubeClient } from "../../kube/client.js";
+import { LEASES } from "../../kube/resources.js";
 import { decide, type LeaseView, type Observation } from "./decide.js";
 
 export const LEASE_NAME = "agent-controller";

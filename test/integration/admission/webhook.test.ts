@@ -15,8 +15,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import type { KubeClient } from "../../../src/controller/kube/client.js";
-import { AGENT_DEFINITIONS, AGENTS, STATIONS } from "../../../src/controller/kube/resources.js";
+import type { KubeClient } from "../../../src/kube/client.js";
+import { AGENT_DEFINITIONS, AGENTS, STATIONS } from "../../../src/kube/resources.js";
 import { generateServingCert } from "../../harness/certs.js";
 import {
   controlPlaneState,

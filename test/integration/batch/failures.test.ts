@@ -10,7 +10,7 @@
  * with advance. Tests run in order and each leaves no batch in flight.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_DEFINITIONS, AGENTS, SECRETS } from "../../../src/controller/kube/resources.js";
+import { AGENT_DEFINITIONS, AGENTS, SECRETS } from "../../../src/kube/resources.js";
 import { type FakeAnthropic, startFakeAnthropic } from "../../fakes/providers/anthropic.js";
 import { FakeClock } from "../../fakes/providers/base.js";
 import { type FakeGemini, startFakeGemini } from "../../fakes/providers/gemini.js";

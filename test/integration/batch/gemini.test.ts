@@ -3,7 +3,7 @@
  * Gemini Batch API, the real sink dispatcher and a loopback sink listener; one Agent per row.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENTS } from "../../../src/controller/kube/resources.js";
+import { AGENTS } from "../../../src/kube/resources.js";
 import { type FakeGemini, type GeminiOutcome, startFakeGemini } from "../../fakes/providers/gemini.js";
 import {
   type BatchEnv,

@@ -14,10 +14,10 @@ import { providerFor } from "../../../src/batch/index.js";
 import type { BatchProvider, BatchProviderName } from "../../../src/batch/provider.js";
 import { parseConfig } from "../../../src/controller/config.js";
 import { AgentController } from "../../../src/controller/controller.js";
-import { KubeClient } from "../../../src/controller/kube/client.js";
-import { AGENT_DEFINITIONS, AGENTS, SECRETS, STATIONS } from "../../../src/controller/kube/resources.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import type { Agent } from "../../../src/core/types.js";
+import { KubeClient } from "../../../src/kube/client.js";
+import { AGENT_DEFINITIONS, AGENTS, SECRETS, STATIONS } from "../../../src/kube/resources.js";
 import { agentSecretsReader, SinkDispatcher } from "../../../src/sinks/index.js";
 import { createTestNamespace, eventually, kubeConfig } from "../../harness/context.js";
 

@@ -11,8 +11,8 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BatchProviderName } from "../../../src/batch/provider.js";
-import { JOBS } from "../../../src/controller/kube/resources.js";
 import { jobNameFor } from "../../../src/core/names.js";
+import { JOBS } from "../../../src/kube/resources.js";
 import type { FaultRule, RecordedRequest } from "../../fakes/providers/base.js";
 import { type FakeGemini, startFakeGemini } from "../../fakes/providers/gemini.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../../fakes/providers/openai.js";

@@ -13,7 +13,7 @@ import {
   phaseOf,
   WaitTimeoutError,
 } from "../../../src/client/index.js";
-import { AGENTS } from "../../../src/controller/kube/resources.js";
+import { AGENTS } from "../../../src/kube/resources.js";
 import { eventually, kubeconfigPath } from "../../harness/context.js";
 import {
   CLAUDE_LINES,

@@ -16,7 +16,7 @@ import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildKubectlAgent } from "../../../scripts/build-kubectl-agent.js";
 import { type Agent, AgentsClient, phaseOf } from "../../../src/client/index.js";
-import { PODS } from "../../../src/controller/kube/resources.js";
+import { PODS } from "../../../src/kube/resources.js";
 import { parseInvocation } from "../../fakes/cli/fake-cli.js";
 import { eventually, kubeconfigPath } from "../../harness/context.js";
 import {

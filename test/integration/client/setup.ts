@@ -12,10 +12,10 @@
  */
 import { parseConfig } from "../../../src/controller/config.js";
 import { AgentController } from "../../../src/controller/controller.js";
-import { KubeClient } from "../../../src/controller/kube/client.js";
-import { AGENT_DEFINITIONS, SECRETS, STATIONS } from "../../../src/controller/kube/resources.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import { startControllerPromptApi } from "../../../src/controller/prompt-api.js";
+import { KubeClient } from "../../../src/kube/client.js";
+import { AGENT_DEFINITIONS, SECRETS, STATIONS } from "../../../src/kube/resources.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { agentSecretsReader, SinkDispatcher } from "../../../src/sinks/index.js";
 import { createFakeCliGates, type FakeCliGates } from "../../fakes/cli/script.js";

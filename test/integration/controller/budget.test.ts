@@ -7,11 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EVENTS } from "../../../src/controller/events/sink.js";
-import type { KubeClient } from "../../../src/controller/kube/client.js";
-import { AGENTS, resourcePath, STATIONS } from "../../../src/controller/kube/resources.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/job-builder.js";
 import type { Station } from "../../../src/core/types.js";
+import type { KubeClient } from "../../../src/kube/client.js";
+import { AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/context.js";
 import {
   clientFor,

@@ -4,10 +4,10 @@
  * costs exactly one Running and one terminal patch, never a write computed from a stale read).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../../src/controller/kube/client.js";
-import { JOBS, type Resource } from "../../../src/controller/kube/resources.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { jobNameFor } from "../../../src/core/names.js";
+import type { KubeClient } from "../../../src/kube/client.js";
+import { JOBS, type Resource } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
 import {
   clientFor,

@@ -7,11 +7,11 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventRecorder } from "../../../src/controller/events/recorder.js";
 import { apiEventSink, EVENTS } from "../../../src/controller/events/sink.js";
-import type { KubeClient } from "../../../src/controller/kube/client.js";
-import { resourcePath } from "../../../src/controller/kube/resources.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/job-builder.js";
 import type { Agent } from "../../../src/core/types.js";
+import type { KubeClient } from "../../../src/kube/client.js";
+import { resourcePath } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, kubeconfigPath, scriptPods } from "../../harness/context.js";
 import {
   clientFor,

@@ -6,12 +6,12 @@
  */
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../../src/controller/kube/client.js";
-import { KubeApiError } from "../../../src/controller/kube/errors.js";
-import { AGENTS, JOBS, STATIONS } from "../../../src/controller/kube/resources.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { jobNameFor } from "../../../src/core/names.js";
 import type { Agent } from "../../../src/core/types.js";
+import type { KubeClient } from "../../../src/kube/client.js";
+import { KubeApiError } from "../../../src/kube/errors.js";
+import { AGENTS, JOBS, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
 import {
   clientFor,

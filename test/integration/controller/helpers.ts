@@ -1,10 +1,10 @@
 /** Shared setup for the controller's integration tests: in-process replicas on a real API server. */
 import type { KubeConfig } from "@kubernetes/client-node";
 import { type ControllerConfig, parseConfig } from "../../../src/controller/config.js";
-import { KubeClient } from "../../../src/controller/kube/client.js";
-import { AGENT_DEFINITIONS, AGENTS, STATIONS } from "../../../src/controller/kube/resources.js";
 import { ControllerReplica, type ReplicaOptions } from "../../../src/controller/process.js";
 import type { Agent } from "../../../src/core/types.js";
+import { KubeClient } from "../../../src/kube/client.js";
+import { AGENT_DEFINITIONS, AGENTS, STATIONS } from "../../../src/kube/resources.js";
 
 /** Short ticks so tests are fast; the defaults (seed values) are tested in config.test.ts. */
 export function testConfig(

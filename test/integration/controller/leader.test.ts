@@ -1,9 +1,9 @@
 /** Two in-process replicas contend for the Lease: one reconciles, and a crash hands over. */
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../../src/controller/kube/client.js";
-import { JOBS, LEASES } from "../../../src/controller/kube/resources.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
+import type { KubeClient } from "../../../src/kube/client.js";
+import { JOBS, LEASES } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
 import {
   clientFor,

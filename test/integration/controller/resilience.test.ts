@@ -4,10 +4,10 @@
  */
 import { KubeConfig, type V1Job, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../../src/controller/kube/client.js";
-import { AGENTS, JOBS, PODS } from "../../../src/controller/kube/resources.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import type { Agent } from "../../../src/core/types.js";
+import type { KubeClient } from "../../../src/kube/client.js";
+import { AGENTS, JOBS, PODS } from "../../../src/kube/resources.js";
 import {
   type ControlPlane,
   compactEtcd,

@@ -6,9 +6,9 @@
 import { createHmac } from "node:crypto";
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KubeClient } from "../../../src/controller/kube/client.js";
-import { AGENTS, JOBS } from "../../../src/controller/kube/resources.js";
 import { controllerPromptApi } from "../../../src/controller/prompt-api.js";
+import { KubeClient } from "../../../src/kube/client.js";
+import { AGENTS, JOBS } from "../../../src/kube/resources.js";
 import { type Forward, sha256Hex, undiciForward } from "../../../src/prompt-api/index.js";
 import { type FakeSupervisor, startFakeSupervisor } from "../../fakes/supervisor.js";
 import { createTestNamespace, eventually, kubeConfig, podScriptAnnotations } from "../../harness/context.js";

@@ -14,9 +14,9 @@
  *   supervisor's log.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENTS } from "../../../src/controller/kube/resources.js";
 import { AGENT_CLIS } from "../../../src/core/agent-clis.js";
 import type { Agent } from "../../../src/core/types.js";
+import { AGENTS } from "../../../src/kube/resources.js";
 import { startAnthropicMessages } from "../../fakes/models/anthropic-messages.js";
 import { CONTAINER_NPM_CACHE, npmCacheMissing } from "../../harness/agent-clis.js";
 import { NO_CLI_AGENT_IMAGE } from "../../harness/context.js";

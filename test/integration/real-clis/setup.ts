@@ -17,12 +17,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { V1EnvVar } from "@kubernetes/client-node";
-import { STATIONS } from "../../../src/controller/kube/resources.js";
 import {
   AGENT_BASE_URL_SETTINGS,
   type CliVendor,
   type ModelApiFamily,
 } from "../../../src/core/agent-clis.js";
+import { STATIONS } from "../../../src/kube/resources.js";
 import { createBareRepo, type GitHttpServer, startGitHttpServer } from "../../fakes/git-http.js";
 import { type FakeGitHub, startFakeGitHub } from "../../fakes/github.js";
 import type { ModelServer } from "../../fakes/models/base.js";

@@ -6,7 +6,7 @@
  * is 5 s here instead of 5 minutes): the Agent fails with the kubelet's reason and its Job is deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOBS } from "../../../src/controller/kube/resources.js";
+import { JOBS } from "../../../src/kube/resources.js";
 import { eventually } from "../../harness/context.js";
 import {
   createAgent,

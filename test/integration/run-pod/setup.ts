@@ -7,10 +7,10 @@
 import { CoreV1Api, type V1Pod, Watch } from "@kubernetes/client-node";
 import { parseConfig } from "../../../src/controller/config.js";
 import { AgentController } from "../../../src/controller/controller.js";
-import { KubeClient } from "../../../src/controller/kube/client.js";
-import { AGENT_DEFINITIONS, AGENTS, SECRETS, STATIONS } from "../../../src/controller/kube/resources.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import type { Agent } from "../../../src/core/types.js";
+import { KubeClient } from "../../../src/kube/client.js";
+import { AGENT_DEFINITIONS, AGENTS, SECRETS, STATIONS } from "../../../src/kube/resources.js";
 import { agentSecretsReader, SinkDispatcher } from "../../../src/sinks/index.js";
 import {
   createFakeCliJournal,

@@ -5,8 +5,8 @@
  * run's events in order with its header; an agent exit 3 ends the Agent Failed with exitCode 3.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENTS } from "../../../src/controller/kube/resources.js";
 import type { Agent } from "../../../src/core/types.js";
+import { AGENTS } from "../../../src/kube/resources.js";
 import {
   createAgent,
   createDefinition,
