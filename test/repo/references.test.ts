@@ -5,11 +5,11 @@
  * open-question numbers, section numbers or issue items). Offenders are reported by file:line.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const SCANNED = ["src", "test", "codegen", "scripts", "bench", "deploy", "docs"];
+const SCANNED = ["src", "test", "codegen", "scripts", "bench", "deploy", "docs", "README.md"];
 /** Names each decision's origin (the open question it answers), by design. */
 const DECISIONS = join("docs", "decisions.md");
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git"]);
@@ -31,6 +31,7 @@ const OUTSIDE: readonly { what: string; pattern: RegExp }[] = [
 
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
+  if (statSync(dir).isFile()) return [dir];
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
     if (SKIP_DIRS.has(name)) continue;
@@ -127,5 +128,19 @@ describe("references in code lead to docs/", () => {
         .map(([cited]) => `${where(l)}  [${cited}]`),
     );
     expect(broken, `no such docs/ page or section:\n${broken.join("\n")}`).toEqual([]);
+  });
+
+  it("every section link between docs/ pages resolves", () => {
+    const broken = lines
+      .filter((l) => l.file.startsWith("docs/") || l.file === "README.md")
+      .flatMap((l) =>
+        [...l.text.matchAll(/\]\(([\w./-]+\.md)#([\w-]+)\)/g)]
+          .filter(([, target = "", anchor = ""]) => {
+            const doc = relative(ROOT, join(ROOT, dirname(l.file), target));
+            return !existsSync(join(ROOT, doc)) || !anchorsOf(doc).has(anchor);
+          })
+          .map(([link]) => `${where(l)}  [${link}]`),
+      );
+    expect(broken, `no such page or section:\n${broken.join("\n")}`).toEqual([]);
   });
 });
