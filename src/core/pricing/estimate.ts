@@ -32,7 +32,7 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
 export const totalTokens = (u: TokenUsage): number =>
   u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
 
-/** Batch APIs bill half the standard price (providers/*.md, "Price"). */
+/** Batch APIs bill half the standard price (docs/cost-and-budgets.md). */
 export const BATCH_DISCOUNT = 0.5;
 
 function ratesFor(price: ModelPrice, u: TokenUsage): Rates {

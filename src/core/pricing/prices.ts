@@ -6,7 +6,7 @@
  * reports tokens and no cost.
  *
  * The Anthropic batch lines' `total_cost_usd` has its own, narrower rule (src/batch/pricing.ts,
- * seeds/batch-runs): input and output only, exact ids. A test keeps the two tables' input and
+ * docs/cost-and-budgets.md): input and output only, exact ids. A test keeps the two tables' input and
  * output rates equal.
  */
 

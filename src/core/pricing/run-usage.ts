@@ -3,7 +3,7 @@
  * CLI-format lines of a batch run): what the controller writes to status.usage, status.costUSD
  * and status.costSource (docs/cost-and-budgets.md). Pure.
  *
- * Per vendor (docs/agent-clis.md, cli-output.md):
+ * Per vendor (docs/agent-clis.md, docs/cost-and-budgets.md):
  * - claude (and exec, which prints claude's lines): a `result` line with
  *   `model_usage_since_last_result` (claude 2.1.3xx) counts exactly that: each model's tokens and
  *   costUSD since the previous result of the process, side models included. Otherwise its `usage`
@@ -159,7 +159,7 @@ function claudeParts(lines: JsonLine[], fallbackModel: string, batch: boolean): 
     if (since !== undefined) {
       parts.push(...since);
     } else if (batch || cost === undefined) {
-      // The batch lines' total_cost_usd follows the seed's narrower rule; the status prices all tokens.
+      // The batch lines' total_cost_usd has a narrower rule (docs/cost-and-budgets.md); the status prices all tokens.
       parts.push({ usage, model });
     } else {
       const runningTotal =
@@ -219,7 +219,7 @@ function codexParts(lines: JsonLine[], model: string): Part[] {
     parts.push({
       model,
       usage: {
-        // input_tokens includes the cached part (cli-output.md); output_tokens includes reasoning.
+        // input_tokens includes the cached part (docs/agent-clis.md#codex); output_tokens includes reasoning.
         inputTokens: Math.max(0, own.input - own.cached - own.write),
         outputTokens: own.output,
         cacheReadTokens: own.cached,
