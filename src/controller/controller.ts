@@ -19,11 +19,11 @@ import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "../kube/resources.js"
 import type { Change } from "./cache.js";
 import { controllingAgent, keysForAgentChanges, keysForJobChanges } from "./change-keys.js";
 import type { ControllerConfig } from "./config.js";
-import { type AgentEventRecorder, EventRecorder } from "./events/recorder.js";
-import { apiEventSink } from "./events/sink.js";
 import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
 import { gather } from "./gather.js";
 import { abortableSleep, Informer } from "./informer.js";
+import { type AgentEventRecorder, EventRecorder } from "./kube-events/recorder.js";
+import { apiEventSink } from "./kube-events/sink.js";
 import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { StationIndex } from "./station-index.js";

@@ -17,7 +17,7 @@ import type { Agent, Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { isPermanent, KubeApiError } from "../kube/errors.js";
 import { AGENTS, JOBS, SECRETS, STATIONS } from "../kube/resources.js";
-import type { AgentEventRecorder } from "./events/recorder.js";
+import type { AgentEventRecorder } from "./kube-events/recorder.js";
 import type { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
 

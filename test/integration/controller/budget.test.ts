@@ -6,7 +6,7 @@
  * (an injected clock, moved forward past the window).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENTS } from "../../../src/controller/events/sink.js";
+import { EVENTS } from "../../../src/controller/kube-events/sink.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/job-builder.js";
 import type { Station } from "../../../src/core/types.js";

@@ -5,8 +5,8 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EventRecorder } from "../../../src/controller/events/recorder.js";
-import { apiEventSink, EVENTS } from "../../../src/controller/events/sink.js";
+import { EventRecorder } from "../../../src/controller/kube-events/recorder.js";
+import { apiEventSink, EVENTS } from "../../../src/controller/kube-events/sink.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/job-builder.js";
 import type { Agent } from "../../../src/core/types.js";
