@@ -6,13 +6,13 @@
 
 import { budgetMessage, budgetVerdict } from "../core/budget.js";
 import { SECRET_NAME } from "../core/job-builder.js";
-import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import {
   admissionFailure,
   executionOf,
   MSG_BATCH_DISABLED,
   MSG_REALTIME_DISABLED,
-} from "../core/validation.js";
+} from "../core/spec-checks.js";
+import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import { firstSchemaIssue } from "../validation/index.js";
 import type { Lookup } from "./facts.js";
 import { agentSecretKeys, definitionSecretKeys, type SecretKeyRef } from "./secret-refs.js";

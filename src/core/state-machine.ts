@@ -9,7 +9,7 @@
  * - FINALIZER_RULES run only while the Agent carries agents.re-cinq.com/batch-cleanup: cancel
  *   and delete the provider batch, count failed cleanups, release the finalizer. This is the
  *   only work a terminal Agent can still get.
- * `docs/state-machine.md` is rendered from these same tables (`render-docs.ts`).
+ * `docs/state-machine.md` is rendered from these same tables (`codegen/state-machine-doc.ts`).
  *
  * Batch I/O is two-phase. The core never calls a provider; it asks for a call (submitBatch,
  * pollBatch, cancelBatch, cleanupBatch) and the executor performs it, writes the outcome into
@@ -60,6 +60,7 @@ import {
   VENDOR_CAPABILITIES,
   type Vendor,
 } from "./routing.js";
+import { admissionFailure, executionOf, MSG_BATCH_DISABLED } from "./spec-checks.js";
 import { DEFAULT_STUCK_POD_SECONDS, neverStartsReason } from "./stuck-pod.js";
 import { renderPrompt } from "./templating.js";
 import {
@@ -73,7 +74,6 @@ import {
   phaseOf,
   type Station,
 } from "./types.js";
-import { admissionFailure, executionOf, MSG_BATCH_DISABLED } from "./validation.js";
 
 export const MSG_BATCH_TIMED_OUT = "batch timed out";
 /** batch.timeoutMinutes default (24 h). */

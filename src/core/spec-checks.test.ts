@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { agent, definition } from "../../test/support/core-builders.js";
+import { admissionFailure, batchUnsupportedFields } from "./spec-checks.js";
 import type { AgentDefinitionSpec, AgentSpec } from "./types.js";
-import { admissionFailure, batchUnsupportedFields } from "./validation.js";
 
 /** A claude session id as the CLI announces it. */
 const SESSION = "4855a4a8-c43d-426f-99fc-150c8ea32853";
