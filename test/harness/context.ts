@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import * as plane from "./cluster.js";
-import { RUNNER_SCHEDULING } from "./pod-runner.js";
+import { RUNNER_SCHEDULING } from "./pod-runner/index.js";
 import { type PodScript, SCRIPT_RULE_LABEL, validatePodScript } from "./pod-script.js";
 
 export {
@@ -156,13 +156,13 @@ export {
   type FakeCliScript,
   fakeCliEnv,
 } from "../fakes/cli/script.js";
-export { RUNNER_NODE_NAME, RUNNER_SCHEDULING } from "./pod-runner.js";
 export {
   NO_CLI_AGENT_IMAGE,
   REAL_CLI_AGENT_IMAGE,
   RUNNER_AGENT_IMAGE,
   runPodProgramsBuilt,
-} from "./pod-runner-images.js";
+} from "./pod-runner/images.js";
+export { RUNNER_NODE_NAME, RUNNER_SCHEDULING } from "./pod-runner/index.js";
 
 /**
  * Why the real agent CLIs cannot be used in this run ("" when they can): the global setup installs

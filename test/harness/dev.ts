@@ -19,8 +19,8 @@ import { type AnthropicMessagesServer, startAnthropicMessages } from "../fakes/m
 import type { ModelStep } from "../fakes/models/base.js";
 import { ensureAgentClis } from "./agent-clis.js";
 import { applyYamlFile, type ControlPlane, installCrds, REPO_ROOT, startControlPlane } from "./cluster.js";
-import { RUNNER_SCHEDULING } from "./pod-runner.js";
-import { REAL_CLI_AGENT_IMAGE, RUNNER_AGENT_IMAGE, runPodProgramsBuilt } from "./pod-runner-images.js";
+import { REAL_CLI_AGENT_IMAGE, RUNNER_AGENT_IMAGE, runPodProgramsBuilt } from "./pod-runner/images.js";
+import { RUNNER_SCHEDULING } from "./pod-runner/index.js";
 
 const NAMESPACE = process.env.NAMESPACE ?? "ai-agents";
 /** DEV_POD_RUNNER=0 keeps the example Station on kwok (scripted pods) even when dist/agent exists. */

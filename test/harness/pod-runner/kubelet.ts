@@ -8,7 +8,7 @@ import { open, readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type LogReadOptions, logOptionsFromQuery, readCriLog } from "./pod-runner-logs.js";
+import { type LogReadOptions, logOptionsFromQuery, readCriLog } from "./logs.js";
 
 /** Where a container's log is, or why it cannot be read (kubelet wording). */
 export type LogSource = { file: string; running: () => boolean } | { status: number; message: string };

@@ -4,7 +4,7 @@
  * from the runner's own environment. Errors carry the kubelet's messages; the runner reports them
  * as `CreateContainerConfigError` and retries.
  */
-import type { ContainerSpec, PodJson } from "./pod-runner-types.js";
+import type { ContainerSpec, PodJson } from "./types.js";
 
 /** Reads Secrets and ConfigMaps of the pod's namespace; undefined when the object does not exist. */
 export interface EnvSources {

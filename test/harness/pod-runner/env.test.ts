@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ContainerConfigError, type EnvSources, expandVars, resolveEnv } from "./pod-runner-env.js";
-import type { ContainerSpec, PodJson } from "./pod-runner-types.js";
+import { ContainerConfigError, type EnvSources, expandVars, resolveEnv } from "./env.js";
+import type { ContainerSpec, PodJson } from "./types.js";
 
 const pod: PodJson = {
   metadata: { name: "run-1", namespace: "team", uid: "uid-1", labels: { app: "x" } },

@@ -4,7 +4,7 @@
  * `kube-node-lease` renewed every quarter of its duration, and the Ready condition's heartbeat.
  * No `kwok.x-k8s.io/node` annotation: kwok leaves this node and its pods alone.
  */
-import type { HarnessApi } from "./api.js";
+import type { HarnessApi } from "../api.js";
 
 /** Scheduling of the runner node: the label to select it and the taint to tolerate. */
 export const RUNNER_NODE_NAME = "runner-node-0";

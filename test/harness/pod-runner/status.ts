@@ -10,7 +10,7 @@ import type {
   PodConditionJson,
   PodJson,
   PodStatusJson,
-} from "./pod-runner-types.js";
+} from "./types.js";
 
 /** One container as the runner sees it. */
 export type RunState =

@@ -7,25 +7,18 @@ import type { ChildProcess } from "node:child_process";
 import { chmod, mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { HarnessApi } from "./api.js";
-import { ContainerConfigError, type EnvSources, expandVars, resolveEnv } from "./pod-runner-env.js";
-import { CriLogWriter, terminationMessageFromLog } from "./pod-runner-logs.js";
+import type { HarnessApi } from "../api.js";
+import { ContainerConfigError, type EnvSources, expandVars, resolveEnv } from "./env.js";
+import { CriLogWriter, terminationMessageFromLog } from "./logs.js";
 import {
   type BindMount,
   containerArgv,
   containerUser,
   type ImageConfig,
   startContainerProcess,
-} from "./pod-runner-process.js";
-import {
-  exitCodeOf,
-  type PodView,
-  podPhase,
-  podStatus,
-  type RunState,
-  terminatedReason,
-} from "./pod-runner-status.js";
-import type { ContainerSpec, PodConditionJson, PodJson, ProbeSpec } from "./pod-runner-types.js";
+} from "./process.js";
+import { exitCodeOf, type PodView, podPhase, podStatus, type RunState, terminatedReason } from "./status.js";
+import type { ContainerSpec, PodConditionJson, PodJson, ProbeSpec } from "./types.js";
 
 /** The port a run pod's realtime supervisor listens on (docs/supervisor.md#realtime-sessions). */
 export const REALTIME_PORT = 8090;

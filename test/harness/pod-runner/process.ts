@@ -9,7 +9,7 @@
  * Paths and argv reach the inner program as arguments, never spliced into its text.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import type { ContainerSpec, PodJson } from "./pod-runner-types.js";
+import type { ContainerSpec, PodJson } from "./types.js";
 
 export interface BindMount {
   source: string;

@@ -8,7 +8,7 @@ import {
   logOptionsFromQuery,
   readCriLog,
   terminationMessageFromLog,
-} from "./pod-runner-logs.js";
+} from "./logs.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pod-runner-logs-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 /**
  * The pod runner: a small kubelet for the local plane. It registers its own node (`runner-node-0`,
  * tainted, not a kwok node), watches the pods bound to it and runs them as local processes (see
- * pod-runner-pod.ts), serves their logs to `pods/log` through its kubelet endpoint, and leaves
+ * pod.ts), serves their logs to `pods/log` through its kubelet endpoint, and leaves
  * nothing behind when stopped. Its own errors go to `<plane dir>/pod-runner.log`.
  * See test/harness/README.md ("Pods that really run").
  */
@@ -10,16 +10,16 @@ import { mkdir, rm } from "node:fs/promises";
 import type { Server } from "node:https";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { HarnessApi } from "./api.js";
-import { generateServingCert } from "./certs.js";
-import { type LogSource, serverPort, startKubeletServer } from "./pod-runner-kubelet.js";
-import { RUNNER_LABEL, RUNNER_NODE_NAME, RUNNER_TAINT, RunnerNode } from "./pod-runner-node.js";
-import { RunnerPod } from "./pod-runner-pod.js";
-import type { ImageConfig } from "./pod-runner-process.js";
-import type { PodJson } from "./pod-runner-types.js";
-import { freePort } from "./ports.js";
+import type { HarnessApi } from "../api.js";
+import { generateServingCert } from "../certs.js";
+import { freePort } from "../ports.js";
+import { type LogSource, serverPort, startKubeletServer } from "./kubelet.js";
+import { RUNNER_LABEL, RUNNER_NODE_NAME, RUNNER_TAINT, RunnerNode } from "./node.js";
+import { RunnerPod } from "./pod.js";
+import type { ImageConfig } from "./process.js";
+import type { PodJson } from "./types.js";
 
-export { RUNNER_LABEL, RUNNER_NODE_NAME, RUNNER_TAINT } from "./pod-runner-node.js";
+export { RUNNER_LABEL, RUNNER_NODE_NAME, RUNNER_TAINT } from "./node.js";
 
 /** The pod-spec fragment that puts a pod on the runner node (merge into a pod template's spec). */
 export const RUNNER_SCHEDULING = {

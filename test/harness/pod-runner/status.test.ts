@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { exitCodeOf, type PodView, podPhase, podStatus, type RunState } from "./pod-runner-status.js";
-import type { PodJson } from "./pod-runner-types.js";
+import { exitCodeOf, type PodView, podPhase, podStatus, type RunState } from "./status.js";
+import type { PodJson } from "./types.js";
 
 const waiting = (reason = "PodInitializing"): RunState => ({ kind: "waiting", reason });
 const running = (ready = true): RunState => ({ kind: "running", startedAt: "t0", ready, containerID: "c" });

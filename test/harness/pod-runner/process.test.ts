@@ -3,8 +3,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { type ContainerLaunch, containerUser, startContainerProcess } from "./pod-runner-process.js";
-import type { PodJson } from "./pod-runner-types.js";
+import { type ContainerLaunch, containerUser, startContainerProcess } from "./process.js";
+import type { PodJson } from "./types.js";
 
 // Mount namespaces need root (as in CI and the dev machines); elsewhere these cases are skipped.
 const root = process.getuid?.() === 0;

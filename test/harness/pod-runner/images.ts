@@ -23,9 +23,9 @@ import { existsSync } from "node:fs";
 import { chmod, link, mkdir, symlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CLI_VENDORS } from "../../src/core/agent-clis.js";
-import { CLI_NAMES } from "../fakes/cli/fake-cli.js";
-import { installFakeClis } from "../fakes/cli/install.js";
+import { CLI_VENDORS } from "../../../src/core/agent-clis.js";
+import { CLI_NAMES } from "../../fakes/cli/fake-cli.js";
+import { installFakeClis } from "../../fakes/cli/install.js";
 import {
   agentCliCacheRoot,
   agentClisMissing,
@@ -33,8 +33,8 @@ import {
   CONTAINER_NPM_CACHE,
   cachedCli,
   npmCacheRoot,
-} from "./agent-clis.js";
-import type { ImageConfig } from "./pod-runner-process.js";
+} from "../agent-clis.js";
+import type { ImageConfig } from "./process.js";
 
 /** The image name the runner maps to the run-pod programs; start the controller with AGENT_IMAGE set to it. */
 export const RUNNER_AGENT_IMAGE = "harness.test.example/ai-agent-init:local";
@@ -43,7 +43,7 @@ export const REAL_CLI_AGENT_IMAGE = "harness.test.example/agent-real-clis:local"
 /** A Station image without any agent CLI (Node and npm in /usr/bin only). */
 export const NO_CLI_AGENT_IMAGE = "harness.test.example/agent-no-cli:local";
 /** Where `npm run build:agent` writes the run-pod executables. */
-export const AGENT_DIST_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/agent");
+export const AGENT_DIST_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../dist/agent");
 export const RUN_POD_PROGRAMS = ["ai-agent-init", "ai-agent-supervisor", "ai-agent-courier"] as const;
 
 /** True once dist/agent holds every run-pod program (the e2e tests need them). */
