@@ -18,6 +18,7 @@ import type { AgentDefinition } from "../../generated/crds/agentdefinition.js";
 import type { Station } from "../../generated/crds/station.js";
 import type { ControllerSettings } from "../core/input.js";
 import { buildJob, templateProblem } from "../core/job-builder.js";
+import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
 import { admissionFailure, executionOf } from "../core/spec-checks.js";
 import { validateResource } from "../validation/index.js";
 
@@ -125,7 +126,7 @@ function documentsOf(source: ManifestSource, problems: ManifestProblem[]): Doc[]
 const RUN_CHECK_SETTINGS: ControllerSettings = {
   namespace: "validate",
   agentImage: "validate.invalid/agent:0",
-  maxOutputBytes: 262144,
+  maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
   batchEnabled: true,
   realtimeEnabled: true,
   batchPollSeconds: 60,

@@ -9,6 +9,7 @@ import type { Agent, AgentSpec } from "../../generated/crds/agent.js";
 import type { AgentDefinition } from "../../generated/crds/agentdefinition.js";
 import type { ObjectMeta } from "../../generated/crds/meta.js";
 import type { Station } from "../../generated/crds/station.js";
+import { jobPodSelector } from "../core/names.js";
 import { KubeClient, type WatchEvent } from "../kube/client.js";
 import { KubeApiError } from "../kube/errors.js";
 import { AGENT_DEFINITIONS, AGENTS, PODS, resourcePath, SECRETS, STATIONS } from "../kube/resources.js";
@@ -124,7 +125,7 @@ export class AgentsClient {
   /** The pods of a run's Job (label job-name), newest first. */
   async runPods(jobName: string, signal?: AbortSignal): Promise<V1Pod[]> {
     const { items } = await this.kube.list<V1Pod>(PODS, this.namespace, {
-      labelSelector: `job-name=${jobName}`,
+      labelSelector: jobPodSelector(jobName),
       signal,
     });
     return items.sort((a, b) =>

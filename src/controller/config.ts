@@ -16,6 +16,8 @@ import {
   type ModelApiFamily,
 } from "../core/agent-clis.js";
 import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/job-builder.js";
+import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
+import { DEFAULT_STUCK_POD_SECONDS } from "../core/stuck-pod.js";
 import { AGENT_IMAGE } from "../version.js";
 
 /** Image of the init container and courier when AGENT_IMAGE is unset: this release's agent image. */
@@ -243,11 +245,11 @@ export function parseConfig(
     admissionEnabled: strictBool("ADMISSION_ENABLED", env.ADMISSION_ENABLED),
     admissionPort: port("ADMISSION_PORT", env.ADMISSION_PORT, 9443),
     admissionCertDir: nonEmpty("ADMISSION_CERT_DIR", env.ADMISSION_CERT_DIR, DEFAULT_ADMISSION_CERT_DIR),
-    maxOutputBytes: positiveInt("MAX_OUTPUT_BYTES", env.MAX_OUTPUT_BYTES, 262144),
+    maxOutputBytes: positiveInt("MAX_OUTPUT_BYTES", env.MAX_OUTPUT_BYTES, DEFAULT_MAX_OUTPUT_BYTES),
     agentImage: nonEmpty("AGENT_IMAGE", env.AGENT_IMAGE, DEFAULT_AGENT_IMAGE),
     batchEnabled,
     batchPollSeconds,
-    stuckPodSeconds: positiveInt("STUCK_POD_SECONDS", env.STUCK_POD_SECONDS, 300),
+    stuckPodSeconds: positiveInt("STUCK_POD_SECONDS", env.STUCK_POD_SECONDS, DEFAULT_STUCK_POD_SECONDS),
     realtimeEnabled,
     realtimeApiToken,
     realtimeSigningKey,

@@ -18,7 +18,7 @@ import type {
   PodObservation,
   ReconcileInput,
 } from "../core/input.js";
-import { jobNameFor } from "../core/names.js";
+import { jobNameFor, jobPodSelector } from "../core/names.js";
 import { initFailedBeforeAgent, jobState } from "../core/readback.js";
 import { DEFAULT_STUCK_POD_SECONDS, mayBeStuck, type RunningPodObservation } from "../core/stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
@@ -144,7 +144,7 @@ export function jobFinishedAt(job: V1Job | undefined): number | undefined {
 
 /** The oldest pod of a running Job, statuses only (docs/decisions.md D-22); undefined when there is none yet. */
 async function readRunningPod(d: GatherDeps, jobName: string): Promise<RunningPodObservation | undefined> {
-  const pods = (await d.client.list<V1Pod>(PODS, d.namespace, { labelSelector: `job-name=${jobName}` }))
+  const pods = (await d.client.list<V1Pod>(PODS, d.namespace, { labelSelector: jobPodSelector(jobName) }))
     .items;
   pods.sort((a, b) =>
     String(a.metadata?.creationTimestamp ?? "").localeCompare(String(b.metadata?.creationTimestamp ?? "")),
@@ -167,7 +167,7 @@ async function readPod(
 ): Promise<PodObservation> {
   // A failed LIST says nothing about the pod: it throws, and the reconcile is retried, rather than
   // reading as "pod garbage-collected" and ending the run without its output.
-  const pods = (await d.client.list<V1Pod>(PODS, d.namespace, { labelSelector: `job-name=${jobName}` }))
+  const pods = (await d.client.list<V1Pod>(PODS, d.namespace, { labelSelector: jobPodSelector(jobName) }))
     .items;
   // Oldest first, so "the first pod" is stable across reads.
   pods.sort((a, b) =>

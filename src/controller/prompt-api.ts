@@ -4,6 +4,7 @@
  * the Agent, Job and pods straight from the API server instead of the leader's cache.
  */
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import { jobPodSelector } from "../core/names.js";
 import type { KubeClient } from "../kube/client.js";
 import { AGENTS, JOBS, PODS } from "../kube/resources.js";
 import {
@@ -40,7 +41,7 @@ export function controllerPromptApi(w: PromptApiWiring) {
       const jobName = agent.status?.jobName ?? "";
       const [job, pods] = await Promise.all([
         w.client.get<V1Job>(JOBS, ns, jobName),
-        w.client.list<V1Pod>(PODS, ns, { labelSelector: `job-name=${jobName}` }),
+        w.client.list<V1Pod>(PODS, ns, { labelSelector: jobPodSelector(jobName) }),
       ]);
       return runPodStateFrom({ job, pods: pods.items });
     },

@@ -24,6 +24,11 @@ export function shortenName(full: string): string {
   return `${head}-${fnv1a64Low32Hex(full)}`;
 }
 
+/** The label selector of a Job's pods: the Job controller labels each pod `job-name=<Job name>`. */
+export function jobPodSelector(jobName: string): string {
+  return `job-name=${jobName}`;
+}
+
 /** `agent-job-<Agent name>`, shortened. The controller re-derives it when status.jobName is empty. */
 export function jobNameFor(agentName: string): string {
   return shortenName(`agent-job-${agentName}`);

@@ -11,7 +11,6 @@ export {
 export { runToken, sha256Hex } from "./run-token.js";
 export { DEFAULT_PROMPT_API_PORT, type PromptApiServer, startPromptApiServer } from "./server.js";
 export {
-  EXECUTION_LABEL,
   type PromptApiAgent,
   type RunPodState,
   runPodStateFrom,

@@ -3,10 +3,9 @@
  * Plain data in, plain decisions out; the app does the I/O.
  */
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import { LABEL_EXECUTION } from "../core/job-builder.js";
 import { msg } from "./messages.js";
 
-/** The pod label that marks a realtime run (seed: controller-lifecycle.txt). */
-export const EXECUTION_LABEL = "agents.re-cinq.com/execution";
 /** Where the run pod's supervisor listens (seed). */
 export const SUPERVISOR_PORT = 8090;
 
@@ -69,9 +68,9 @@ export function runPodStateFrom(input: {
     .map((p) => p.metadata?.labels)
     .filter((l): l is Record<string, string> => l !== undefined);
   const realtime = input.job
-    ? input.job.metadata?.labels?.[EXECUTION_LABEL] === "realtime"
+    ? input.job.metadata?.labels?.[LABEL_EXECUTION] === "realtime"
     : podLabels.length > 0
-      ? podLabels.some((l) => l[EXECUTION_LABEL] === "realtime")
+      ? podLabels.some((l) => l[LABEL_EXECUTION] === "realtime")
       : input.definitionExecution === "realtime";
   if (!realtime) return { kind: "not-realtime" };
   const pod = input.pods.find((p) => !p.metadata?.deletionTimestamp && p.status?.podIP && podReady(p));
