@@ -1,51 +1,43 @@
 /**
  * The CRD types the reconcile core reads: the generated ones (`generated/crds/`, compiled from
- * `schemas/crds/`), re-exported under the names the core uses, plus the element types it names.
- * Field names are exactly the CRDs' (spec/crds.md, seeds/agent-crd.txt).
+ * `schemas/crds/`), re-exported unchanged, plus the few element types the core names its own way.
+ * Field names are exactly the CRDs' (docs/reference/crds.md).
  */
-import type {
-  Agent as GenAgent,
-  AgentCondition as GenAgentCondition,
-  AgentFile as GenAgentFile,
-  AgentSpec as GenAgentSpec,
-  AgentStatus as GenAgentStatus,
-  ObjectMeta as GenObjectMeta,
+export type {
+  Agent,
+  AgentCondition,
+  AgentFile,
+  AgentSpec,
+  AgentStatus,
+  ObjectMeta,
 } from "../../generated/crds/agent.js";
+export type {
+  AgentDefinition,
+  AgentDefinitionSpec,
+  McpServer,
+} from "../../generated/crds/agentdefinition.js";
+export type { Station, StationSpec } from "../../generated/crds/station.js";
+
+import type { Agent, AgentStatus } from "../../generated/crds/agent.js";
 import type {
-  ConversationSettings,
-  AgentDefinition as GenAgentDefinition,
-  AgentDefinitionSpec as GenAgentDefinitionSpec,
-  McpServer as GenMcpServer,
+  AgentDefinitionSpec,
   OutputSelector,
-  PullRequestDelivery,
   RepoRef,
   Sink,
   WatchedFile,
 } from "../../generated/crds/agentdefinition.js";
-import type { Station as GenStation, StationSpec as GenStationSpec } from "../../generated/crds/station.js";
+import type { StationSpec } from "../../generated/crds/station.js";
 
-export type ObjectMeta = GenObjectMeta;
-export type Agent = GenAgent;
-export type AgentSpec = GenAgentSpec;
-export type AgentStatus = GenAgentStatus;
-export type AgentCondition = GenAgentCondition;
-export type AgentFile = GenAgentFile;
 export type AgentPhase = NonNullable<AgentStatus["phase"]>;
-
-export type Station = GenStation;
-export type StationSpec = GenStationSpec;
 export type ConcurrencyPolicy = NonNullable<StationSpec["concurrencyPolicy"]>;
-
-export type AgentDefinition = GenAgentDefinition;
-export type AgentDefinitionSpec = GenAgentDefinitionSpec;
 export type Execution = NonNullable<AgentDefinitionSpec["execution"]>;
-export type McpServer = GenMcpServer;
+
+// The core's names for the element types it passes around (a repo to clone, a sink, its select,
+// a watched file); the generated names describe the schema's nesting instead.
 export type RepoSpec = RepoRef;
-export type ConversationSpec = ConversationSettings;
 export type SinkSpec = Sink;
 export type SelectorSpec = OutputSelector;
 export type WatchSpec = WatchedFile;
-export type PullRequestSpec = PullRequestDelivery;
 
 /** Reference to one Agent, enough for the executor to address it. */
 export interface AgentRef {
