@@ -2,7 +2,7 @@
 import type { Agent } from "../../generated/crds/agent.js";
 import type { AgentsClient } from "../client/agents.js";
 import { PromptApiError, PromptUnavailableError } from "../client/errors.js";
-import { PromptApiClient } from "../client/prompt-api.js";
+import { PromptApiClient } from "../client/prompt-api-client.js";
 import { exitCodeOf, phaseOf, reasonOf } from "../client/terminal.js";
 import type { Command, GlobalFlags } from "./args.js";
 import { agentNotFound, followAgent, LinePrinter } from "./follow.js";

@@ -45,7 +45,7 @@ export {
   PromptApiClient,
   type PromptApiClientOptions,
   type PromptReply,
-} from "./prompt-api.js";
+} from "./prompt-api-client.js";
 export {
   type AgentPhase,
   conditionOf,

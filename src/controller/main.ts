@@ -12,7 +12,7 @@ import { agentSecretsReader, retryFromEnv, SinkDispatcher } from "../sinks/index
 import { ConfigError, parseConfig } from "./config.js";
 import { ControllerMetrics } from "./metrics.js";
 import { ControllerReplica } from "./process.js";
-import { startControllerPromptApi } from "./prompt-api.js";
+import { startControllerPromptApi } from "./prompt-api-wiring.js";
 
 /** Lookups of one admission review; the webhook's timeoutSeconds (5) leaves room for the answer. */
 const ADMISSION_LOOKUP_TIMEOUT_MS = 3_000;

@@ -13,7 +13,7 @@
 import { parseConfig } from "../../../src/controller/config.js";
 import { AgentController } from "../../../src/controller/controller.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
-import { startControllerPromptApi } from "../../../src/controller/prompt-api.js";
+import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, SECRETS, STATIONS } from "../../../src/kube/resources.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";

@@ -6,7 +6,7 @@
 import { createHmac } from "node:crypto";
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { controllerPromptApi } from "../../../src/controller/prompt-api.js";
+import { controllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import { KubeClient } from "../../../src/kube/client.js";
 import { AGENTS, JOBS } from "../../../src/kube/resources.js";
 import { type Forward, sha256Hex, undiciForward } from "../../../src/prompt-api/index.js";

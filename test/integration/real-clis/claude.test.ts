@@ -19,7 +19,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
-import { startControllerPromptApi } from "../../../src/controller/prompt-api.js";
+import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { CLAUDE_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/claude.js";

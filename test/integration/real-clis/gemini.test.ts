@@ -18,7 +18,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
-import { startControllerPromptApi } from "../../../src/controller/prompt-api.js";
+import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import type { Agent } from "../../../src/core/types.js";
 import { parseJsonLine } from "../../../src/core/vendors.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";

@@ -16,7 +16,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { controllerPromptApi, startControllerPromptApi } from "../../../src/controller/prompt-api.js";
+import { controllerPromptApi, startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import type { Agent } from "../../../src/core/types.js";
 import { AGENTS } from "../../../src/kube/resources.js";
 import { type PromptApiServer, runToken } from "../../../src/prompt-api/index.js";

@@ -10,7 +10,7 @@ import {
   PromptUnauthorizedError,
   PromptUnavailableError,
 } from "./errors.js";
-import { PromptApiClient } from "./prompt-api.js";
+import { PromptApiClient } from "./prompt-api-client.js";
 
 interface Call {
   url: string;
