@@ -5,11 +5,11 @@
  * their fault injection reaches submit and cancel, not only GET and DELETE.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startFakeAnthropic } from "../../test/fakes/providers/anthropic.js";
-import { startFakeGemini } from "../../test/fakes/providers/gemini.js";
-import { startFakeOpenAI } from "../../test/fakes/providers/openai.js";
-import { providerFor } from "./index.js";
-import type { BatchProviderName, BatchSubmitRequest } from "./provider.js";
+import { providerFor } from "../../../src/batch/index.js";
+import type { BatchProviderName, BatchSubmitRequest } from "../../../src/batch/provider.js";
+import { startFakeAnthropic } from "./anthropic.js";
+import { startFakeGemini } from "./gemini.js";
+import { startFakeOpenAI } from "./openai.js";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
