@@ -128,7 +128,7 @@ describe("structural schemas", () => {
 describe("API surface (docs/reference/crds.md)", () => {
   it.each([
     ["Agent", "agents", "agent", ["agt"], true],
-    ["Station", "stations", "station", ["stn"], false],
+    ["Station", "stations", "station", ["stn"], true],
     ["AgentDefinition", "agentdefinitions", "agentdefinition", ["agentdef", "ad"], false],
   ] as const)(
     "%s: names, scope, version and status subresource",
@@ -152,6 +152,8 @@ describe("API surface (docs/reference/crds.md)", () => {
     ["Agent", "Age", ".metadata.creationTimestamp", "date", 0],
     ["Agent", "Exit", ".status.exitCode", "integer", 1],
     ["Agent", "PR", ".status.prUrl", "string", 1],
+    ["Agent", "Cost", ".status.costUSD", "string", 1],
+    ["Agent", "Tokens", ".status.usage.totalTokens", "integer", 1],
     ["Agent", "Reason", '.status.conditions[?(@.type=="Ready")].reason', "string", 1],
     ["Agent", "Message", '.status.conditions[?(@.type=="Ready")].message', "string", 1],
     ["Station", "Recipe", ".spec.agentDefRef", "string", 0],
@@ -170,7 +172,7 @@ describe("API surface (docs/reference/crds.md)", () => {
 
   it.each(kinds)("%s: printer columns are exactly the table's, in its order", (kind) => {
     const expected = {
-      Agent: ["Phase", "Station", "Job", "Age", "Exit", "PR", "Reason", "Message"],
+      Agent: ["Phase", "Station", "Job", "Age", "Exit", "PR", "Cost", "Tokens", "Reason", "Message"],
       Station: ["Recipe", "Deadline", "Max", "Age"],
       AgentDefinition: ["Model", "Execution", "Age"],
     }[kind];

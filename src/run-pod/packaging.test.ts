@@ -23,7 +23,7 @@ import { usage } from "./dispatch.js";
 
 const run = promisify(execFile);
 /** The programs src/run-pod/main.ts dispatches to, in its table's order. */
-const PROGRAMS = ["init", "supervisor", "courier"];
+const PROGRAMS = ["init", "supervisor", "courier", "witness"];
 const BUNDLED_SOURCES = ["src/run-pod", "src/sinks", "src/core", "src/log.ts", "scripts/build-agent.ts"];
 
 async function newestMtime(path: string): Promise<number> {

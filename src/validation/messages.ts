@@ -12,6 +12,9 @@ export const patternHints: Readonly<Record<string, string>> = {
   "^[-._a-zA-Z0-9]+$": "a Secret key: letters, digits, '-', '_' and '.'",
   "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$":
     "a condition type: an optional DNS-subdomain prefix and '/', then letters, digits, '-', '_' and '.'",
+  "^[0-9]+(\\.[0-9]+)?$": "a non-negative decimal number, e.g. 0.0125",
+  "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$":
+    "a rolling window: a whole number of minutes (m), hours (h) or days (d), e.g. 90m, 24h or 30d",
   "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$":
     "a condition reason: a letter, then letters, digits, '_', ',' and ':', not ending in ',' or ':'",
 };

@@ -57,6 +57,8 @@ async function decide(
   seams: CourierSeams,
   log: (line: string) => void,
 ): Promise<DeliveryEvent> {
+  // Nothing could be delivered without it: say so at once rather than after the agent's whole run.
+  if (settings.token === "") return { kind: "delivery", status: "failed", reason: "DELIVERY_TOKEN is empty" };
   let result: Awaited<ReturnType<typeof waitForAgentResult>>;
   try {
     result = await waitForAgentResult({
