@@ -15,6 +15,7 @@ import { chmod, lstat, mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { createServer, type Socket } from "node:net";
 import { constants } from "node:os";
 import { join } from "node:path";
+import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
 import { findReaper, REAPER_NAME, reaperPath, underReaper } from "./reaper.js";
 import { DEFAULT_RESULT_DIR, RESULT_FILE, WITNESS_SOCKET } from "./result-dir.js";
@@ -33,10 +34,13 @@ export interface WitnessSeams {
 }
 
 export async function runWitness(argv: string[], env: Env, seams: WitnessSeams = {}): Promise<number> {
-  const log = (line: string) =>
-    (seams.stderr ?? ((l) => process.stderr.write(`${l}\n`)))(`[witness] ${line}`);
+  const write = seams.stderr ?? ((l: string) => process.stderr.write(`${l}\n`));
+  // Diagnostics are JSON lines like every run-pod program's (common/log.ts): they share the agent
+  // container's log with the CLI's output, where `kubectl agent logs` shows plain lines as output.
+  const diagnostics = runPodLogger("witness", write);
+  const log = (line: string) => diagnostics.warn(line);
   if (argv[0] !== "--" || argv.length < 2) {
-    log("usage: ai-agent-witness -- <command> [args…]");
+    write("[witness] usage: ai-agent-witness -- <command> [args…]");
     return 2;
   }
   const [file, ...args] = argv.slice(1) as [string, ...string[]];

@@ -66,7 +66,7 @@ describe.skipIf(!isRoot)("witness", () => {
     const run = await witness("kill -9 $$", result);
     expect(run.code).toBe(137);
     expect(await readRecordedResult(result)).toEqual({ state: "exited", code: 137 });
-    expect(run.lines).toContain("[witness] /bin/sh was killed by SIGKILL");
+    expect(run.lines.map((l) => JSON.parse(l).msg)).toContain("/bin/sh was killed by SIGKILL");
   });
 
   it("forwards SIGTERM to the command", async () => {
@@ -93,7 +93,8 @@ describe("witness refusals", () => {
     );
     expect(code).toBe(1);
     expect(existsSync(join(shared, "ran"))).toBe(false);
-    expect(lines[0]).toMatch(/^\[witness\] must start as root/);
+    expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ component: "witness", level: "warn" });
+    expect(JSON.parse(lines[0] ?? "{}").msg).toMatch(/^must start as root/);
   });
 
   it("needs -- and a command", async () => {

@@ -244,7 +244,7 @@ describe("kubectl agent status and logs", () => {
     failed = second.stdout.trim();
   });
 
-  it("status AGENT: phase, job, times, exit code and the cost read from the output", async () => {
+  it("status AGENT: phase, job, times, exit code and the cost the controller recorded", async () => {
     const agent = await mustGet(succeeded);
     const s = agent.status ?? {};
     const r = await kubectlAgent(["status", succeeded]);
@@ -260,8 +260,9 @@ describe("kubectl agent status and logs", () => {
         field("Started", s.startedAt ?? "?"),
         field("Completed", s.completedAt ?? "?"),
         field("Exit code", 0),
-        // total_cost_usd and usage of the result line in CLAUDE_LINES.
-        field("Cost", "$0.0106 (3 in / 24 out tokens)"),
+        // status.costUSD and status.usage, which the controller took from the result line's
+        // total_cost_usd and usage in CLAUDE_LINES (docs/cost-and-budgets.md).
+        field("Cost", "$0.0106 (3 in / 24 out / 20012 cache read / 0 cache write tokens)"),
         // The controller's read-back takes the session id from the init line.
         field("Session", CLAUDE_SESSION),
         "",

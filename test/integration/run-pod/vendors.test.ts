@@ -32,8 +32,8 @@ const vendors = [
   { vendor: "claude", model: "claude-sonnet-4-5", sessionId: "sess-claude-1" },
   { vendor: "codex", model: "gpt-5-codex", sessionId: "sess-codex-1" },
   { vendor: "gemini", model: "gemini-2.5-pro", sessionId: "sess-gemini-1" },
-  // opencode announces no session the controller reads (docs/decisions.md D-53): sessionId stays empty.
-  { vendor: "opencode", model: "opencode/big-pickle", sessionId: "" },
+  // opencode's lines carry its sessionID, which the controller reads (docs/decisions.md D-53).
+  { vendor: "opencode", model: "opencode/big-pickle", sessionId: "ses_opencode1" },
 ];
 
 describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("a run pod per vendor", () => {
