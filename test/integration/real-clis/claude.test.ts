@@ -15,8 +15,6 @@
  * Each case has a model server of its own (the Station's ANTHROPIC_BASE_URL wins over the
  * installation's), so the cases run at the same time.
  */
-import { execFile } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
 import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
@@ -28,7 +26,12 @@ import {
   startAnthropicMessages,
   textsOf,
 } from "../../fakes/models/anthropic-messages.js";
-import { eventually } from "../../harness/context.js";
+import {
+  bareGit,
+  type ConversationStore,
+  promptApiCaller,
+  startConversationStore,
+} from "./realtime-helpers.js";
 import {
   createAgent,
   createDefinition,
@@ -49,6 +52,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RUN_TIMEOUT_MS = 420_000;
 const API_TOKEN = "claude-rt-caller-token";
 const SIGNING_KEY = "claude-rt-signing-key";
+const { post, prompt, untilAccepted } = promptApiCaller(
+  () => ({ port: api.port, ns: env.ns }),
+  API_TOKEN,
+  RUN_TIMEOUT_MS,
+);
 const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 
 const SKIP = realClisSkipReason();
@@ -56,7 +64,7 @@ if (SKIP) console.warn(`claude e2e skipped: ${SKIP}`);
 
 let env: RealCliEnv;
 let api: PromptApiServer;
-let store: SideServer;
+let store: ConversationStore;
 const servers: AnthropicMessagesServer[] = [];
 
 beforeAll(async () => {
@@ -80,7 +88,7 @@ beforeAll(async () => {
     host: "127.0.0.1",
     logger: quiet,
   });
-  store = await startSideServer();
+  store = await startConversationStore();
 });
 afterAll(async () => {
   await api?.close(1000);
@@ -111,18 +119,6 @@ async function stationWithModel(
 async function run(name: string, station: string, spec: Record<string, unknown> = {}): Promise<Agent> {
   await createAgent(env, name, station, { parameters: { topic: "readme" }, ...spec });
   return finishedAgent(env, name, RUN_TIMEOUT_MS);
-}
-
-/** git on the forge's bare repository (asynchronous: the git server runs in this process). */
-function bareGit(repo: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      "git",
-      ["--git-dir", join(env.forge?.root ?? "", `${repo}.git`), ...args],
-      { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1" } },
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    );
-  });
 }
 
 /** The CLI's own lines among an Agent's sink events (lifecycle events have no `type`). */
@@ -229,10 +225,17 @@ describe.skipIf(SKIP)("the real claude CLI on the local plane", () => {
       const pulls = env.forge?.github.pulls.filter((p) => p.head === "agent/cl-edit-1") ?? [];
       expect(pulls).toHaveLength(1);
       expect(agent.status?.prUrl).toBe(pulls[0]?.htmlUrl);
-      expect(await bareGit("acme/app", ["diff", "--name-status", "main", "agent/cl-edit-1"])).toBe(
-        "M\tREADME.md\n",
+      expect(
+        await bareGit(env.forge?.root ?? "", "acme/app", [
+          "diff",
+          "--name-status",
+          "main",
+          "agent/cl-edit-1",
+        ]),
+      ).toBe("M\tREADME.md\n");
+      expect(await bareGit(env.forge?.root ?? "", "acme/app", ["show", "agent/cl-edit-1:README.md"])).toBe(
+        "hello world\n",
       );
-      expect(await bareGit("acme/app", ["show", "agent/cl-edit-1:README.md"])).toBe("hello world\n");
     },
     RUN_TIMEOUT_MS,
   );
@@ -330,79 +333,3 @@ describe.skipIf(SKIP)("the real claude CLI on the local plane", () => {
     RUN_TIMEOUT_MS * 2,
   );
 });
-
-// ---------------------------------------------------------------------------------------------
-// The controller's prompt API and a local conversation store (which serves nothing else).
-
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
-
-async function post(name: string, route: string, body?: unknown): Promise<Answer> {
-  const res = await fetch(`http://127.0.0.1:${api.port}/v1/namespaces/${env.ns}/agents/${name}/${route}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
-}
-
-const prompt = (name: string, text: string) => post(name, "prompt", { prompt: text });
-
-/** Sends `text` until the session accepts it (409 while Pending, 503 while the pod is not Ready). */
-function untilAccepted(name: string, text: string): Promise<{ accepted: Answer }> {
-  return eventually(
-    `${name} accepts a prompt`,
-    async () => {
-      const reply = await prompt(name, text);
-      if (reply.status === 202) return { accepted: reply };
-      expect([409, 503]).toContain(reply.status);
-      return undefined;
-    },
-    RUN_TIMEOUT_MS,
-    500,
-  );
-}
-
-interface SideServer {
-  url: string;
-  saves(id: string): number;
-  close(): Promise<void>;
-}
-
-/** `/conv/<id>`: POST saves the archive, GET restores it (the conversation source's contract); 404 else. */
-async function startSideServer(): Promise<SideServer> {
-  const { createServer } = await import("node:http");
-  const archives = new Map<string, Buffer>();
-  const saves = new Map<string, number>();
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const path = (req.url ?? "").split("?")[0] ?? "";
-      const id = path.startsWith("/conv/") ? decodeURIComponent(path.slice("/conv/".length)) : "";
-      if (id !== "" && req.method === "POST") {
-        archives.set(id, Buffer.concat(chunks));
-        saves.set(id, (saves.get(id) ?? 0) + 1);
-        res.writeHead(201).end();
-        return;
-      }
-      const archive = archives.get(id);
-      if (id !== "" && req.method === "GET" && archive) {
-        res.writeHead(200, { "content-type": "application/gzip" }).end(archive);
-        return;
-      }
-      res.writeHead(404).end("not found\n");
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    saves: (id) => saves.get(id) ?? 0,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
