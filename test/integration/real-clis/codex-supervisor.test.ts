@@ -20,6 +20,7 @@ import { lastCliError } from "../../../src/core/output.js";
 import { announcedSessionId, terminalVerdict } from "../../../src/core/vendors.js";
 import { CODEX_STREAM_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/codex.js";
 import {
+  inputItems,
   messageTexts,
   type OpenAiResponsesServer,
   offeredTools,
@@ -178,6 +179,7 @@ describe.skipIf(SKIP)("the real codex CLI under the built supervisor", () => {
 
   it("permission_mode auto: shell commands run sandboxed, writing the workspace but not outside it", async () => {
     const outside = `/var/tmp/codex-sandbox-probe-${process.pid}`;
+    const callsBefore = model.modelCalls().length;
     model.script([
       { toolCall: { name: "exec_command", input: { cmd: "echo made > made.txt && cat made.txt" } } },
       { toolCall: { name: "exec_command", input: { cmd: `echo x > ${outside}` } } },
@@ -187,15 +189,26 @@ describe.skipIf(SKIP)("the real codex CLI under the built supervisor", () => {
     try {
       const run = await superviseCodex(dir, argvFor("Make files"));
       expect(run.code, run.stderr).toBe(0);
-      const commands = run.cliLines
+      expect(readFileSync(join(dir.workspace, "made.txt"), "utf8")).toBe("made\n");
+      expect(existsSync(outside)).toBe(false);
+      // What codex told the model each command did: the write outside the workspace was refused by
+      // the sandbox. (Read from the requests, not from codex's item lines: in two full-suite runs
+      // under load codex printed an item.completed for the first command only; see docs/agent-clis.md.)
+      const calls = model.modelCalls().slice(callsBefore);
+      expect(calls, JSON.stringify(run.cliLines)).toHaveLength(3);
+      const outputs = inputItems(calls[2] ?? { body: undefined })
+        .filter((i) => i.type === "function_call_output")
+        .map((i) => JSON.stringify(i.output));
+      expect(outputs).toHaveLength(2);
+      expect(outputs[0]).toContain("made");
+      expect(outputs[1]).toContain("Read-only file system");
+      // Whatever codex reports on stdout about the outside write, it never reports a success.
+      const reported = run.cliLines
         .filter(
           (l) => l.type === "item.completed" && (l.item as { type: string }).type === "command_execution",
         )
-        .map((l) => l.item as { command: string; exit_code: number; aggregated_output: string });
-      expect(commands.map((c) => c.exit_code)).toEqual([0, 1]);
-      expect(commands[1]?.aggregated_output).toContain("Read-only file system");
-      expect(readFileSync(join(dir.workspace, "made.txt"), "utf8")).toBe("made\n");
-      expect(existsSync(outside)).toBe(false);
+        .map((l) => l.item as { command: string; exit_code: number });
+      expect(reported.filter((c) => c.command.includes(outside) && c.exit_code === 0)).toEqual([]);
     } finally {
       rmSync(outside, { force: true });
     }
