@@ -199,7 +199,7 @@ describe.skipIf(SKIP)("the real opencode CLI under the built supervisor", () => 
       expect(types(run)).toEqual(["error"]);
       expect(lastCliError("opencode", run.cliLines.join("\n"))).toBe("invalid x-api-key (HTTP 401)");
       // Not retried.
-      expect(model.modelCalls()).toHaveLength(1);
+      expect(model.modelCalls(), JSON.stringify(model.journal(), null, 1)).toHaveLength(1);
     },
     RUN_TIMEOUT_MS,
   );
