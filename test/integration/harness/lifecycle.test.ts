@@ -23,80 +23,91 @@ const TEST_TIMEOUT_MS = 6 * PHASE_TIMEOUT_MS;
 // A second, private plane next to the run's shared one: proves several planes coexist, that
 // kube-apiserver restarts in place, and that stop leaves no process, port or directory behind.
 describe("a private control plane", () => {
-  it("starts beside the shared one, restarts its API server, and stops leaving nothing behind", async () => {
-    const plane = await startControlPlane({ startTimeoutMs: PHASE_TIMEOUT_MS });
-    const state = plane.state;
-    let last = state;
-    try {
-      for (const name of COMPONENTS) expect(processAlive(state.pids[name]), name).toBe(true);
+  it(
+    "starts beside the shared one, restarts its API server, and stops leaving nothing behind",
+    async () => {
+      const plane = await startControlPlane({ startTimeoutMs: PHASE_TIMEOUT_MS });
+      const state = plane.state;
+      let last = state;
+      try {
+        for (const name of COMPONENTS) expect(processAlive(state.pids[name]), name).toBe(true);
 
-      const kc = new KubeConfig();
-      kc.loadFromFile(plane.kubeconfig);
-      const core = kc.makeApiClient(CoreV1Api);
-      await core.createNamespace({ body: { metadata: { name: "before-restart" } } });
+        const kc = new KubeConfig();
+        kc.loadFromFile(plane.kubeconfig);
+        const core = kc.makeApiClient(CoreV1Api);
+        await core.createNamespace({ body: { metadata: { name: "before-restart" } } });
 
-      const oldPid = state.pids["kube-apiserver"];
-      await restartApiServer(plane.stateFile);
-      const newPid = plane.state.pids["kube-apiserver"];
-      expect(newPid).not.toBe(oldPid);
-      expect(processAlive(oldPid)).toBe(false);
-      // Same port, same data: the namespace created before the restart is still there.
-      const ns = await core.readNamespace({ name: "before-restart" });
-      expect(ns.metadata?.name).toBe("before-restart");
-      // KCM, scheduler, kwok and the pod scripter reconnect: a Job still runs to completion.
-      const batch = kc.makeApiClient(BatchV1Api);
-      await batch.createNamespacedJob({
-        namespace: "before-restart",
-        body: {
-          metadata: { name: "after-restart" },
-          spec: {
-            backoffLimit: 0,
-            template: {
-              metadata: { annotations: podScriptAnnotations({ exitCode: 4 }) },
-              spec: { restartPolicy: "Never", containers: [{ name: "agent", image: "agent.invalid/agent" }] },
+        const oldPid = state.pids["kube-apiserver"];
+        await restartApiServer(plane.stateFile);
+        const newPid = plane.state.pids["kube-apiserver"];
+        expect(newPid).not.toBe(oldPid);
+        expect(processAlive(oldPid)).toBe(false);
+        // Same port, same data: the namespace created before the restart is still there.
+        const ns = await core.readNamespace({ name: "before-restart" });
+        expect(ns.metadata?.name).toBe("before-restart");
+        // KCM, scheduler, kwok and the pod scripter reconnect: a Job still runs to completion.
+        const batch = kc.makeApiClient(BatchV1Api);
+        await batch.createNamespacedJob({
+          namespace: "before-restart",
+          body: {
+            metadata: { name: "after-restart" },
+            spec: {
+              backoffLimit: 0,
+              template: {
+                metadata: { annotations: podScriptAnnotations({ exitCode: 4 }) },
+                spec: {
+                  restartPolicy: "Never",
+                  containers: [{ name: "agent", image: "agent.invalid/agent" }],
+                },
+              },
             },
           },
-        },
-      });
-      const failed = await eventually("Job after-restart Failed", async () => {
-        const job = await batch.readNamespacedJob({ name: "after-restart", namespace: "before-restart" });
-        return job.status?.conditions?.find((c) => c.type === "Failed" && c.status === "True");
-      });
-      expect(failed.type).toBe("Failed");
+        });
+        const failed = await eventually("Job after-restart Failed", async () => {
+          const job = await batch.readNamespacedJob({ name: "after-restart", namespace: "before-restart" });
+          return job.status?.conditions?.find((c) => c.type === "Failed" && c.status === "True");
+        });
+        expect(failed.type).toBe("Failed");
 
-      expect(await compactEtcd(plane.stateFile)).toBeGreaterThan(1);
-    } finally {
-      last = plane.state;
-      await plane.stop();
-    }
-    for (const name of COMPONENTS) expect(processAlive(last.pids[name]), `${name} pid`).toBe(false);
-    expect(await planePortsFree(last)).toBe(true);
-    expect(existsSync(state.dir)).toBe(false);
-    expect(existsSync(state.etcdDataDir)).toBe(false);
-  }, TEST_TIMEOUT_MS);
+        expect(await compactEtcd(plane.stateFile)).toBeGreaterThan(1);
+      } finally {
+        last = plane.state;
+        await plane.stop();
+      }
+      for (const name of COMPONENTS) expect(processAlive(last.pids[name]), `${name} pid`).toBe(false);
+      expect(await planePortsFree(last)).toBe(true);
+      expect(existsSync(state.dir)).toBe(false);
+      expect(existsSync(state.etcdDataDir)).toBe(false);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
 
 describe("a plane whose component cannot start", () => {
-  it("fails with an error naming the component and its log file, and leaves no process or port behind", async () => {
-    const error = await startControlPlane({
-      extraArgs: { "kube-scheduler": ["--no-such-flag"] },
-      startTimeoutMs: PHASE_TIMEOUT_MS,
-    }).then(
-      () => undefined,
-      (err: Error) => err,
-    );
-    expect(error?.message).toMatch(
-      /^control plane: kube-scheduler exited while starting; log: \/.*kube-scheduler\.log/,
-    );
-    expect(error?.message).toContain("unknown flag: --no-such-flag");
-    const logPath = /log: (\S+kube-scheduler\.log)/.exec(error?.message ?? "")?.[1] ?? "";
-    // The directory is kept so the log the error points at can be read; everything else is stopped.
-    expect(existsSync(logPath)).toBe(true);
-    const state = JSON.parse(readFileSync(join(dirname(logPath), "state.json"), "utf8")) as PlaneState;
-    for (const name of COMPONENTS) {
-      if (state.pids[name] > 0) expect(processAlive(state.pids[name]), `${name} pid`).toBe(false);
-    }
-    expect(await planePortsFree(state)).toBe(true);
-    rmSync(state.dir, { recursive: true, force: true });
-  }, TEST_TIMEOUT_MS);
+  it(
+    "fails with an error naming the component and its log file, and leaves no process or port behind",
+    async () => {
+      const error = await startControlPlane({
+        extraArgs: { "kube-scheduler": ["--no-such-flag"] },
+        startTimeoutMs: PHASE_TIMEOUT_MS,
+      }).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(error?.message).toMatch(
+        /^control plane: kube-scheduler exited while starting; log: \/.*kube-scheduler\.log/,
+      );
+      expect(error?.message).toContain("unknown flag: --no-such-flag");
+      const logPath = /log: (\S+kube-scheduler\.log)/.exec(error?.message ?? "")?.[1] ?? "";
+      // The directory is kept so the log the error points at can be read; everything else is stopped.
+      expect(existsSync(logPath)).toBe(true);
+      const state = JSON.parse(readFileSync(join(dirname(logPath), "state.json"), "utf8")) as PlaneState;
+      for (const name of COMPONENTS) {
+        if (state.pids[name] > 0) expect(processAlive(state.pids[name]), `${name} pid`).toBe(false);
+      }
+      expect(await planePortsFree(state)).toBe(true);
+      rmSync(state.dir, { recursive: true, force: true });
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
