@@ -148,6 +148,19 @@ describe("anthropic messages fake", () => {
     expect(String(body.request_id)).toMatch(/^req_/);
   });
 
+  it("gives every answer its own id without a run of digits (opencode retries a 401 whose body holds 500)", async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 300; i++) {
+      server.script([{ error: { status: 401 } }]);
+      const res = await post(request());
+      const body = (await res.json()) as { request_id?: string };
+      expect(res.headers.get("request-id")).toBe(body.request_id);
+      ids.add(String(body.request_id));
+    }
+    expect(ids.size).toBe(300);
+    for (const requestId of ids) expect(requestId).toMatch(/^req_01[A-Za-z]+$/);
+  });
+
   it("uses a step's own error type and message", async () => {
     server.script([{ error: { status: 403, type: "permission_error", message: "no access to model" } }]);
     const res = await post(request());

@@ -56,11 +56,21 @@ const DEFAULT_MESSAGES: Readonly<Record<string, string>> = {
 
 export const DEFAULT_MODEL = "claude-sonnet-4-6";
 
+/**
+ * Ids shaped like the API's (`req_01…`, `msg_01…`, `toolu_01…`) whose tail holds letters only, one
+ * per request and server process. opencode 1.18 retries a failed request whose error body contains
+ * 429, 500, 502, 503, 504 or 524 anywhere (docs/agent-clis.md, "opencode"): a random tail such as
+ * `req_01…5000…` once made a 401 a retried call, so a test's answer depended on the dice.
+ */
+const ID_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 let counter = 0;
 function id(prefix: string): string {
   counter += 1;
-  const rand = Math.random().toString(36).slice(2, 12);
-  return `${prefix}_01${rand}${counter.toString(36).padStart(6, "0")}`;
+  let tail = "";
+  for (let n = counter; n > 0; n = Math.floor(n / ID_LETTERS.length)) {
+    tail = ID_LETTERS[n % ID_LETTERS.length] + tail;
+  }
+  return `${prefix}_01${tail.padStart(12, "A")}`;
 }
 
 interface MessagesRequest {
