@@ -22,8 +22,8 @@ import type { ControllerConfig } from "./config.js";
 import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
 import { gather } from "./gather.js";
 import { abortableSleep, Informer } from "./informer.js";
+import { apiEventWriter } from "./kube-events/api-writer.js";
 import { type AgentEventRecorder, EventRecorder } from "./kube-events/recorder.js";
-import { apiEventSink } from "./kube-events/sink.js";
 import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { StationIndex } from "./station-index.js";
@@ -139,7 +139,7 @@ export class AgentController {
     });
     this.ownRecorder = d.events
       ? undefined
-      : new EventRecorder({ sink: apiEventSink(d.client), reportingInstance: c.podName, log: this.log });
+      : new EventRecorder({ writer: apiEventWriter(d.client), reportingInstance: c.podName, log: this.log });
     this.events = d.events ?? (this.ownRecorder as EventRecorder);
     this.executor = new Executor({
       client: d.client,

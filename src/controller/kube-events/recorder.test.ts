@@ -1,21 +1,21 @@
 import { describe, expect, it } from "vitest";
 import type { KubeEvent } from "../../core/actions.js";
-import { EventRecorder } from "./recorder.js";
 import {
   type EventSeries,
-  type EventSink,
   type EventsV1Event,
+  type EventWriter,
   eventObject,
   microTime,
   truncateBytes,
-} from "./sink.js";
+} from "./api-writer.js";
+import { EventRecorder } from "./recorder.js";
 
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
 const regarding = { namespace: "ai-agents", name: "run-1", uid: "uid-run-1" };
 const started: KubeEvent = { type: "Normal", reason: "Started", action: "Start", note: "the run started" };
 
-/** A sink that records calls; `gate` holds every write until released. */
-class FakeSink implements EventSink {
+/** A writer that records calls; `gate` holds every write until released. */
+class FakeWriter implements EventWriter {
   created: EventsV1Event[] = [];
   patched: { name: string; series: EventSeries }[] = [];
   failures = 0;
@@ -47,11 +47,11 @@ class FakeSink implements EventSink {
   }
 }
 
-function recorder(sink: EventSink, extra: Partial<ConstructorParameters<typeof EventRecorder>[0]> = {}) {
+function recorder(writer: EventWriter, extra: Partial<ConstructorParameters<typeof EventRecorder>[0]> = {}) {
   let now = T0;
   const logs: string[] = [];
   const r = new EventRecorder({
-    sink,
+    writer,
     reportingInstance: "agent-controller-7d9f-abcde",
     now: () => now++,
     sleep: async () => {},
@@ -63,22 +63,22 @@ function recorder(sink: EventSink, extra: Partial<ConstructorParameters<typeof E
 
 describe("EventRecorder", () => {
   it("record() returns at once while the API write is still pending (never blocks a reconcile)", async () => {
-    const sink = new FakeSink();
-    sink.hold();
-    const { r } = recorder(sink);
+    const writer = new FakeWriter();
+    writer.hold();
+    const { r } = recorder(writer);
     r.record(regarding, started);
-    expect(sink.created).toEqual([]);
-    sink.open();
+    expect(writer.created).toEqual([]);
+    writer.open();
     await r.flush();
-    expect(sink.created).toHaveLength(1);
+    expect(writer.created).toHaveLength(1);
   });
 
   it("writes an events.k8s.io/v1 Event about the Agent, from the controller and this pod", async () => {
-    const sink = new FakeSink();
-    const { r } = recorder(sink);
+    const writer = new FakeWriter();
+    const { r } = recorder(writer);
     r.record(regarding, started);
     await r.flush();
-    expect(sink.created[0]).toEqual({
+    expect(writer.created[0]).toEqual({
       apiVersion: "events.k8s.io/v1",
       kind: "Event",
       metadata: { name: expect.stringMatching(/^run-1\.[0-9a-f]+$/), namespace: "ai-agents" },
@@ -100,57 +100,57 @@ describe("EventRecorder", () => {
   });
 
   it("a repeat bumps the first Event's series instead of creating another", async () => {
-    const sink = new FakeSink();
-    const { r } = recorder(sink);
+    const writer = new FakeWriter();
+    const { r } = recorder(writer);
     r.record(regarding, started);
     r.record(regarding, started);
     r.record(regarding, started);
     await r.flush();
-    expect(sink.created).toHaveLength(1);
-    const name = sink.created[0]?.metadata.name;
-    expect(sink.patched).toEqual([
+    expect(writer.created).toHaveLength(1);
+    const name = writer.created[0]?.metadata.name;
+    expect(writer.patched).toEqual([
       { name, series: { count: 2, lastObservedTime: microTime(T0 + 1) } },
       { name, series: { count: 3, lastObservedTime: microTime(T0 + 2) } },
     ]);
   });
 
   it("a repeat of an Event that expired on the server creates it again with its series", async () => {
-    const sink = new FakeSink();
-    const { r } = recorder(sink);
+    const writer = new FakeWriter();
+    const { r } = recorder(writer);
     r.record(regarding, started);
     await r.flush();
-    sink.patchAnswer = "not_found";
+    writer.patchAnswer = "not_found";
     r.record(regarding, started);
     await r.flush();
-    expect(sink.created).toHaveLength(2);
-    expect(sink.created[1]?.series).toEqual({ count: 2, lastObservedTime: microTime(T0 + 1) });
-    expect(sink.created[1]?.metadata.name).toBe(sink.created[0]?.metadata.name);
+    expect(writer.created).toHaveLength(2);
+    expect(writer.created[1]?.series).toEqual({ count: 2, lastObservedTime: microTime(T0 + 1) });
+    expect(writer.created[1]?.metadata.name).toBe(writer.created[0]?.metadata.name);
   });
 
   it("a full queue drops the newest Events and counts them", async () => {
-    const sink = new FakeSink();
-    sink.hold();
-    const { r, logs } = recorder(sink, { queueCapacity: 2 });
+    const writer = new FakeWriter();
+    writer.hold();
+    const { r, logs } = recorder(writer, { queueCapacity: 2 });
     for (let i = 0; i < 5; i++) r.record(regarding, { ...started, note: `n${i}` });
-    sink.open();
+    writer.open();
     await r.flush();
     // The first one was taken by the worker at once; two more fit in the queue.
-    expect(sink.created.map((e) => e.note)).toEqual(["n0", "n1", "n2"]);
+    expect(writer.created.map((e) => e.note)).toEqual(["n0", "n1", "n2"]);
     expect(r.dropped).toBe(2);
     expect(logs[0]).toBe("event queue full (2); 1 Kubernetes Events dropped so far");
   });
 
   it("a failed write is retried, then dropped with a log line naming the Event", async () => {
-    const sink = new FakeSink();
-    const { r, logs } = recorder(sink, { maxAttempts: 3 });
-    sink.failures = 2;
+    const writer = new FakeWriter();
+    const { r, logs } = recorder(writer, { maxAttempts: 3 });
+    writer.failures = 2;
     r.record(regarding, started);
     await r.flush();
-    expect(sink.created).toHaveLength(1);
-    sink.failures = 3;
+    expect(writer.created).toHaveLength(1);
+    writer.failures = 3;
     r.record(regarding, { ...started, note: "other" });
     await r.flush();
-    expect(sink.created).toHaveLength(1);
+    expect(writer.created).toHaveLength(1);
     expect(r.dropped).toBe(1);
     expect(logs).toEqual([
       "Kubernetes Event Started for Agent run-1 dropped after 3 attempts: Error: 503 ServiceUnavailable",
@@ -158,12 +158,12 @@ describe("EventRecorder", () => {
   });
 
   it("after stop() nothing more is accepted", async () => {
-    const sink = new FakeSink();
-    const { r } = recorder(sink);
+    const writer = new FakeWriter();
+    const { r } = recorder(writer);
     await r.stop(10);
     r.record(regarding, started);
     await r.flush();
-    expect(sink.created).toEqual([]);
+    expect(writer.created).toEqual([]);
   });
 });
 

@@ -8,8 +8,8 @@
  */
 import type { KubeEvent } from "../../core/actions.js";
 import type { AgentRef } from "../../core/types.js";
+import { type EventWriter, eventObject, microTime } from "./api-writer.js";
 import { type CorrelatorOptions, EventCorrelator, type EventRecord } from "./correlator.js";
-import { type EventSink, eventObject, microTime } from "./sink.js";
 
 /** What the executor needs: hand over an Event, never wait. */
 export interface AgentEventRecorder {
@@ -17,7 +17,7 @@ export interface AgentEventRecorder {
 }
 
 export interface EventRecorderOptions {
-  sink: EventSink;
+  writer: EventWriter;
   /** `reportingInstance`: the controller pod's name (POD_NAME). */
   reportingInstance: string;
   now?: () => number;
@@ -117,14 +117,14 @@ export class EventRecorder implements AgentEventRecorder {
       reportingInstance: this.o.reportingInstance,
     };
     if (c.kind === "create") {
-      await this.attempt(() => this.o.sink.create(eventObject(base)));
+      await this.attempt(() => this.o.writer.create(eventObject(base)));
       return;
     }
     const series = { count: c.count, lastObservedTime: microTime(r.at) };
     await this.attempt(async () => {
-      const res = await this.o.sink.patchSeries(r.regarding.namespace, c.name, series);
+      const res = await this.o.writer.patchSeries(r.regarding.namespace, c.name, series);
       // The Event expired (the API server keeps Events for an hour) or was deleted: write it again.
-      if (res === "not_found") await this.o.sink.create(eventObject({ ...base, series }));
+      if (res === "not_found") await this.o.writer.create(eventObject({ ...base, series }));
     });
   }
 

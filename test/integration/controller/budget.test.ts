@@ -6,7 +6,7 @@
  * (an injected clock, moved forward past the window).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENTS } from "../../../src/controller/kube-events/sink.js";
+import { KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/job-builder.js";
 import type { Station } from "../../../src/core/types.js";
@@ -140,7 +140,7 @@ describe("a Station budget", () => {
     const event = await waitFor("the BudgetExhausted Event", async () => {
       const l = await client.request<{
         items: { reason: string; note: string; regarding: { uid: string } }[];
-      }>("GET", resourcePath(EVENTS, ns));
+      }>("GET", resourcePath(KUBE_EVENTS, ns));
       return l.items.find((e) => e.reason === "BudgetExhausted" && e.regarding.uid === uid);
     });
     expect(event.note).toBe(held.ready.message);

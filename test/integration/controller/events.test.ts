@@ -5,8 +5,8 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiEventWriter, KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
 import { EventRecorder } from "../../../src/controller/kube-events/recorder.js";
-import { apiEventSink, EVENTS } from "../../../src/controller/kube-events/sink.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/job-builder.js";
 import type { Agent } from "../../../src/core/types.js";
@@ -154,7 +154,10 @@ describe("the recorder against the real API server", () => {
     await createAgent(client, ns, "holder", "quiet");
     const holder = await waitForPhase(client, ns, "holder", ["Running"]);
     const regarding = { namespace: ns, name: "holder", uid: holder.metadata.uid ?? "" };
-    const recorder = new EventRecorder({ sink: apiEventSink(client), reportingInstance: "test-instance" });
+    const recorder = new EventRecorder({
+      writer: apiEventWriter(client),
+      reportingInstance: "test-instance",
+    });
     const event = {
       type: "Warning" as const,
       reason: "CancelFailed",
@@ -174,7 +177,7 @@ describe("the recorder against the real API server", () => {
     };
     // The controller's own Events are sent from its queue: wait for its Started.
     const list = await waitFor("the controller's Started Event for holder", async () => {
-      const l = await client.request<{ items: Listed[] }>("GET", resourcePath(EVENTS, ns));
+      const l = await client.request<{ items: Listed[] }>("GET", resourcePath(KUBE_EVENTS, ns));
       return l.items.some((e) => e.reason === "Started" && e.regarding.uid === regarding.uid) ? l : undefined;
     });
     const mine = list.items.filter((e) => e.reason === "CancelFailed" && e.regarding.uid === regarding.uid);

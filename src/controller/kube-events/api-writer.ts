@@ -9,7 +9,7 @@ import type { KubeClient } from "../../kube/client.js";
 import { isStatus } from "../../kube/errors.js";
 import { type Resource, resourcePath } from "../../kube/resources.js";
 
-export const EVENTS: Resource = { group: "events.k8s.io", version: "v1", plural: "events" };
+export const KUBE_EVENTS: Resource = { group: "events.k8s.io", version: "v1", plural: "events" };
 
 /** `reportingController` of every Event this controller writes. */
 export const REPORTING_CONTROLLER = "agents.re-cinq.com/agent-controller";
@@ -91,27 +91,28 @@ export function eventObject(o: {
   };
 }
 
-export interface EventSink {
+/** Where the recorder writes Events: the API server in production, a recording fake in tests. */
+export interface EventWriter {
   create(event: EventsV1Event): Promise<void>;
   /** "not_found" when the Event is gone (expired after the API server's event TTL, or deleted). */
   patchSeries(namespace: string, name: string, series: EventSeries): Promise<"ok" | "not_found">;
 }
 
-/** The sink on the API server, through the controller's own client. */
-export function apiEventSink(client: Pick<KubeClient, "request" | "mergePatch">): EventSink {
+/** The writer to the API server, through the controller's own client. */
+export function apiEventWriter(client: Pick<KubeClient, "request" | "mergePatch">): EventWriter {
   return {
     async create(event) {
       // A plain POST: KubeClient.create would GET the existing object on 409, and the Role grants
       // no `get` on events. Names are unique per process, so a 409 is a repeat of our own create.
       try {
-        await client.request("POST", resourcePath(EVENTS, event.metadata.namespace), { body: event });
+        await client.request("POST", resourcePath(KUBE_EVENTS, event.metadata.namespace), { body: event });
       } catch (err) {
         if (!isStatus(err, 409)) throw err;
       }
     },
     async patchSeries(namespace, name, series) {
       try {
-        await client.mergePatch(EVENTS, namespace, name, { series });
+        await client.mergePatch(KUBE_EVENTS, namespace, name, { series });
         return "ok";
       } catch (err) {
         if (isStatus(err, 404)) return "not_found";
