@@ -7,6 +7,7 @@ import path from "node:path";
  */
 import { setTimeout as sleepMs } from "node:timers/promises";
 import { AgentsClient } from "../client/agents.js";
+import { exitAfterFlush } from "../process-exit.js";
 import { runCli } from "./cli.js";
 import type { CliIo } from "./io.js";
 
@@ -49,18 +50,6 @@ async function main(): Promise<number> {
   };
   const args = process.argv.slice(2);
   return runCli(invokedAs() ? ["__complete", ...args] : args, io);
-}
-
-/** Exits once stdout and stderr are flushed, even if a keep-alive socket is still open. */
-function exitAfterFlush(code: number): void {
-  process.exitCode = code;
-  let pending = 2;
-  const flushed = () => {
-    pending -= 1;
-    if (pending === 0) process.exit(code);
-  };
-  process.stdout.write("", flushed);
-  process.stderr.write("", flushed);
 }
 
 main().then(exitAfterFlush, (err: unknown) => {

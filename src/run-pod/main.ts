@@ -6,6 +6,7 @@
  * The exit is explicit because a program may leave handles open (a sink's keep-alive socket, a
  * timer); its returned code is the contract, not an empty event loop.
  */
+import { exitAfterFlush } from "../process-exit.js";
 import type { Env } from "./common/run-env.js";
 import { runCourier } from "./courier/main.js";
 import { dispatch } from "./dispatch.js";
@@ -29,18 +30,6 @@ async function main(): Promise<number> {
     return 2;
   }
   return PROGRAMS[choice.program](choice.args, process.env);
-}
-
-/** Exits once what was written to stdout and stderr has been handed to the OS. */
-function exitAfterFlush(code: number): void {
-  process.exitCode = code;
-  let pending = 2;
-  const flushed = () => {
-    pending -= 1;
-    if (pending === 0) process.exit(code);
-  };
-  process.stdout.write("", flushed);
-  process.stderr.write("", flushed);
 }
 
 main().then(exitAfterFlush, (err: unknown) => {
