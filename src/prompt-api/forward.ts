@@ -2,7 +2,7 @@
  * The HTTP client that carries a prompt or close to the run pod. Injectable so the app can be
  * tested without sockets; the default uses undici.
  */
-import { request } from "undici";
+import { timedPost } from "../http-post.js";
 
 export interface ForwardRequest {
   /** `http://<podIP>:8090/v1/prompt` or `/v1/close`. */
@@ -25,25 +25,5 @@ export type Forward = (req: ForwardRequest) => Promise<ForwardResponse>;
 /** The supervisor's answers are a few dozen bytes; anything past this is not one of them. */
 export const MAX_SUPERVISOR_ANSWER_BYTES = 64 * 1024;
 
-export const undiciForward: Forward = async ({ url, headers, body, timeoutMs }) => {
-  const res = await request(url, {
-    method: "POST",
-    headers,
-    body,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of res.body) {
-    const buf = chunk as Buffer;
-    total += buf.byteLength;
-    if (total > MAX_SUPERVISOR_ANSWER_BYTES) {
-      res.body.destroy();
-      break;
-    }
-    chunks.push(buf);
-  }
-  return { status: res.statusCode, body: Buffer.concat(chunks).toString("utf8") };
-};
+export const undiciForward: Forward = ({ url, headers, body, timeoutMs }) =>
+  timedPost({ url, headers, body, timeoutMs, readBodyUpTo: MAX_SUPERVISOR_ANSWER_BYTES });

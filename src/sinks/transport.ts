@@ -3,7 +3,7 @@
  * are undici for HTTP and node:fs for file sinks.
  */
 import { appendFile } from "node:fs/promises";
-import { request } from "undici";
+import { timedPost } from "../http-post.js";
 import { type JsonLineLogger, jsonLineLogger } from "../log.js";
 
 export interface HttpPostRequest {
@@ -24,17 +24,9 @@ export type Sleep = (ms: number) => Promise<void>;
 export type SinkLogger = JsonLineLogger;
 
 export const undiciPost: HttpPost = async ({ url, headers, body, timeoutMs }) => {
-  const res = await request(url, {
-    method: "POST",
-    headers,
-    body,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  // The response body is ignored, but must be consumed so the connection is reused.
-  await res.body.dump();
-  return { status: res.statusCode };
+  // The response body is ignored; timedPost drains it so the connection is reused.
+  const { status } = await timedPost({ url, headers, body, timeoutMs });
+  return { status };
 };
 
 export const fsAppend: AppendFile = (path, data) => appendFile(path, data, { encoding: "utf8" });

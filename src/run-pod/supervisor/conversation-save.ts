@@ -8,9 +8,9 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { create as createTar } from "tar";
-import { request } from "undici";
 import type { Vendor } from "../../core/routing.js";
 import { conversationStateDir } from "../../core/vendors.js";
+import { timedPost } from "../../http-post.js";
 import type { JsonLineLogger } from "../../log.js";
 import { conversationAuthHeaders } from "../common/conversation-auth.js";
 import type { Env } from "../common/run-env.js";
@@ -92,17 +92,9 @@ export async function saveConversation(options: {
     const body = Readable.from(archiveStateDir(home, target.stateDir, sent));
     const headers: Record<string, string> = { "Content-Type": "application/gzip" };
     for (const [name, value] of conversationAuthHeaders(env)) headers[name] = value;
-    const res = await request(target.url, {
-      method: "POST",
-      headers,
-      body,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await res.body.dump();
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      log.warn(`conversation save failed: HTTP ${res.statusCode} from ${where}`);
+    const { status } = await timedPost({ url: target.url, headers, body, timeoutMs });
+    if (status < 200 || status >= 300) {
+      log.warn(`conversation save failed: HTTP ${status} from ${where}`);
       return "failed";
     }
     log.info(`conversation saved to ${where}`, { bytes: sent.bytes });
