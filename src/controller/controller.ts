@@ -42,7 +42,7 @@ export interface ControllerDeps {
   provider?: (name: BatchProviderName) => BatchProvider;
   sinks?: SinkDelivery;
   /** Kubernetes Events; default: an EventRecorder writing events.k8s.io/v1 Events as POD_NAME. */
-  events?: AgentEventRecorder;
+  kubeEvents?: AgentEventRecorder;
   log?: (msg: string) => void;
   /** Agents reconciled in parallel (different keys only). */
   workers?: number;
@@ -57,7 +57,7 @@ export class AgentController {
   readonly jobs: Informer<V1Job>;
   readonly memory = new RunMemory();
   /** Where the core's recordEvent actions go (own recorder unless one was passed in). */
-  readonly events: AgentEventRecorder;
+  readonly kubeEvents: AgentEventRecorder;
   private readonly ownRecorder: EventRecorder | undefined;
   private readonly byStation: StationIndex;
   private readonly queue: WorkQueue;
@@ -137,10 +137,10 @@ export class AgentController {
         for (const name of keysForJobChanges(ch)) this.queue.add(name);
       },
     });
-    this.ownRecorder = d.events
+    this.ownRecorder = d.kubeEvents
       ? undefined
       : new EventRecorder({ writer: apiEventWriter(d.client), reportingInstance: c.podName, log: this.log });
-    this.events = d.events ?? (this.ownRecorder as EventRecorder);
+    this.kubeEvents = d.kubeEvents ?? (this.ownRecorder as EventRecorder);
     this.executor = new Executor({
       client: d.client,
       namespace: c.namespace,
@@ -148,7 +148,7 @@ export class AgentController {
       metrics: d.metrics,
       provider: d.provider ?? ((name) => providerFor(name)),
       sinks: d.sinks,
-      events: this.events,
+      kubeEvents: this.kubeEvents,
       observeAgent: (agent) => this.agents.observe(agent),
       now: this.now,
       log: this.log,
@@ -189,7 +189,7 @@ export class AgentController {
     this.abort?.abort();
     await this.queue.stop();
     await this.loops;
-    // Events still queued get a few seconds; a step-down never waits on them longer.
+    // Kubernetes Events still queued get a few seconds; a step-down never waits on them longer.
     await this.ownRecorder?.stop();
   }
 

@@ -36,7 +36,7 @@ export interface ExecutorDeps {
   provider: (name: BatchProviderName) => BatchProvider;
   sinks?: SinkDelivery;
   /** Kubernetes Events (recordEvent actions); fire-and-forget. */
-  events?: AgentEventRecorder;
+  kubeEvents?: AgentEventRecorder;
   /** Receives the Agent as stored by a successful status patch (the cache's write-through). */
   observeAgent?: (agent: Agent) => void;
   now: () => number;
@@ -237,10 +237,11 @@ export class Executor {
         return true;
       case "recordEvent":
         // Never awaited: the recorder queues, aggregates and rate-limits on its own.
-        this.d.events?.record(a.regarding, a.event);
+        this.d.kubeEvents?.record(a.regarding, a.event);
         return true;
       case "reportWaiting":
-        // Data for the events layer; the retry itself is scheduled by the controller.
+        // The core's report step already turned it into the Ready condition and a Kubernetes
+        // Event; only the retry is the controller's to schedule.
         if (a.retryAt !== undefined) report.retryAt = Math.min(report.retryAt ?? a.retryAt, a.retryAt);
         return true;
       case "recordSpend":

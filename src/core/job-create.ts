@@ -1,7 +1,8 @@
 /**
  * What a failed Job creation means for the Agent (docs/decisions.md D-101): a refusal for good fails it
  * with the API server's message; a transient failure makes it wait for a backoff (or the server's
- * Retry-After) and say why, as a `reportWaiting` action the events layer shows.
+ * Retry-After) and say why, as a `reportWaiting` action that the Ready condition and a Kubernetes
+ * Event show.
  */
 import type { ReportWaitingAction } from "./actions.js";
 import type { JobCreateFailure } from "./input.js";

@@ -28,7 +28,7 @@ function setup(patchOutcome: "ok" | "conflict", _cancel: () => Promise<void>) {
     provider: () => {
       throw new Error("no provider");
     },
-    events: { record: (regarding, event) => recorded.push({ regarding, event }) },
+    kubeEvents: { record: (regarding, event) => recorded.push({ regarding, event }) },
     now: () => 1000,
     log: () => {},
   });
