@@ -4,17 +4,15 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { batchSinkAction } from "../../test/support/batch-sink-actions.js";
 import type { EmitSinkEventsAction } from "../core/actions.js";
 import type { SelectorSpec, SinkSpec } from "../core/types.js";
-import { batchEndEvents } from "./batch-events.js";
 import {
   DEFAULT_MAX_QUEUED_BYTES,
   type DeliveryRequest,
   SinkDispatcher,
   type SinkDispatcherOptions,
 } from "./dispatcher.js";
-import { batchRunSource } from "./envelope.js";
-import { batchStarted } from "./lifecycle.js";
 import type { SinkLogger } from "./transport.js";
 
 interface Received {
@@ -70,13 +68,17 @@ function recordingLogger(): SinkLogger & { lines: Array<{ level: string; msg: st
   };
 }
 
-const agent = {
-  metadata: { name: "ticket-summary-abc12", namespace: "ai-agents", uid: "uid-1" },
-  spec: { stationRef: "ticket-summary", taskId: "T-1" },
-};
-const source = batchRunSource(agent);
+// What the reconcile core asks to send for a batch run (test/support/batch-sink-actions.ts).
+const startedAction = batchSinkAction("started");
+/** The source production builds for the run ticket-summary-abc12 of Station ticket-summary, task T-1. */
+const source = startedAction.source;
 const SOURCE_JSON =
   '{"agent":"ticket-summary-abc12","station":"ticket-summary","task":"T-1","namespace":"ai-agents"}';
+/** agent/started, after the Running patch. */
+const started = startedAction.items;
+/** After the completing patch: every CLI line of the result, then agent/succeeded or agent/failed. */
+const batchEnd = (lines: string[], outcome: "succeeded" | "failed") =>
+  batchSinkAction(outcome, { lines }).items;
 
 /** The output block of a definition, as the core's emitSinkEvents action carries it. */
 function definition(output: { sinks?: SinkSpec[]; select?: SelectorSpec[] } | undefined) {
@@ -130,7 +132,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http", url: sink.url, headers_secret: "sink-auth" }] }),
       source,
       vendor: "claude",
-      items: batchEndEvents(claudeLines, "succeeded"),
+      items: batchEnd(claudeLines, "succeeded"),
     };
     await d.deliver(req);
 
@@ -158,7 +160,7 @@ describe("SinkDispatcher", () => {
       ...definition({ select: [{ event: "result" }], sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      items: batchEndEvents([...claudeLines, "not json"], "failed"),
+      items: batchEnd([...claudeLines, "not json"], "failed"),
     });
     expect(sink.received.map((r) => JSON.parse(r.body).event)).toEqual([
       JSON.parse(claudeLines[2] as string),
@@ -177,7 +179,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http", url: sink.url, headers_secret: "missing" }] }),
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     expect(sink.received).toHaveLength(1);
     expect(sink.received[0]?.headers.authorization).toBeUndefined();
@@ -191,7 +193,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     expect(sink.received).toHaveLength(3);
     expect(new Set(sink.received.map((r) => r.body)).size).toBe(1);
@@ -206,10 +208,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      items: [
-        { type: "lifecycle", event: batchStarted() },
-        { type: "cliLine", line: claudeLines[2] as string },
-      ],
+      items: [...started, { type: "cliLine", line: claudeLines[2] as string }],
     });
     // The first event used all four attempts; the second got the 5th scripted 500 then 200s.
     expect(sink.received).toHaveLength(6);
@@ -226,7 +225,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http", url }] }),
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     expect(sleeps).toEqual([200, 400]);
     expect(log.lines.filter((l) => l.msg === `http sink failed after retries: ${url}`)).toHaveLength(1);
@@ -245,7 +244,7 @@ describe("SinkDispatcher", () => {
         ...definition({ sinks: [{ type: "http", url }] }),
         source,
         vendor: "claude",
-        items: [{ type: "lifecycle", event: batchStarted() }],
+        items: started,
       });
       expect(hung).toHaveLength(2);
       expect(sleeps).toEqual([10]);
@@ -264,7 +263,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     expect(sink.received).toHaveLength(1);
     expect(sleeps).toEqual([]);
@@ -287,13 +286,13 @@ describe("SinkDispatcher", () => {
       ...def,
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     const second = d.deliver({
       ...def,
       source,
       vendor: "claude",
-      items: batchEndEvents([], "succeeded"),
+      items: batchEnd([], "succeeded"),
     });
     expect(d.pending).toBe(2);
     // Wait until the first attempt failed and the queue sits in its backoff.
@@ -315,7 +314,7 @@ describe("SinkDispatcher", () => {
       ...def,
       source,
       vendor: "claude",
-      items: batchEndEvents(claudeLines, "succeeded"),
+      items: batchEnd(claudeLines, "succeeded"),
     });
     await d.drain();
     expect(sink.received).toHaveLength(4);
@@ -339,7 +338,7 @@ describe("SinkDispatcher", () => {
       }),
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     expect(down.received).toHaveLength(2);
     expect(outcomes.sort()).toEqual(["delivered", "failed"]);
@@ -365,7 +364,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http", url: a.url }] }),
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     await expect.poll(() => sleeps.length, { timeout: 10_000 }).toBe(1);
     await d.deliver({
@@ -390,7 +389,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     expect(await d.drain(50)).toBe(false);
     expect(d.pending).toBe(1);
@@ -413,7 +412,7 @@ describe("SinkDispatcher", () => {
       }),
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     expect(a.received).toHaveLength(1);
     expect(b.received).toHaveLength(1);
@@ -423,29 +422,12 @@ describe("SinkDispatcher", () => {
 
   it("accepts the reconcile core's emitSinkEvents action as is, and sends lifecycle keys in wire order", async () => {
     const sink = await listener();
-    const action: EmitSinkEventsAction = {
-      id: "event-end",
-      type: "emitSinkEvents",
-      dependsOn: ["patch-status"],
-      agent: { namespace: "ai-agents", name: "ticket-summary-abc12", uid: "uid-1" },
-      source: {
-        agent: "ticket-summary-abc12",
-        station: "ticket-summary",
-        task: "T-1",
-        namespace: "ai-agents",
-      },
+    const action: EmitSinkEventsAction = batchSinkAction("failed", {
+      lines: [claudeLines[2] as string],
       sinks: [{ type: "http", url: sink.url }],
-      select: [],
-      vendor: "claude",
-      items: [
-        { type: "cliLine", line: claudeLines[2] as string },
-        // The core builds exitCode before reason; the wire order is reason, exitCode (docs/events.md#lifecycle-events).
-        {
-          type: "lifecycle",
-          event: { kind: "lifecycle", phase: "agent", status: "failed", exitCode: 1, reason: "batch_failed" },
-        },
-      ],
-    };
+    });
+    // The core builds its lifecycle events in its own key order; the wire order is kind, phase,
+    // status, reason, exitCode (docs/events.md#lifecycle-events).
     await dispatcher().deliver(action);
     expect(sink.received.map((r) => r.body)).toEqual([
       `{"source":${SOURCE_JSON},"event":${claudeLines[2]}}`,
@@ -460,10 +442,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http", url: sink.url }] }),
       source,
       vendor: "claude",
-      items: [
-        { type: "cliLine", line: '{"source":{},"event":{}}' },
-        { type: "lifecycle", event: batchStarted() },
-      ],
+      items: [{ type: "cliLine", line: '{"source":{},"event":{}}' }, ...started],
     });
     expect(sink.received).toHaveLength(1);
     expect(log.lines.some((l) => l.level === "error" && l.msg.includes("already is an envelope"))).toBe(true);
@@ -482,7 +461,7 @@ describe("SinkDispatcher", () => {
         }),
         source,
         vendor: "claude",
-        items: batchEndEvents([claudeLines[2] as string], "succeeded"),
+        items: batchEnd([claudeLines[2] as string], "succeeded"),
       });
       const text = await readFile(join(dir, "events.ndjson"), "utf8");
       expect(text).toBe(
@@ -501,7 +480,7 @@ describe("SinkDispatcher", () => {
       ...definition({ sinks: [{ type: "http" } as never, { url: "x" } as never] }),
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     expect(log.lines.filter((l) => l.msg === "sink skipped")).toHaveLength(2);
     await d.deliver({ ...definition(undefined), source, vendor: "claude", items: [] });
@@ -527,7 +506,7 @@ describe("SinkDispatcher", () => {
       ...def,
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }, ...batchEndEvents(lines, "succeeded")],
+      items: [...started, ...batchEnd(lines, "succeeded")],
     });
     await expect.poll(() => sleeps.length, { timeout: 10_000 }).toBe(1);
     release();
@@ -558,7 +537,7 @@ describe("SinkDispatcher", () => {
       ...def,
       source,
       vendor: "claude",
-      items: [{ type: "lifecycle", event: batchStarted() }],
+      items: started,
     });
     expect(d.pendingBytes).toBeLessThanOrEqual(maxQueuedBytes + 1024);
     expect(d.pending).toBeLessThanOrEqual(5);
@@ -582,7 +561,7 @@ describe("SinkDispatcher", () => {
     });
     const def = definition({ sinks: [{ type: "http", url: "http://sink.invalid/events" }] });
     const lines = Array.from({ length: 300 }, (_, n) => JSON.stringify({ n }));
-    void d.deliver({ ...def, source, vendor: "claude", items: batchEndEvents(lines, "failed") });
+    void d.deliver({ ...def, source, vendor: "claude", items: batchEnd(lines, "failed") });
     // 300 lines take 6 s at 20 ms each; half of the 1 s drain goes to them, then they give way.
     expect(await d.drain(1000)).toBe(true);
     const events = bodies.map((b) => JSON.parse(b).event);

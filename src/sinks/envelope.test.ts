@@ -1,56 +1,16 @@
 import { describe, expect, it } from "vitest";
-import type { Agent } from "../core/types.js";
-import { batchDisabledEvents, batchEndEvents, batchStartEvents, batchTimeoutEvents } from "./batch-events.js";
-import {
-  batchRunSource,
-  isEnvelope,
-  normalizeSource,
-  parseLine,
-  serializeEnvelope,
-  wrap,
-} from "./envelope.js";
-import {
-  batchDisabled,
-  batchFailed,
-  batchStarted,
-  batchSucceeded,
-  batchTimedOut,
-  canonicalLifecycle,
-  lifecycleEvent,
-} from "./lifecycle.js";
+import { isEnvelope, normalizeSource, parseLine, serializeEnvelope, wrap } from "./envelope.js";
+import { canonicalLifecycle, lifecycleEvent } from "./lifecycle.js";
 
-const agent: Pick<Agent, "metadata" | "spec"> = {
-  metadata: { name: "ticket-summary-abc12", namespace: "ai-agents", uid: "u-1" },
-  spec: { stationRef: "ticket-summary", taskId: "T-7" },
-};
+// A batch run's source, lifecycle events and event lists, as production builds them, are tested in
+// batch-run-events.test.ts.
 
 describe("envelope", () => {
-  it("a batch run's source carries agent, station, task, namespace in that order and no pod", () => {
-    const source = batchRunSource(agent);
-    expect(JSON.stringify(source)).toBe(
-      '{"agent":"ticket-summary-abc12","station":"ticket-summary","task":"T-7","namespace":"ai-agents"}',
-    );
-    expect(source).not.toHaveProperty("pod");
-  });
-
-  it("leaves empty identity fields out", () => {
-    const source = batchRunSource({ ...agent, spec: { stationRef: "s", taskId: "" } });
-    expect(JSON.stringify(source)).toBe(
-      '{"agent":"ticket-summary-abc12","station":"s","namespace":"ai-agents"}',
-    );
+  it("leaves empty identity fields out and orders the rest agent, station, task, pod, namespace", () => {
     expect(normalizeSource({ namespace: "n", pod: "", agent: "a" })).toEqual({ agent: "a", namespace: "n" });
     expect(
       Object.keys(normalizeSource({ namespace: "n", pod: "p", task: "t", station: "s", agent: "a" })),
     ).toEqual(["agent", "station", "task", "pod", "namespace"]);
-  });
-
-  it("serializes a lifecycle event exactly as the seed shows", () => {
-    const env = wrap(batchRunSource(agent), batchStarted());
-    expect(env).toBeDefined();
-    expect(serializeEnvelope(env as NonNullable<typeof env>)).toBe(
-      '{"source":{"agent":"ticket-summary-abc12","station":"ticket-summary","task":"T-7","namespace":"ai-agents"},' +
-        '"event":{"kind":"lifecycle","phase":"agent","status":"started"}}',
-    );
   });
 
   it("carries a JSON line parsed and a non-JSON line as a string", () => {
@@ -72,33 +32,6 @@ describe("envelope", () => {
 });
 
 describe("lifecycle events", () => {
-  it.each([
-    ["started", batchStarted(), '{"kind":"lifecycle","phase":"agent","status":"started"}'],
-    ["succeeded", batchSucceeded(), '{"kind":"lifecycle","phase":"agent","status":"succeeded","exitCode":0}'],
-    [
-      "failed",
-      batchFailed(),
-      '{"kind":"lifecycle","phase":"agent","status":"failed","reason":"batch_failed","exitCode":1}',
-    ],
-    [
-      "timeout fail",
-      batchTimedOut("fail"),
-      '{"kind":"lifecycle","phase":"agent","status":"failed","reason":"batch_timeout","exitCode":1}',
-    ],
-    [
-      "timeout fallback",
-      batchTimedOut("fallback"),
-      '{"kind":"lifecycle","phase":"agent","status":"running","reason":"batch_timeout"}',
-    ],
-    [
-      "disabled",
-      batchDisabled(),
-      '{"kind":"lifecycle","phase":"agent","status":"failed","reason":"batch_disabled","exitCode":1}',
-    ],
-  ])("%s", (_name, event, wire) => {
-    expect(JSON.stringify(event)).toBe(wire);
-  });
-
   it("orders optional fields tool, reason, exitCode, turn and omits empty ones", () => {
     expect(
       JSON.stringify(lifecycleEvent("turn", "failed", { turn: 2, exitCode: 3, reason: "r", tool: "t" })),
@@ -131,22 +64,5 @@ describe("canonicalLifecycle", () => {
   it("leaves other events untouched", () => {
     const file = { kind: "file", event: "report", path: "/w/r.md", content: "x" };
     expect(canonicalLifecycle(file)).toBe(file);
-  });
-});
-
-describe("batch event lists", () => {
-  it("end: every line in order, then the terminal event", () => {
-    expect(batchEndEvents(["a", "b"], "failed")).toEqual([
-      { type: "cliLine", line: "a" },
-      { type: "cliLine", line: "b" },
-      { type: "lifecycle", event: batchFailed() },
-    ]);
-    expect(batchEndEvents([], "succeeded")).toEqual([{ type: "lifecycle", event: batchSucceeded() }]);
-  });
-  it("start, timeout and disabled are single platform events", () => {
-    expect(batchStartEvents()).toEqual([{ type: "lifecycle", event: batchStarted() }]);
-    expect(batchTimeoutEvents("fallback")).toEqual([{ type: "lifecycle", event: batchTimedOut("fallback") }]);
-    expect(batchTimeoutEvents("fail")).toEqual([{ type: "lifecycle", event: batchTimedOut("fail") }]);
-    expect(batchDisabledEvents()).toEqual([{ type: "lifecycle", event: batchDisabled() }]);
   });
 });
