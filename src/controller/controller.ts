@@ -23,7 +23,7 @@ import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js
 import { gather } from "./gather.js";
 import { abortableSleep, Informer } from "./informer.js";
 import { apiEventWriter } from "./kube-events/api-writer.js";
-import { type AgentEventRecorder, EventRecorder } from "./kube-events/recorder.js";
+import { EventRecorder, type KubeEventRecorder } from "./kube-events/recorder.js";
 import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { StationIndex } from "./station-index.js";
@@ -42,7 +42,7 @@ export interface ControllerDeps {
   provider?: (name: BatchProviderName) => BatchProvider;
   sinks?: SinkDelivery;
   /** Kubernetes Events; default: an EventRecorder writing events.k8s.io/v1 Events as POD_NAME. */
-  kubeEvents?: AgentEventRecorder;
+  kubeEvents?: KubeEventRecorder;
   log?: (msg: string) => void;
   /** Agents reconciled in parallel (different keys only). */
   workers?: number;
@@ -57,7 +57,7 @@ export class AgentController {
   readonly jobs: Informer<V1Job>;
   readonly memory = new RunMemory();
   /** Where the core's recordEvent actions go (own recorder unless one was passed in). */
-  readonly kubeEvents: AgentEventRecorder;
+  readonly kubeEvents: KubeEventRecorder;
   private readonly ownRecorder: EventRecorder | undefined;
   private readonly byStation: StationIndex;
   private readonly queue: WorkQueue;

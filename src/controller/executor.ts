@@ -17,7 +17,7 @@ import type { Agent, Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { isPermanent, KubeApiError } from "../kube/errors.js";
 import { AGENTS, JOBS, SECRETS, STATIONS } from "../kube/resources.js";
-import type { AgentEventRecorder } from "./kube-events/recorder.js";
+import type { KubeEventRecorder } from "./kube-events/recorder.js";
 import type { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
 
@@ -36,7 +36,7 @@ export interface ExecutorDeps {
   provider: (name: BatchProviderName) => BatchProvider;
   sinks?: SinkDelivery;
   /** Kubernetes Events (recordEvent actions); fire-and-forget. */
-  kubeEvents?: AgentEventRecorder;
+  kubeEvents?: KubeEventRecorder;
   /** Receives the Agent as stored by a successful status patch (the cache's write-through). */
   observeAgent?: (agent: Agent) => void;
   now: () => number;

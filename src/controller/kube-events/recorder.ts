@@ -12,7 +12,7 @@ import { type EventWriter, eventObject, microTime } from "./api-writer.js";
 import { type CorrelatorOptions, EventCorrelator, type EventRecord } from "./correlator.js";
 
 /** What the executor needs: hand over an Event, never wait. */
-export interface AgentEventRecorder {
+export interface KubeEventRecorder {
   record(regarding: AgentRef, event: KubeEvent): void;
 }
 
@@ -32,7 +32,7 @@ export interface EventRecorderOptions {
   correlator?: CorrelatorOptions;
 }
 
-export class EventRecorder implements AgentEventRecorder {
+export class EventRecorder implements KubeEventRecorder {
   private readonly queue: EventRecord[] = [];
   private readonly correlator: EventCorrelator;
   private readonly now: () => number;
