@@ -6,7 +6,7 @@
  */
 import { terminalVerdict } from "../../core/vendors.js";
 import type { JsonLineLogger } from "../../log.js";
-import { DRAIN_TIMEOUT_MS, RunEmitter } from "../common/emitter.js";
+import { RunEmitter } from "../common/emitter.js";
 import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
 import {
@@ -21,7 +21,7 @@ import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
 import { SAVE_TIMEOUT_MS, saveConversation } from "./conversation-save.js";
 import { logDeadline, reportWithinTail, runDeadline, tailShare } from "./deadline.js";
-import { writeExitCodeFile } from "./exit-code-file.js";
+import { drainThenWriteExitCode } from "./exit-code-file.js";
 import { FORWARDED_SIGNALS, type SignalSource, type SupervisorIo } from "./io.js";
 import { supervisorSettings } from "./settings.js";
 import { watchedFileEvents } from "./watch-files.js";
@@ -57,18 +57,7 @@ export async function runInteractive(
   );
   try {
     const exitCode = await superviseAgent();
-    const drainMs = tailShare(deadline, Date.now(), DRAIN_TIMEOUT_MS);
-    if (!(await emitter.drain(drainMs))) {
-      log.warn(`sink queues not drained within ${drainMs} ms; undelivered events are lost`, {
-        pending: emitter.pending,
-      });
-    }
-    try {
-      await writeExitCodeFile(settings.home, exitCode);
-    } catch (err) {
-      log.error(`writing the exit-code file under ${settings.home}/run failed: ${(err as Error).message}`);
-    }
-    return exitCode;
+    return await drainThenWriteExitCode({ emitter, deadline, home: settings.home, exitCode, log });
   } finally {
     forwarder.dispose();
   }

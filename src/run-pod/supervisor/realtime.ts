@@ -14,7 +14,7 @@ import type { Server } from "node:http";
 import { quotedId, sessionIdProblem } from "../../core/session-ids.js";
 import { announcedSessionId, terminalVerdict } from "../../core/vendors.js";
 import { lifecycleEvent } from "../../sinks/lifecycle.js";
-import { DRAIN_TIMEOUT_MS, RunEmitter } from "../common/emitter.js";
+import { RunEmitter } from "../common/emitter.js";
 import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
 import { agentEnded, agentSetupFailed, agentStarted } from "./agent-events.js";
@@ -23,7 +23,7 @@ import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
 import { SAVE_TIMEOUT_MS, saveConversation } from "./conversation-save.js";
 import { logDeadline, reportWithinTail, runDeadline, tailShare } from "./deadline.js";
-import { writeExitCodeFile } from "./exit-code-file.js";
+import { drainThenWriteExitCode } from "./exit-code-file.js";
 import { FORWARDED_SIGNALS, type SupervisorIo } from "./io.js";
 import { longTimer } from "./long-timer.js";
 import { listen, type Reply } from "./session/http.js";
@@ -200,18 +200,7 @@ export async function runRealtime(
         : agentEnded({ kind: "exited", exitCode }),
     );
   }
-  const drainMs = tailShare(deadline, Date.now(), DRAIN_TIMEOUT_MS);
-  if (!(await emitter.drain(drainMs))) {
-    log.warn(`sink queues not drained within ${drainMs} ms; undelivered events are lost`, {
-      pending: emitter.pending,
-    });
-  }
-  try {
-    await writeExitCodeFile(settings.home, exitCode);
-  } catch (err) {
-    log.error(`writing the exit-code file under ${settings.home}/run failed: ${(err as Error).message}`);
-  }
-  return exitCode;
+  return await drainThenWriteExitCode({ emitter, deadline, home: settings.home, exitCode, log });
 
   /** One turn; returns its exit code. A failed turn is reported and the session goes on. */
   async function runTurn({ turn, prompt: text }: QueuedTurn): Promise<number> {
