@@ -44,12 +44,13 @@ RUN npm run build:agent
 
 # --- agent: AGENT_IMAGE (docker build --target agent) --------------------------------------
 FROM debian:${DEBIAN_VERSION} AS agent
-# What the init's tool steps run (runtime.md §7.2, §7.4): git for clones, curl and
-# ca-certificates for the CLI installers and downloads; bash, tar and sha256sum come with the base.
+# What the init runs (docs/run-pod.md#the-init): git for clones, the only executable its plan can
+# need (src/run-pod/init/plan.ts requiredExecutables), with the CA bundle for https remotes. The
+# CLI is installed by the supervisor with the Station image's npm, not here (docs/agent-clis.md).
 # tini's static build is the agent container's reaper (src/run-pod/witness/reaper.ts): the init
 # copies it beside the supervisor, whatever libc the Station image has.
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends ca-certificates curl git tini \
+  && apt-get install -y --no-install-recommends ca-certificates git tini \
   && cp /usr/bin/tini-static /usr/local/bin/ai-agent-reaper \
   && rm -rf /var/lib/apt/lists/*
 # Copied and linked in one layer, so the image holds the executable once (a later `ln` would copy
@@ -59,7 +60,7 @@ RUN --mount=type=bind,from=agent-build,source=/app/dist/agent,target=/mnt/agent 
   && ln /usr/local/bin/ai-agent /usr/local/bin/ai-agent-init \
   && ln /usr/local/bin/ai-agent /usr/local/bin/ai-agent-supervisor \
   && ln /usr/local/bin/ai-agent /usr/local/bin/ai-agent-courier
-# No USER: the init container runs as root (runtime.md §4.1); the pod spec sets every container's user.
+# No USER: the init container runs as root (docs/run-pod.md#the-init); the pod spec sets every container's user.
 ENTRYPOINT ["/usr/local/bin/ai-agent-init"]
 
 # --- runtime (the default target: the controller) ------------------------------------------

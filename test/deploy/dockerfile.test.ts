@@ -8,6 +8,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LINK_NAMES } from "../../scripts/build-agent.js";
+import { buildInitPlan, requiredExecutables } from "../../src/run-pod/init/plan.js";
+import { packagesFor } from "../../src/run-pod/init/prerequisites.js";
 import { dockerignoreExcludes, execForm, parseInstructions, parseStages, type Stage } from "./dockerfile.js";
 import { isBuiltin, valueImportGraph } from "./imports.js";
 import { REPO_ROOT } from "./render.js";
@@ -222,10 +224,33 @@ describe("Dockerfile --target agent (AGENT_IMAGE)", () => {
     expect(mounts).toEqual(["type=bind,from=agent-build,source=/app/dist/agent,target=/mnt/agent"]);
   });
 
-  it("installs what the init's tool steps run: git, curl, ca-certificates", () => {
+  it("installs what the init can need (git and its CA bundle) and the reaper, nothing for installers it no longer runs", () => {
     const install = keywords(agent, "RUN").find((r) => /apt-get install/.test(r.args))?.args ?? "";
-    for (const pkgName of ["git", "curl", "ca-certificates"])
-      expect(install).toMatch(new RegExp(`\\s${pkgName}\\b`));
+    const packages = /apt-get install -y --no-install-recommends ([^&\\]+)/
+      .exec(install)?.[1]
+      ?.trim()
+      .split(/\s+/);
+    // A plan with every tool active: repos, files, skills (claude) and a conversation.
+    const everyTool = buildInitPlan(
+      {
+        AGENT_MODEL: "claude-sonnet-4-6",
+        AGENT_REPOS: JSON.stringify([{ name: "app", url: "acme/app" }]),
+        AGENT_FILES: JSON.stringify([{ path: "a.txt", url: "https://files.example/a" }]),
+        AGENT_SKILLS_SOURCE: "https://skills.example",
+        AGENT_CONVERSATION_ID: "c1",
+        AGENT_CONVERSATION_SOURCE: "https://conversations.example",
+      },
+      { execDir: "/usr/local/bin" },
+    );
+    expect(everyTool.tools.map((t) => t.tool)).toEqual([
+      "supervisor",
+      "git",
+      "files",
+      "skills",
+      "conversation",
+    ]);
+    const everyPlanNeeds = packagesFor(requiredExecutables(everyTool));
+    expect(new Set(packages)).toEqual(new Set([...everyPlanNeeds, "tini"]));
   });
 
   it("holds one executable in /usr/local/bin with a hard link per program, in one layer", () => {

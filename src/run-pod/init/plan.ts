@@ -211,7 +211,7 @@ export function buildInitPlan(env: Env, inputs: PlanInputs): InitPlan {
 }
 
 /**
- * Executables the active tools need, in first-use order (§7.1 step 3): git for clones. The CLI is
+ * Executables the active tools need, in first-use order (docs/run-pod.md#the-init, step 2): git for clones. The CLI is
  * not the init's: the supervisor finds or installs it in the agent container, on the Station's
  * image (docs/agent-clis.md). Files, skills, conversation and the sinks work in-process.
  */

@@ -41,14 +41,12 @@ export const PACKAGE_MANAGERS: readonly PackageManager[] = [
   },
 ];
 
-/** Packages providing each executable; git and curl fetch over https, so they bring the CA bundle. */
+/**
+ * Packages providing each executable the plan can need (`requiredExecutables` in plan.ts: git);
+ * git fetches over https, so it brings the CA bundle. Any other name is its own package.
+ */
 const PACKAGES: Readonly<Record<string, readonly string[]>> = {
   git: ["git", "ca-certificates"],
-  curl: ["curl", "ca-certificates"],
-  sha256sum: ["coreutils"],
-  bash: ["bash"],
-  tar: ["tar"],
-  npm: ["npm"],
 };
 
 /** The packages to install for the missing executables, without duplicates, in first-need order. */
