@@ -7,10 +7,10 @@
 import { budgetMessage, budgetVerdict } from "../core/budget.js";
 import { SECRET_NAME } from "../core/job-builder.js";
 import {
-  admissionFailure,
   executionOf,
   MSG_BATCH_DISABLED,
   MSG_REALTIME_DISABLED,
+  specCheckFailure,
 } from "../core/spec-checks.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import { firstSchemaIssue } from "../validation/index.js";
@@ -122,7 +122,7 @@ export function agentWarnings(
     } else if (definition.state === "unknown") {
       out.push(`could not check AgentDefinition ${defName}: ${definition.error}`);
     } else {
-      const reason = admissionFailure(agent, definition.value, modes);
+      const reason = specCheckFailure(agent, definition.value, modes);
       if (reason !== undefined) {
         out.push(`the controller will fail this Agent with "${reason}" (AgentDefinition ${defName})`);
       }

@@ -7,7 +7,7 @@
  * 2. run checks, where the manifests hold what the controller needs to judge them: a Station's
  *    template (src/core/job-builder.ts templateProblem) and, for an Agent whose Station and
  *    AgentDefinition are among the manifests, the controller's Pending checks
- *    (src/core/spec-checks.ts admissionFailure) and the Job build. These are the run failures the
+ *    (src/core/spec-checks.ts specCheckFailure) and the Job build. These are the run failures the
  *    API server accepts and the controller later reports as the Agent's failureReason.
  *
  * Pure: the caller reads the files (readManifestSources) and prints the report.
@@ -19,7 +19,7 @@ import type { Station } from "../../generated/crds/station.js";
 import type { ControllerSettings } from "../core/input.js";
 import { buildJob, templateProblem } from "../core/job-builder.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
-import { admissionFailure, executionOf } from "../core/spec-checks.js";
+import { executionOf, specCheckFailure } from "../core/spec-checks.js";
 import { validateResource } from "../validation/index.js";
 
 export interface ManifestSource {
@@ -152,8 +152,8 @@ function runFailure(
     batchEnabled: s.batchEnabled ?? true,
     realtimeEnabled: s.realtimeEnabled ?? true,
   };
-  const admission = admissionFailure(agent, definition, settings);
-  if (admission) return admission;
+  const failure = specCheckFailure(agent, definition, settings);
+  if (failure) return failure;
   const execution = executionOf(definition);
   if (execution === "batch") return undefined;
   const named = {

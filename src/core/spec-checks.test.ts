@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { agent, definition } from "../../test/support/core-builders.js";
-import { admissionFailure, batchUnsupportedFields } from "./spec-checks.js";
+import { batchUnsupportedFields, specCheckFailure } from "./spec-checks.js";
 import type { AgentDefinitionSpec, AgentSpec } from "./types.js";
 
 /** A claude session id as the CLI announces it. */
@@ -238,9 +238,9 @@ const rows: Row[] = [
   ],
 ];
 
-describe("admission checks (docs/validation-rules.md#in-the-controller-not-at-admission)", () => {
+describe("spec checks at Pending (docs/validation-rules.md#in-the-controller-not-at-admission)", () => {
   it.each(rows)("%s", (_name, def, spec, settings, want) => {
-    expect(admissionFailure(agent().spec(spec).build(), definition().spec(def).build(), settings)).toBe(want);
+    expect(specCheckFailure(agent().spec(spec).build(), definition().spec(def).build(), settings)).toBe(want);
   });
 
   it("reports the first unsupported batch field in the seed's order", () => {

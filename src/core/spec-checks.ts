@@ -46,8 +46,12 @@ export function batchKeyRef(definition: AgentDefinition, model: string): string 
   return definition.spec.resources?.secrets?.find((s) => s.name === name)?.ref;
 }
 
-/** The failureReason a Pending Agent fails with, or undefined when it may run. */
-export function admissionFailure(
+/**
+ * The failureReason a Pending Agent fails with, or undefined when it may run. The webhook
+ * (src/admission) and `kubectl agent validate` run it too, only to warn or report; the
+ * controller's Pending rule is what fails the Agent with it.
+ */
+export function specCheckFailure(
   agent: Agent,
   definition: AgentDefinition,
   settings: Pick<ControllerSettings, "batchEnabled" | "realtimeEnabled">,
@@ -102,3 +106,6 @@ export function admissionFailure(
   }
   return undefined;
 }
+
+/** The old name, kept only while the Pending rules (src/core/state-machine) still import it. */
+export const admissionFailure = specCheckFailure;
