@@ -211,9 +211,10 @@ export interface EmitSinkEventsAction extends ActionBase {
 }
 
 /**
- * Why a non-terminal Agent is not progressing right now (docs/decisions.md D-101), as data: the events
- * layer turns it into a condition message and a Kubernetes Event. It changes nothing by itself;
- * when `retryAt` is set the controller reconciles the Agent again at that time.
+ * Why a non-terminal Agent is not progressing right now (docs/decisions.md D-101), as data: the
+ * core's report step turns it into the Ready condition's message and a Kubernetes Event. It
+ * changes nothing by itself; when `retryAt` is set the controller reconciles the Agent again at
+ * that time.
  */
 export interface ReportWaitingAction extends ActionBase {
   type: "reportWaiting";
@@ -327,7 +328,10 @@ export type Action =
 
 export type ActionType = Action["type"];
 
-/** Actions that change cluster or provider state (everything but metrics, sink and Kubernetes events). */
+/**
+ * Actions that change cluster or provider state: not metrics, sink events, Kubernetes Events,
+ * waiting reports or batch polls.
+ */
 export function isWrite(action: Action): boolean {
   return (
     action.type !== "recordMetric" &&
