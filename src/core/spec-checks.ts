@@ -25,7 +25,7 @@ const nonEmpty = (v: unknown): boolean =>
     ? v.length > 0
     : v !== undefined && v !== null && (typeof v !== "object" || Object.values(v).some(nonEmpty));
 
-/** The definition fields batch rejects, spelled as in batch-runs.txt, in the order checked. */
+/** The definition fields batch rejects, spelled as in the specification's messages (docs/validation-rules.md#in-the-controller-not-at-admission), in the order checked. */
 export function batchUnsupportedFields(def: AgentDefinition["spec"]): string[] {
   const fields: [string, unknown][] = [
     ["allowed_tools", def.allowed_tools],
