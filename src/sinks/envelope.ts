@@ -1,10 +1,9 @@
 /**
  * The `{"source", "event"}` envelope every sink delivery is wrapped in (docs/events.md#envelope).
  *
- * Only sink deliveries are wrapped; status.output keeps bare lines. Batch runs have no pod,
- * so a controller-built source never carries `pod`.
+ * Only sink deliveries are wrapped; status.output keeps bare lines. Batch runs have no pod, so
+ * the source the reconcile core puts in its emitSinkEvents action never carries `pod`.
  */
-import type { Agent } from "../core/types.js";
 
 /** Identity of the run an event belongs to. Key order is the wire order. */
 export interface EventSource {
@@ -30,16 +29,6 @@ export function normalizeSource(source: EventSource): EventSource {
     if (value !== undefined && value !== "") out[key] = value;
   }
   return out;
-}
-
-/** The source of a controller-sent (batch run) event: the Agent's identity, no pod. */
-export function batchRunSource(agent: Pick<Agent, "metadata" | "spec">): EventSource {
-  return normalizeSource({
-    agent: agent.metadata.name,
-    station: agent.spec.stationRef,
-    task: agent.spec.taskId,
-    namespace: agent.metadata.namespace,
-  });
 }
 
 /** `event` is the line parsed as JSON; a line that is not valid JSON is carried as a JSON string. */

@@ -1,9 +1,11 @@
-/** Controller-side event sinks: the public surface the executor uses. */
+/**
+ * Controller-side event sinks: what the controller's wiring (and the integration tests' planes)
+ * build the batch runs' delivery from, with the types that name its options and requests. The
+ * events themselves come from the reconcile core's emitSinkEvents actions (src/core/actions.ts);
+ * the run pod's programs import the modules of this folder directly.
+ */
 
-export { batchDisabledEvents, batchEndEvents, batchStartEvents, batchTimeoutEvents } from "./batch-events.js";
 export {
-  DEFAULT_ATTEMPT_TIMEOUT_MS,
-  DEFAULT_MAX_QUEUED,
   type DeliveryRequest,
   type SecretKeyReader,
   SinkDispatcher,
@@ -11,20 +13,7 @@ export {
   type SinkItem,
   type SinkOutcome,
 } from "./dispatcher.js";
-export { batchRunSource, type Envelope, type EventSource, parseLine, wrap } from "./envelope.js";
-export { parseHeaderBlock } from "./headers.js";
-export {
-  BATCH_REASONS,
-  batchDisabled,
-  batchFailed,
-  batchStarted,
-  batchSucceeded,
-  batchTimedOut,
-  canonicalLifecycle,
-  type LifecycleEvent,
-  lifecycleEvent,
-} from "./lifecycle.js";
-export { DEFAULT_RETRY, type RetrySettings, retryFromEnv } from "./retry.js";
-export { AGENT_SECRETS, agentSecretsReader, type SecretGetter } from "./secrets.js";
-export { classifyLine, passesSelect } from "./select.js";
+export type { EventSource } from "./envelope.js";
+export { type RetrySettings, retryFromEnv } from "./retry.js";
+export { agentSecretsReader, type SecretGetter } from "./secrets.js";
 export type { HttpPost, HttpPostRequest, SinkLogger, Sleep } from "./transport.js";

@@ -1,5 +1,7 @@
 /**
- * Lifecycle events the controller emits for batch runs (docs/events.md#lifecycle-events, docs/events.md#what-a-listener-sees-for-a-batch-run).
+ * Lifecycle events in their wire form (docs/events.md#lifecycle-events): the run pod's programs build
+ * theirs here, and the sink layer rewrites every lifecycle event it sends, the controller's batch-run
+ * events included, into the wire key order.
  *
  * Key order is the wire order of docs/events.md#lifecycle-events: kind, phase, status, tool, reason, exitCode, turn.
  * Optional fields are omitted when empty; exitCode 0 is emitted.
@@ -18,6 +20,7 @@ export interface LifecycleEvent {
   turn?: number;
 }
 
+/** One event, its keys in wire order. */
 export function lifecycleEvent(
   phase: LifecyclePhase,
   status: LifecycleStatus,
@@ -29,43 +32,6 @@ export function lifecycleEvent(
   if (extra.exitCode !== undefined) event.exitCode = extra.exitCode;
   if (extra.turn !== undefined) event.turn = extra.turn;
   return event;
-}
-
-/** Controller reason slugs keep their underscored spelling (docs/events.md#lifecycle-events). */
-export const BATCH_REASONS = {
-  failed: "batch_failed",
-  timeout: "batch_timeout",
-  disabled: "batch_disabled",
-} as const;
-
-/** `agent/started`, once the batch is submitted and the Running patch succeeded. */
-export function batchStarted(): LifecycleEvent {
-  return lifecycleEvent("agent", "started");
-}
-
-/** `agent/succeeded exitCode 0`, after the completing patch. */
-export function batchSucceeded(): LifecycleEvent {
-  return lifecycleEvent("agent", "succeeded", { exitCode: 0 });
-}
-
-/** `agent/failed exitCode 1 reason batch_failed`: the batch errored, expired or was cancelled. */
-export function batchFailed(): LifecycleEvent {
-  return lifecycleEvent("agent", "failed", { reason: BATCH_REASONS.failed, exitCode: 1 });
-}
-
-/**
- * The timeout event. `fail` ends the run (`agent/failed exitCode 1 reason batch_timeout`);
- * `fallback` does not (`agent/running reason batch_timeout`): the fallback Job's own events follow.
- */
-export function batchTimedOut(onTimeout: "fail" | "fallback"): LifecycleEvent {
-  return onTimeout === "fallback"
-    ? lifecycleEvent("agent", "running", { reason: BATCH_REASONS.timeout })
-    : lifecycleEvent("agent", "failed", { reason: BATCH_REASONS.timeout, exitCode: 1 });
-}
-
-/** `agent/failed exitCode 1 reason batch_disabled`: batch turned off while in flight (docs/decisions.md D-37). */
-export function batchDisabled(): LifecycleEvent {
-  return lifecycleEvent("agent", "failed", { reason: BATCH_REASONS.disabled, exitCode: 1 });
 }
 
 /**
