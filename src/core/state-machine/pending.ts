@@ -1,5 +1,5 @@
 /**
- * Phase rules for a Pending Agent, in order: missing references and admission checks fail it; a
+ * Phase rules for a Pending Agent, in order: missing references and failed spec checks fail it; a
  * batch run's submit is recorded, refused or backed off; a run that cannot be built fails; a
  * spent budget or a full Station keeps it waiting; otherwise the batch is submitted or the Job
  * created (after any Replace preemption), with Job creation failures refused or backed off.
@@ -12,7 +12,7 @@ import type { BatchSubmitFailure, ReconcileInput } from "../input.js";
 import { buildJob } from "../job-builder.js";
 import { jobCreateRefusedReason, jobCreateRetryAt, jobCreateWaiting } from "../job-create.js";
 import { jobNameFor } from "../names.js";
-import { admissionFailure } from "../spec-checks.js";
+import { specCheckFailure } from "../spec-checks.js";
 import { renderPrompt } from "../templating.js";
 import { type Agent, type AgentDefinition, agentRef, type Station } from "../types.js";
 import { fail, jobMode, lifecycle, metric, patch, sinkEvents } from "./builders.js";
@@ -172,11 +172,11 @@ export const invalid: Rule = {
   when: "an admission check fails (docs/validation-rules.md: batch/realtime availability and field rules, resumeSession, prompt size)",
   does: "patch Failed, exitCode 1, failureReason = the check's message; count invalid_spec; prune",
   guard: (c) =>
-    pending(c) && admissionFailure(c.agent, c.definition as AgentDefinition, c.input.settings) !== undefined,
+    pending(c) && specCheckFailure(c.agent, c.definition as AgentDefinition, c.input.settings) !== undefined,
   act: (c) =>
     fail(
       c,
-      admissionFailure(c.agent, c.definition as AgentDefinition, c.input.settings) as string,
+      specCheckFailure(c.agent, c.definition as AgentDefinition, c.input.settings) as string,
       "invalid_spec",
     ),
 };
