@@ -1,7 +1,7 @@
 /**
  * Turns one Anthropic batch result line into the lines `claude -p --output-format stream-json
- * --verbose` prints for a single-turn, no-tool run (providers/cli-output.md (a)), plus the
- * run's outcome. Pure: no I/O, no clock.
+ * --verbose` prints for a single-turn, no-tool run (docs/batch-providers.md#results--lines,
+ * docs/agent-clis.md#claude), plus the run's outcome. Pure: no I/O, no clock.
  */
 import type { components } from "../../generated/providers/anthropic.js";
 import { batchCostUsd } from "./pricing.js";

@@ -1,5 +1,5 @@
 /**
- * Anthropic Message Batches client (providers/anthropic.md): one request per batch, custom_id =
+ * Anthropic Message Batches client (docs/batch-providers.md#requests): one request per batch, custom_id =
  * the Agent's uid; results read from the batch's results_url once it has ended.
  */
 import type { components } from "../../generated/providers/anthropic.js";

@@ -1,6 +1,6 @@
 /**
  * Turns a finished Gemini batch operation into the lines `gemini -p --output-format stream-json`
- * prints for a single-turn, no-tool run (seed: batch-runs.txt, providers/cli-output.md (b)),
+ * prints for a single-turn, no-tool run (docs/batch-providers.md#results--lines, docs/agent-clis.md#gemini),
  * plus the run's outcome. Pure: no I/O, no clock.
  */
 import type { components } from "../../generated/providers/gemini.js";

@@ -1,5 +1,5 @@
 /**
- * Gemini Batch API client (providers/gemini.md): one inline request through
+ * Gemini Batch API client (docs/batch-providers.md#requests): one inline request through
  * models/<model>:batchGenerateContent; the result is inlined in the batch operation.
  */
 import type { components } from "../../generated/providers/gemini.js";

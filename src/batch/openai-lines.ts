@@ -1,7 +1,7 @@
 /**
  * Turns an OpenAI batch's end state (and its output/error file line) into the lines
- * `codex exec --json` prints for a single-turn, no-tool run (seed: batch-runs.txt,
- * providers/cli-output.md (c)), plus the run's outcome. Pure: no I/O, no clock.
+ * `codex exec --json` prints for a single-turn, no-tool run (docs/batch-providers.md#results--lines,
+ * docs/agent-clis.md#codex), plus the run's outcome. Pure: no I/O, no clock.
  */
 import type { components } from "../../generated/providers/openai.js";
 import type { BatchPollResult } from "./provider.js";

@@ -1,5 +1,5 @@
 /**
- * OpenAI Batch API client (providers/openai.md): upload a one-line JSONL file holding a
+ * OpenAI Batch API client (docs/batch-providers.md#requests): upload a one-line JSONL file holding a
  * POST /v1/responses call, create a batch over it, read the output or error file once it
  * completes, and delete the files on cleanup (batch objects cannot be deleted).
  */

@@ -8,7 +8,7 @@ describe("batchCostUsd", () => {
     expect(PRICE_TABLE_DATE).toBe("2026-10");
   });
 
-  // Batch price = half the list price (providers/anthropic.md §9), per million tokens.
+  // Batch price = half the list price (docs/batch-providers.md#cost), per million tokens.
   it.each([
     { model: "claude-opus-5-5", input: M, output: 0, usd: 2 },
     { model: "claude-opus-5-5", input: 0, output: M, usd: 10 },

@@ -6,7 +6,7 @@
  * The table and its date live here and nowhere else.
  */
 
-/** Anthropic list prices as of this month (providers/anthropic.md §9). */
+/** Anthropic list prices as of this month (docs/cost-and-budgets.md#the-price-table). */
 export const PRICE_TABLE_DATE = "2026-10";
 
 /** US cents per million tokens, so the arithmetic stays in integers until the last division. */

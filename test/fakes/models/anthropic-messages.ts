@@ -2,7 +2,7 @@
  * A local Anthropic Messages API (`POST /v1/messages`) for the real Claude Code CLI: give the CLI
  * `ANTHROPIC_BASE_URL=<origin>` and any `ANTHROPIC_API_KEY`.
  *
- * Faithful to the documented contract (shared/providers/anthropic.md, the Messages streaming
+ * Faithful to the documented contract (Anthropic's Messages API documentation, the Messages streaming
  * reference): a streamed answer is `message_start`, `ping`, per block `content_block_start` /
  * `content_block_delta` (`text_delta`, `input_json_delta` for `tool_use`) / `content_block_stop`,
  * then `message_delta` (stop_reason, usage) and `message_stop`; a non-streaming request gets the
@@ -26,7 +26,7 @@ import {
   startSse,
 } from "./base.js";
 
-/** The documented error type of each status (anthropic.md §8); others are `api_error`. */
+/** The documented error type of each status (docs/batch-providers.md#what-each-api-refuses); others are `api_error`. */
 const ERROR_TYPES: Readonly<Record<number, string>> = {
   400: "invalid_request_error",
   401: "authentication_error",

@@ -1,6 +1,6 @@
 /**
  * A local Gemini API (generativelanguage v1beta) for the real gemini CLI: the model calls it makes
- * and what Google answers (providers/gemini.md §5–6, docs/agent-clis.md "gemini").
+ * and what Google answers (Google's Gemini API reference for generateContent, docs/agent-clis.md#gemini).
  *
  * - `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` is the chat call: each one
  *   consumes a script step and answers `data:` chunks of GenerateContentResponse (`candidates[0]

@@ -1,6 +1,6 @@
 /**
  * A local OpenAI Responses API server for the real codex CLI (docs/agent-clis.md): `POST
- * /v1/responses` answered with the documented server-sent events (shared/providers specs,
+ * /v1/responses` answered with the documented server-sent events (OpenAI's Responses API reference,
  * `ResponseStreamEvent`): `response.created`, `response.in_progress`, per output item
  * `response.output_item.added` … `response.output_item.done` (text through
  * `response.content_part.*` and `response.output_text.*`, function calls through

@@ -1,5 +1,5 @@
 /**
- * A fake Anthropic Message Batches API (providers/anthropic.md): x-api-key and
+ * A fake Anthropic Message Batches API (docs/batch-providers.md): x-api-key and
  * anthropic-version checks, the documented error envelope, in_progress → (canceling →) ended
  * on a virtual clock, JSONL results at results_url, delete only once ended.
  */
@@ -83,7 +83,7 @@ export interface FakeAnthropic {
 const DAY_MS = 24 * 3600 * 1000;
 
 /**
- * The models the fake serves and their output limits (providers/anthropic.md §9: 128K for the
+ * The models the fake serves and their output limits (docs/batch-providers.md#what-each-api-refuses: 128K for the
  * 5.x models; the 4.x limits are the fake's assumption, 64K).
  */
 export const ANTHROPIC_MODELS: Readonly<Record<string, number>> = {
@@ -125,7 +125,7 @@ const PARAMS_FIELDS = new Set([
   "inference_geo",
 ]);
 
-/** Structured-output schema keywords the API rejects (providers/anthropic.md §3). */
+/** Structured-output schema keywords the API rejects (docs/batch-providers.md#what-each-api-refuses). */
 const UNSUPPORTED_SCHEMA_KEYWORDS = [
   "minimum",
   "maximum",

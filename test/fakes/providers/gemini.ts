@@ -1,5 +1,5 @@
 /**
- * A fake Gemini Batch API (providers/gemini.md): x-goog-api-key (or ?key=) check, the Google
+ * A fake Gemini Batch API (docs/batch-providers.md): x-goog-api-key (or ?key=) check, the Google
  * error envelope, long-running Operation objects whose metadata.state moves PENDING → RUNNING →
  * a terminal state on a virtual clock, inline responses in metadata.output and response, best-
  * effort cancel, and DELETE that removes the batch whatever its state.
@@ -51,7 +51,7 @@ export interface FakeGeminiBatch {
   cancelRequestedAt?: number;
   /**
    * The state the batch was in when it was deleted. A DELETE does not cancel: a batch deleted
-   * while PENDING or RUNNING without a cancel first runs on and is billed (providers/gemini.md §2).
+   * while PENDING or RUNNING without a cancel first runs on and is billed (docs/batch-providers.md#what-each-api-refuses).
    */
   deletedInState?: FakeGeminiBatch["state"];
 }
@@ -165,7 +165,7 @@ const KNOWN_FIELDS: Record<string, readonly string[]> = {
   ],
 };
 
-/** responseJsonSchema keywords the API accepts (providers/gemini.md §3); any other is refused. */
+/** responseJsonSchema keywords the API accepts (docs/batch-providers.md#what-each-api-refuses); any other is refused. */
 const JSON_SCHEMA_KEYWORDS = new Set([
   "$id",
   "$defs",

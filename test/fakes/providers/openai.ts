@@ -1,5 +1,5 @@
 /**
- * A fake OpenAI Files + Batches API serving /v1/responses batches (providers/openai.md): bearer
+ * A fake OpenAI Files + Batches API serving /v1/responses batches (docs/batch-providers.md): bearer
  * auth, the OpenAI error envelope, multipart uploads, input-file validation, batches moving
  * validating → in_progress → finalizing → completed (or failed / expired / cancelling →
  * cancelled) on a virtual clock, output and error files written only when the batch settles,

@@ -1,5 +1,5 @@
 /**
- * docs/decisions.md D-111: the provider fakes refuse what the real APIs refuse (providers/*.md), so a
+ * docs/decisions.md D-111: the provider fakes refuse what the real APIs refuse (docs/batch-providers.md#what-each-api-refuses), so a
  * client bug cannot pass against a fake tuned to it: misspelt fields, unknown models, token limits
  * beyond the model's, schema features the vendor rejects, cancel semantics as documented; and
  * their fault injection reaches submit and cancel, not only GET and DELETE.
