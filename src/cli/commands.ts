@@ -11,7 +11,7 @@ import { CliError, type CliIo } from "./io.js";
 import { readManifestSources } from "./manifest-files.js";
 import { formatProblem, validateManifests } from "./validate-manifests.js";
 
-/** The Secret and key the prompt API's bearer token is read from (seeds/prompt-api.txt). */
+/** The Secret and key the prompt API's bearer token is read from (docs/prompt-api.md#authentication). */
 export const REALTIME_SECRET = "agent-realtime";
 export const API_TOKEN_KEY = "api-token";
 export const PROMPT_API_SERVICE = "agent-controller-api";

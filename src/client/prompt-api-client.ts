@@ -1,5 +1,5 @@
 /**
- * Client of the controller's realtime prompt API (seeds/prompt-api.txt, docs/prompt-api.md):
+ * Client of the controller's realtime prompt API (docs/prompt-api.md):
  * `prompt` and `close`, each answer either the documented 202 body or a typed error. A 503 (the
  * session is not serving yet, or its pod cannot be reached) is retried after the server's
  * Retry-After, a bounded number of times; every other status is final.

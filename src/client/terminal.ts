@@ -3,7 +3,7 @@ import type { Agent, AgentCondition } from "../../generated/crds/agent.js";
 
 export type AgentPhase = NonNullable<NonNullable<Agent["status"]>["phase"]>;
 
-/** The phase, an absent one read as Pending (agent-crd.txt). */
+/** The phase, an absent one read as Pending, as the prompt API does (docs/prompt-api.md#status-codes). */
 export function phaseOf(agent: Agent): AgentPhase {
   return agent.status?.phase ?? "Pending";
 }

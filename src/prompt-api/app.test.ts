@@ -1,6 +1,6 @@
 /**
  * The prompt API through Hono's app.request (no socket): one row per status code and message of
- * seeds/prompt-api.txt, each message pinned literally.
+ * docs/prompt-api.md#status-codes (the specification's wording), each message pinned literally.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -475,7 +475,7 @@ const rows: Row[] = [
   },
 ];
 
-describe("prompt API status codes and messages (seeds/prompt-api.txt)", () => {
+describe("prompt API status codes and messages (docs/prompt-api.md#status-codes)", () => {
   it.each(rows)("$name", async (row) => {
     const h = harness(row.setup);
     const res = await h.app.request(row.path ?? PROMPT_PATH, {

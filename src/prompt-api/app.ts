@@ -1,5 +1,5 @@
 /**
- * The controller's realtime prompt API (seeds/prompt-api.txt): authenticates the caller with the
+ * The controller's realtime prompt API (docs/prompt-api.md): authenticates the caller with the
  * agent-realtime api-token, finds the Agent and its run pod, and forwards the prompt or close to
  * the pod's supervisor signed with that run's own token. All cluster access is injected.
  *

@@ -1,5 +1,5 @@
 /**
- * Every status message of the prompt API (seeds/prompt-api.txt). Black-box tests match these byte
+ * Every status message of the prompt API (the specification's wording, docs/prompt-api.md#status-codes). Black-box tests match these byte
  * for byte, so they live in one place and are pinned by tests. Note the straight apostrophe in
  * "the session's pod cannot be reached": the seed spells it that way.
  */
