@@ -1,6 +1,6 @@
 /**
  * Checks on schemas/crds/ the API server would otherwise only report at install time, plus
- * the API surface spec/crds.md and seeds/agent-crd.txt fix (names, columns, fields).
+ * the API surface the specification fixes (names, columns, fields; docs/validation-rules.md#in-the-schema).
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -288,7 +288,7 @@ const fields: [string, string, string, JsonSchema?][] = [
   ["AgentDefinition", "spec.delivery.pullRequest.draft", "boolean", { default: false }],
 ];
 
-describe("fields (seeds/agent-crd.txt, spec/crds.md)", () => {
+describe("fields (docs/validation-rules.md#in-the-schema)", () => {
   it.each(fields)("%s %s is %s", (kind, at, type, extra) => {
     const node = walk(crd(kind).schema).find((n) => n.path === at);
     expect(node, `${kind} ${at}`).toBeDefined();

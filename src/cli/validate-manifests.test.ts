@@ -118,7 +118,7 @@ describe("the manifests the seeds quote", () => {
     const manifests = seedManifests();
     const report = validateManifests(manifests.map((m) => ({ file: m.source, text: m.text })));
     expect(report.problems.map(formatProblem)).toEqual([]);
-    // batch-runs.txt alone quotes 3 + 1 + 1 objects of the group, agent-crd.txt one snippet.
+    // The batch-run seed alone quotes 3 + 1 + 1 objects of the group, the Agent CRD's seed one snippet.
     expect(report.checked).toBeGreaterThanOrEqual(6);
   });
 

@@ -1,5 +1,5 @@
 /**
- * The controller's /metrics (controller-lifecycle.txt "Watch + poll + cache"), on a Registry of
+ * The controller's /metrics (docs/controller.md#metrics), on a Registry of
  * its own so nothing else in the process can add or clash with series. Every number is this
  * process's state: a restart starts them from zero (a counter reset to Prometheus).
  */

@@ -39,7 +39,7 @@ describe("capOutput (tail-preserving, never splits UTF-8)", () => {
   });
 });
 
-describe("lastSessionId (docs/decisions.md D-53, cli-output.md)", () => {
+describe("lastSessionId (docs/decisions.md D-53, docs/agent-clis.md)", () => {
   const claude = [
     '{"type":"system","subtype":"init","session_id":"s-1","model":"claude-sonnet-4-6"}',
     '{"type":"assistant","message":{"content":[]},"session_id":"ignored"}',

@@ -1,6 +1,6 @@
 /**
  * What the controller reads back from a finished run: the capped output, the session id and the
- * pull request URL (docs/run-pod.md#what-the-controller-reads-back, agent-crd.txt).
+ * pull request URL (docs/run-pod.md#what-the-controller-reads-back).
  */
 import type { Vendor } from "./routing.js";
 import { announcedSessionId, cliErrorMessage, parseJsonLine } from "./vendors.js";

@@ -1,6 +1,6 @@
 /**
- * Turns an observed Job and pod into the terminal status of a run (controller-lifecycle.txt
- * "Running → Succeeded | Failed", docs/run-pod.md#what-the-controller-reads-back). Read-back is best effort: a missing pod or
+ * Turns an observed Job and pod into the terminal status of a run (Running → Succeeded | Failed,
+ * docs/run-pod.md#what-the-controller-reads-back). Read-back is best effort: a missing pod or
  * log never leaves the Agent Running.
  */
 import type { V1ContainerStatus } from "@kubernetes/client-node";

@@ -27,7 +27,7 @@ describe("routeModel (docs/templating-and-routing.md#routing)", () => {
   });
 });
 
-describe("effectiveModel (§2.1)", () => {
+describe("effectiveModel (docs/templating-and-routing.md#routing)", () => {
   it.each([
     ["gemini-3.1-flash-lite", "claude-sonnet-4-6", "gemini-3.1-flash-lite"],
     ["", "claude-sonnet-4-6", "claude-sonnet-4-6"],

@@ -59,7 +59,7 @@ describe("valid objects pass", () => {
 });
 
 describe("execution-mode rules are left to the controller", () => {
-  // seeds/batch-runs.txt: the Agent fails with `batch execution does not support <field>`,
+  // docs/validation-rules.md#the-rule-for-choosing: the Agent fails with `batch execution does not support <field>`,
   // so the definition itself must be accepted.
   const batchOnlyFields: [string, unknown][] = [
     ["spec.allowed_tools", ["Edit"]],

@@ -1,5 +1,5 @@
 /**
- * Confinement of init-written paths to the workspace (seed agent-crd.txt spec.files; docs/decisions.md D-30, D-31).
+ * Confinement of init-written paths to the workspace (spec.files: docs/security.md#specfiles; docs/decisions.md D-30, D-31).
  *
  * Two checks: a pure lexical one (`..`, an absolute path elsewhere, the workspace itself) and one
  * against the filesystem, because a cloned repository can carry a symlink that points outside

@@ -40,7 +40,7 @@ export function errnoOf(err: unknown): string {
   return e?.code ?? (err instanceof Error ? err.message : String(err));
 }
 
-/** Replaces every header value in `text`: a cause must never carry one (seed agent-crd.txt). */
+/** Replaces every header value in `text`: a cause must never carry one (docs/run-pod.md#the-init). */
 export function withoutHeaderValues(text: string, headers: ReadonlyArray<[string, string]>): string {
   let out = text;
   for (const [, value] of headers) if (value.length >= 4) out = out.split(value).join("<redacted>");

@@ -35,7 +35,7 @@ function expectNoHeaderValue(run: { stdout: string[]; stderr: string[]; sinkText
     expect(text).not.toContain("files-s3cret");
 }
 
-describe("tool files (seed agent-crd.txt spec.files, docs/run-pod.md#the-init, docs/decisions.md D-30)", () => {
+describe("tool files (docs/run-pod.md#the-init, docs/security.md#specfiles, docs/decisions.md D-30)", () => {
   it("downloads into the workspace, creating parents, sending the secret's header block; mode 0644", async () => {
     files.route("/runs/42/brief.md", { status: 200, body: "# brief\n" });
     const run = await runInitCaptured(

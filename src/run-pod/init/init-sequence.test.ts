@@ -102,7 +102,7 @@ describe("init sequence (docs/run-pod.md#the-init)", () => {
   });
 });
 
-describe("prerequisites (§7.1 step 3)", () => {
+describe("prerequisites (docs/run-pod.md#the-init)", () => {
   it("missing executables and no package manager: reason=no-package-manager, exit 2", async () => {
     const run = await runInitCaptured(sb, sb.env({ AGENT_REPOS: '[{"name":"a","url":"u"}]', PATH: sb.bin }));
     expect(run.code).toBe(2);
@@ -166,7 +166,7 @@ describe("the agent CLI is not the init's (docs/agent-clis.md)", () => {
   });
 });
 
-describe("re-own to 1000:1000 (§7.1 step 5)", () => {
+describe("re-own to 1000:1000 (docs/run-pod.md#the-init)", () => {
   it.runIf(process.getuid?.() === 0)(
     "lchowns HOME and the workspace without following symlinks",
     async () => {

@@ -1,6 +1,7 @@
 /**
- * What the supervisor reads from its environment besides sinks and identity (docs/supervisor.md#start-settings-and-signals,
- * §6). Pure and forgiving: a missing or malformed value falls back as the spec says, never throws.
+ * What the supervisor reads from its environment besides sinks and identity
+ * (docs/supervisor.md#start-settings-and-signals). Pure and forgiving: a missing or malformed value
+ * falls back to the default that page names, never throws.
  */
 import { routeModel, type Vendor } from "../../core/routing.js";
 import type { WatchSpec } from "../../core/types.js";

@@ -1,5 +1,5 @@
 /**
- * Tool `files` (docs/run-pod.md#the-init, seed agent-crd.txt spec.files, docs/decisions.md D-30): each declared input is
+ * Tool `files` (docs/run-pod.md#the-init, docs/security.md#specfiles, docs/decisions.md D-30): each declared input is
  * streamed into the workspace, in order; the first failure stops the init with
  * `init/failed tool=files reason=path|download|write` and `[init] files: <path>: <cause>`. A cause
  * names the declared path, never a header value. Before anything is fetched, every entry's shape is
