@@ -1,12 +1,12 @@
 /**
- * The YAML manifests the seeds quote (/work/shared/seeds/*.txt), extracted so `kubectl agent
+ * The YAML manifests the seeds quote (the specification's example files, beside the checkout), extracted so `kubectl agent
  * validate` is tested on every one of them, including those a seed adds later.
  *
  * The seeds are prose with manifests pasted in, unfenced. A manifest starts at a line that begins
  * with a top-level key of a Kubernetes object (`apiVersion:`, `kind:`, `metadata:`, `spec:`) and
  * runs until a blank line that is not followed by an indented line or a `---` (the seeds' manifests
  * hold no blank line of their own today; an indented continuation keeps one that does). A snippet
- * that quotes only part of an object (agent-crd.txt's `spec:` for spec.files) is completed with the
+ * that quotes only part of an object (the Agent CRD seed's `spec:` for spec.files) is completed with the
  * apiVersion and kind the seed documents (its `Kind: X` line) and a name, as a user would.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -23,7 +23,7 @@ export const SEEDS_DIR = process.env.SEEDS_DIR || path.resolve(REPO, "../shared/
 export const SEED_FIXTURES_DIR = path.join(REPO, "test/integration/client/fixtures/seeds");
 
 export interface SeedManifest {
-  /** `<seed file>:<first line>`, e.g. `batch-runs.txt:46`. */
+  /** `<seed file>:<first line>`, the seed file named as it is on disk. */
   source: string;
   /** The manifest as a user would save it (a completed snippet included). */
   text: string;
@@ -91,7 +91,7 @@ export function seedManifests(dir = SEEDS_DIR): SeedManifest[] {
     .flatMap((f) => extractSeedManifests(f, readFileSync(path.join(dir, f), "utf8")));
 }
 
-/** The file name a manifest is saved under: `batch-runs.txt:46` → `batch-runs-46.yaml`. */
+/** The file name a manifest is saved under: `<name>.txt:46` → `<name>-46.yaml`. */
 export function seedManifestFileName(m: SeedManifest): string {
   return `${m.source.replace(/\.txt:/, "-")}.yaml`;
 }

@@ -172,7 +172,7 @@ export function fullDefinition(): AgentDefinition {
   };
 }
 
-/** The seed's batch example (seeds/batch-runs.txt), with output.schema. */
+/** The batch example of the specification's batch-run rules (docs/batch-runs.md), with output.schema. */
 export function batchDefinition(): AgentDefinition {
   return {
     apiVersion,

@@ -77,7 +77,7 @@ describe("parseInvocation: the session a run reports, from the argv the controll
   });
 });
 
-describe("outputLines: each CLI's NDJSON (cli-output.md)", () => {
+describe("outputLines: each CLI's NDJSON (docs/agent-clis.md)", () => {
   const inv = (cli: CliName) =>
     parseInvocation(cli, cli === "codex" ? ["exec", "--json", "--", "p"] : ["--", "p"], "sid-1");
 

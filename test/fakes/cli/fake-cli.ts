@@ -1,8 +1,8 @@
 /**
  * Fake `claude`, `codex`, `gemini` and `opencode` executables for run pods on the harness's pod
  * runner: one program, dispatched on the name it is called by, printing the CLI's own NDJSON for
- * the argv it gets (/work/shared/providers/cli-output.md; opencode's `run --format json` shape is
- * not in that sheet and follows opencode's event names). What it answers is scripted per test
+ * the argv it gets (the lines docs/agent-clis.md records for each CLI; opencode's `run --format
+ * json` shape follows opencode's event names). What it answers is scripted per test
  * through `FAKE_CLI_SCRIPT` (JSON, see FakeCliScript) on the agent container; every invocation is
  * journalled (argv, full environment, cwd) as one JSON line to the file named by `FAKE_CLI_JOURNAL`.
  *

@@ -46,7 +46,7 @@ if (!RUN_POD_PROGRAMS_BUILT && process.env.CI === "true") {
   throw new Error("dist/agent is missing: run `npm run build:agent` (scripts/ensure-deps.sh does it)");
 }
 
-/** Claude's stream-json for one run with a tool call (providers/cli-output.md), as a pod logs it. */
+/** Claude's stream-json for one run with a tool call (docs/agent-clis.md#claude), as a pod logs it. */
 export const CLAUDE_LINES = [
   '{"type":"system","subtype":"init","cwd":"/workspace","session_id":"4855a4a8-c43d-426f-99fc-150c8ea32853","tools":["Bash","Read","Edit"],"model":"claude-sonnet-4-6","permissionMode":"default"}',
   '{"type":"assistant","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[{"type":"text","text":"I will run the tests."}]},"parent_tool_use_id":null,"session_id":"4855a4a8"}',
