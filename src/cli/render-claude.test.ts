@@ -2,14 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  costOf,
-  detectVendor,
-  formatCost,
-  OutputRenderer,
-  renderOutput,
-  vendorFor,
-} from "./render-output.js";
+import { runUsage } from "../core/pricing/run-usage.js";
+import { detectVendor, OutputRenderer, renderOutput, vendorFor } from "./render-output.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "test", "fakes", "models", "fixtures", "claude");
 const fixture = (name: string): string => readFileSync(join(FIXTURES, `${name}.jsonl`), "utf8");
@@ -40,9 +34,14 @@ describe("claude output", () => {
       "Version bumped to 2.",
       "[result] success · cost $0.0442 · 3 turns · 4.1 s",
     ]);
-    expect(formatCost(costOf("claude", fixture("edit-and-bash")))).toBe(
-      "$0.0442 (10306 in / 118 out tokens)",
-    );
+    // status: the cost claude reported, and its tokens (docs/cost-and-budgets.md).
+    const lines = fixture("edit-and-bash");
+    const usage = runUsage({ vendor: "claude", execution: "interactive", model: "claude-opus-5-5", lines });
+    expect(usage).toEqual({
+      usage: { inputTokens: 10306, outputTokens: 118, cacheReadTokens: 800, cacheWriteTokens: 100 },
+      costUsd: expect.closeTo(0.044244, 6),
+      costSource: "reported",
+    });
   });
 
   it("renders a failed API call: each retry notice, then the result with the CLI's message once", () => {

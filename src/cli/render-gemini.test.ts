@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { costOf, detectVendor, renderOutput } from "./render-output.js";
+import { runUsage } from "../core/pricing/run-usage.js";
+import { detectVendor, renderOutput } from "./render-output.js";
 
 /** Lines the real gemini CLI 0.61.0 printed (docs/agent-clis.md, gemini). */
 const fixture = (name: string) =>
@@ -20,7 +21,19 @@ describe("kubectl agent logs on the real gemini CLI's lines", () => {
       "Wrote hello.txt.",
       "[result] success · 20 in / 10 out tokens · 1 tool call · 1.3 s",
     ]);
-    expect(costOf("gemini", text)).toEqual({ inputTokens: 20, outputTokens: 10 });
+    // status: the tokens the controller reads from the same lines.
+    const usage = runUsage({
+      vendor: "gemini",
+      execution: "interactive",
+      model: "gemini-2.5-pro",
+      lines: text,
+    });
+    expect(usage?.usage).toEqual({
+      inputTokens: 20,
+      outputTokens: 10,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
   });
 
   it("an API error: the provider's answer unwrapped from Google's envelope, on one line", () => {

@@ -2,14 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  costOf,
-  detectVendor,
-  formatCost,
-  OutputRenderer,
-  renderOutput,
-  vendorFor,
-} from "./render-output.js";
+import { runUsage } from "../core/pricing/run-usage.js";
+import { detectVendor, OutputRenderer, renderOutput, vendorFor } from "./render-output.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "test", "fakes", "models", "fixtures", "opencode");
 const fixture = (name: string): string => readFileSync(join(FIXTURES, `${name}.jsonl`), "utf8");
@@ -71,9 +65,13 @@ describe("opencode output", () => {
   });
 
   it("status: the cost is opencode's, summed over the steps", () => {
-    expect(formatCost(costOf("opencode", fixture("edit-anthropic")))).toBe(
-      "$0.0153 (4869 in / 47 out tokens)",
-    );
-    expect(formatCost(costOf("opencode", fixture("api-401")))).toBe("");
+    const usage = (lines: string) =>
+      runUsage({ vendor: "opencode", execution: "interactive", model: "anthropic/claude-sonnet-4-6", lines });
+    expect(usage(fixture("edit-anthropic"))).toEqual({
+      usage: { inputTokens: 4869, outputTokens: 47, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      costUsd: expect.closeTo(0.015312, 6),
+      costSource: "reported",
+    });
+    expect(usage(fixture("api-401"))).toBeUndefined();
   });
 });

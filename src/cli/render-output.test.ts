@@ -1,6 +1,7 @@
 /** Rendering per vendor, on the lines recorded in providers/cli-output.md. */
 import { describe, expect, it } from "vitest";
-import { costOf, detectVendor, formatCost, renderOutput, vendorFor } from "./render-output.js";
+import { runUsage } from "../core/pricing/run-usage.js";
+import { detectVendor, renderOutput, vendorFor } from "./render-output.js";
 
 const claude = [
   '{"type":"system","subtype":"init","cwd":"/home/user/project","session_id":"4855a4a8-c43d-426f-99fc-150c8ea32853","tools":["Task","Bash","Read","Edit"],"model":"claude-sonnet-4-6","permissionMode":"default"}',
@@ -125,16 +126,34 @@ describe("vendor detection", () => {
   });
 });
 
-describe("costOf", () => {
+// The figure status shows is the controller's, read from the same lines (docs/cost-and-budgets.md).
+describe("the run's cost and tokens from these lines (runUsage)", () => {
+  const usage = (inputTokens: number, outputTokens: number, cacheReadTokens: number) => ({
+    inputTokens,
+    outputTokens,
+    cacheReadTokens,
+    cacheWriteTokens: 0,
+  });
   it.each([
-    ["claude", claude, "$0.0106 (3 in / 24 out tokens)"],
-    ["codex", codex, "24763 in / 122 out tokens"],
-    ["gemini", gemini, "48 in / 13 out tokens"],
-  ] as const)("%s", (vendor, lines, text) => {
-    expect(formatCost(costOf(vendor, lines.join("\n")))).toBe(text);
+    [
+      "claude",
+      claude,
+      "claude-sonnet-4-6",
+      { usage: usage(3, 24, 20012), costUsd: 0.0106, costSource: "reported" },
+    ],
+    // codex's input_tokens (24763) include the cached ones.
+    ["codex", codex, "gpt-5-mini", { usage: usage(24763 - 24448, 122, 24448) }],
+    ["gemini", gemini, "gemini-3.1-flash-lite", { usage: usage(48, 13, 0) }],
+  ] as const)("%s", (vendor, lines, model, expected) => {
+    expect(runUsage({ vendor, execution: "interactive", model, lines: lines.join("\n") })).toMatchObject(
+      expected,
+    );
   });
 
-  it("is empty without a result line", () => {
-    expect(formatCost(costOf("claude", claude.slice(0, 2).join("\n")))).toBe("");
+  it("is none without a result line", () => {
+    const lines = claude.slice(0, 2).join("\n");
+    expect(
+      runUsage({ vendor: "claude", execution: "interactive", model: "claude-sonnet-4-6", lines }),
+    ).toBeUndefined();
   });
 });

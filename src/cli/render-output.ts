@@ -65,38 +65,11 @@ export function vendorFor(lines: readonly string[], model: string | undefined): 
   return detectVendor(lines) ?? (model ? routeModel(model) : "claude");
 }
 
-export interface RunCost {
+/** opencode's cost and tokens, one step's or summed over the steps, for its closing line. */
+interface RunCost {
   usd?: number;
   inputTokens?: number;
   outputTokens?: number;
-}
-
-/**
- * Cost of the run from its last result line: Claude's total_cost_usd; token counts for codex and
- * gemini; opencode's cost and tokens summed over its steps (each step_finish reports its own).
- */
-export function costOf(vendor: Vendor, output: string): RunCost | undefined {
-  let found: RunCost | undefined;
-  for (const line of output.split("\n")) {
-    const j = parseJsonLine(line);
-    if (!j) continue;
-    if (vendor === "opencode") {
-      const step = opencodeStepUsage(j);
-      if (step) found = addStep(found, step);
-    } else if (vendor === "codex" && j.type === "turn.completed" && isObject(j.usage)) {
-      found = { inputTokens: num(j.usage.input_tokens), outputTokens: num(j.usage.output_tokens) };
-    } else if (vendor === "gemini" && j.type === "result" && isObject(j.stats)) {
-      found = { inputTokens: num(j.stats.input_tokens), outputTokens: num(j.stats.output_tokens) };
-    } else if (vendor !== "codex" && vendor !== "gemini" && j.type === "result") {
-      const usage = isObject(j.usage) ? j.usage : {};
-      found = {
-        usd: num(j.total_cost_usd),
-        inputTokens: num(usage.input_tokens),
-        outputTokens: num(usage.output_tokens),
-      };
-    }
-  }
-  return found;
 }
 
 function addStep(total: RunCost | undefined, step: ReturnType<typeof opencodeStepUsage>): RunCost {
@@ -105,16 +78,6 @@ function addStep(total: RunCost | undefined, step: ReturnType<typeof opencodeSte
     inputTokens: (total?.inputTokens ?? 0) + (step?.inputTokens ?? 0),
     outputTokens: (total?.outputTokens ?? 0) + (step?.outputTokens ?? 0),
   };
-}
-
-export function formatCost(cost: RunCost | undefined): string {
-  if (!cost) return "";
-  const tokens =
-    cost.inputTokens !== undefined || cost.outputTokens !== undefined
-      ? `${cost.inputTokens ?? 0} in / ${cost.outputTokens ?? 0} out tokens`
-      : "";
-  if (cost.usd !== undefined) return `$${cost.usd.toFixed(4)}${tokens ? ` (${tokens})` : ""}`;
-  return tokens;
 }
 
 function seconds(ms: unknown): string | undefined {

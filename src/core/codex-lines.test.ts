@@ -6,9 +6,10 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { costOf, detectVendor, renderOutput } from "../cli/render-output.js";
+import { detectVendor, renderOutput } from "../cli/render-output.js";
 import { classifyLine, passesSelect } from "../sinks/select.js";
 import { lastCliError } from "./output.js";
+import { runUsage } from "./pricing/run-usage.js";
 import { announcedSessionId, cliErrorMessage, terminalVerdict } from "./vendors.js";
 
 const fixture = (name: string): string =>
@@ -17,6 +18,9 @@ const lines = (name: string): string[] =>
   fixture(name)
     .split("\n")
     .filter((l) => l !== "");
+/** The run's tokens as the controller records them in status.usage. */
+const tokens = (text: string) =>
+  runUsage({ vendor: "codex", execution: "interactive", model: "gpt-5-mini", lines: text })?.usage;
 
 describe("the real codex lines", () => {
   it.each([
@@ -104,7 +108,7 @@ describe("the real codex lines", () => {
     expect(selected.map((l) => JSON.parse(l).item.type)).toEqual(["command_execution", "agent_message"]);
   });
 
-  it("kubectl agent logs renders them, and the cost is the last turn.completed", () => {
+  it("kubectl agent logs renders them, and the tokens are the turn.completed's", () => {
     const output = fixture("edit");
     expect(detectVendor(output.split("\n"))).toBe("codex");
     const rendered = renderOutput(output, "codex");
@@ -122,14 +126,28 @@ describe("the real codex lines", () => {
         expect.stringMatching(/^\[error\] unexpected status 401 Unauthorized/),
       ]),
     );
-    expect(costOf("codex", output)).toEqual({ inputTokens: 1210, outputTokens: 35 });
+    // input_tokens (1210) include the 1000 cached ones.
+    expect(tokens(output)).toEqual({
+      inputTokens: 210,
+      outputTokens: 35,
+      cacheReadTokens: 1000,
+      cacheWriteTokens: 0,
+    });
   });
 
-  it("exec resume reports the thread's running totals, so the last turn.completed is the session's cost", () => {
-    expect(costOf("codex", fixture("resume-first"))).toEqual({ inputTokens: 100, outputTokens: 7 });
+  it("exec resume reports the thread's running totals, so a session's tokens are its last turn.completed's", () => {
+    // Input tokens below are uncached + cached: 60 + 40 = 100, 110 + 190 = 300.
+    expect(tokens(fixture("resume-first"))).toEqual({
+      inputTokens: 60,
+      outputTokens: 7,
+      cacheReadTokens: 40,
+      cacheWriteTokens: 0,
+    });
     // The model server answered 100/7 then 200/9: the resumed turn reports their sum.
-    expect(costOf("codex", fixture("resume-second"))).toEqual({ inputTokens: 300, outputTokens: 16 });
+    const sum = { inputTokens: 110, outputTokens: 16, cacheReadTokens: 190, cacheWriteTokens: 0 };
+    expect(tokens(fixture("resume-second"))).toEqual(sum);
+    // Both processes' lines (a realtime session's log): the sum, not counted twice.
     const session = `${fixture("resume-first")}${fixture("resume-second")}`;
-    expect(costOf("codex", session)).toEqual({ inputTokens: 300, outputTokens: 16 });
+    expect(tokens(session)).toEqual(sum);
   });
 });

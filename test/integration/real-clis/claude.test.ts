@@ -16,8 +16,9 @@
  * installation's), so the cases run at the same time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
 import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
+import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { CLAUDE_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/claude.js";
@@ -183,10 +184,12 @@ describe.skipIf(SKIP)("the real claude CLI on the local plane", () => {
       // kubectl agent status / logs on claude's lines: the cost is the result line's.
       expect(vendorFor(output.split("\n"), MODEL)).toBe("claude");
       expect(result.total_cost_usd).toBeGreaterThan(0);
-      expect(costOf("claude", output)).toEqual({
-        usd: result.total_cost_usd,
-        inputTokens: result.usage.input_tokens,
-        outputTokens: result.usage.output_tokens,
+      expect(
+        runUsage({ vendor: "claude", execution: "interactive", model: MODEL, lines: output }),
+      ).toMatchObject({
+        costUsd: result.total_cost_usd,
+        costSource: "reported",
+        usage: { inputTokens: result.usage.input_tokens, outputTokens: result.usage.output_tokens },
       });
       // From the session line to the result line (the container's own non-JSON lines, if any, aside).
       const rendered = renderOutput(output, "claude");

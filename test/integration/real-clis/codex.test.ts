@@ -16,8 +16,9 @@
  * installation's), so the cases run at the same time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
 import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
+import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { CODEX_STREAM_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/codex.js";
@@ -184,7 +185,15 @@ describe.skipIf(SKIP)("the real codex CLI on the local plane", () => {
 
       // kubectl agent status / logs on codex's lines.
       expect(vendorFor(output.split("\n"), MODEL)).toBe("codex");
-      expect(costOf("codex", output)).toEqual({ inputTokens: 3300, outputTokens: 60 });
+      // input_tokens (3300) include the 1900 cached ones.
+      expect(
+        runUsage({ vendor: "codex", execution: "interactive", model: MODEL, lines: output })?.usage,
+      ).toEqual({
+        inputTokens: 1400,
+        outputTokens: 60,
+        cacheReadTokens: 1900,
+        cacheWriteTokens: 0,
+      });
       expect(renderOutput(cliText, "codex")).toEqual([
         `[session] ${sessionId}`,
         "[tool] shell · /bin/bash -lc 'cat app/README.md' · exit 0",
@@ -302,7 +311,13 @@ describe.skipIf(SKIP)("the real codex CLI on the local plane", () => {
         "You said 42.",
       ]);
       // Each turn's turn.completed reports the thread's running total: the last one is the session's.
-      expect(costOf("codex", first.status?.output ?? "")).toEqual({ inputTokens: 600, outputTokens: 18 });
+      const lines = first.status?.output ?? "";
+      expect(runUsage({ vendor: "codex", execution: "realtime", model: MODEL, lines })?.usage).toEqual({
+        inputTokens: 600,
+        outputTokens: 18,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      });
       expect(store.saves(sessionId)).toBeGreaterThan(0);
 
       // A fresh pod resumes it: the init restores the saved .codex, the turn runs `exec resume <id>`.

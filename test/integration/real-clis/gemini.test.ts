@@ -15,8 +15,9 @@
  * installation's), so the cases run at the same time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { costOf, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
 import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
+import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import type { Agent } from "../../../src/core/types.js";
 import { parseJsonLine } from "../../../src/core/vendors.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";
@@ -171,7 +172,14 @@ describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
 
       // kubectl agent status / logs on gemini's lines.
       expect(vendorFor(output.split("\n"), MODEL)).toBe("gemini");
-      expect(costOf("gemini", output)).toEqual({ inputTokens: 2200, outputTokens: 60 });
+      expect(
+        runUsage({ vendor: "gemini", execution: "interactive", model: MODEL, lines: output })?.usage,
+      ).toEqual({
+        inputTokens: 2200,
+        outputTokens: 60,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      });
       const rendered = renderOutput(jsonLines.join("\n"), "gemini");
       expect(rendered.slice(0, 5)).toEqual([
         `[session] ${sessionId} · ${MODEL}`,

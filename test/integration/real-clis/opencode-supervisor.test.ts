@@ -16,9 +16,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { costOf, renderOutput } from "../../../src/cli/render-output.js";
+import { renderOutput } from "../../../src/cli/render-output.js";
 import { cliArgv } from "../../../src/core/argv.js";
 import { lastCliError, lastSessionId } from "../../../src/core/output.js";
+import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import { terminalVerdict } from "../../../src/core/vendors.js";
 import { passesSelect } from "../../../src/sinks/select.js";
 import {
@@ -155,9 +156,9 @@ describe.skipIf(SKIP)("the real opencode CLI under the built supervisor", () => 
       const output = run.cliLines.join("\n");
       expect(lastSessionId("opencode", output)).toMatch(/^ses_/);
       // Priced by opencode from its catalog ($3 / $15 per million tokens for claude-sonnet-4-6).
-      const cost = costOf("opencode", output);
-      expect(cost).toMatchObject({ inputTokens: 2200, outputTokens: 60 });
-      expect(cost?.usd).toBeCloseTo(0.0075, 6);
+      const cost = runUsage({ vendor: "opencode", execution: "interactive", model: MODEL, lines: output });
+      expect(cost?.usage).toMatchObject({ inputTokens: 2200, outputTokens: 60 });
+      expect(cost?.costUsd).toBeCloseTo(0.0075, 6);
       expect(renderOutput(output, "opencode")).toEqual([
         expect.stringMatching(/^\[session\] ses_/),
         "Writing hello.txt.",

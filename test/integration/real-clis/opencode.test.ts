@@ -14,7 +14,8 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { costOf, formatCost, renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import type { Agent } from "../../../src/core/types.js";
 import {
   type AnthropicMessagesServer,
@@ -127,7 +128,13 @@ describe.skipIf(SKIP)("the real opencode CLI on the local plane", () => {
       // kubectl agent status: opencode's own cost, summed over its two steps ($3 / $15 per Mtok).
       const lines = output.split("\n");
       expect(vendorFor(lines, MODEL)).toBe("opencode");
-      expect(formatCost(costOf("opencode", output))).toBe("$0.0075 (2200 in / 60 out tokens)");
+      expect(
+        runUsage({ vendor: "opencode", execution: "interactive", model: MODEL, lines: output }),
+      ).toMatchObject({
+        costUsd: expect.closeTo(0.0075, 4),
+        costSource: "reported",
+        usage: { inputTokens: 2200, outputTokens: 60 },
+      });
       // kubectl agent logs.
       expect(renderOutput(output, "opencode")).toEqual([
         `[session] ${agent.status?.sessionId}`,
