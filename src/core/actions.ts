@@ -177,20 +177,32 @@ export interface DiscardUploadAction extends ActionBase {
   apiKey: ApiKeyRef;
 }
 
-/** A lifecycle event the controller itself emits for a batch run (docs/events.md#lifecycle-events). */
+export type LifecyclePhase = "init" | "agent" | "turn";
+export type LifecycleStatus = "started" | "installing" | "running" | "succeeded" | "failed";
+
+/**
+ * A lifecycle event (docs/events.md#lifecycle-events), whoever sends it: the controller for a batch
+ * run (phase `agent`, reasons `batch_failed`, `batch_timeout`, `batch_disabled`), the run pod's
+ * programs for a pod run. The wire key order is fixed by the sink layer, not by this type.
+ */
 export interface LifecycleEvent {
   kind: "lifecycle";
-  phase: "agent";
-  status: "started" | "running" | "succeeded" | "failed";
+  phase: LifecyclePhase;
+  status: LifecycleStatus;
+  tool?: string;
+  reason?: string;
   exitCode?: number;
-  reason?: "batch_failed" | "batch_timeout" | "batch_disabled";
+  turn?: number;
 }
 
-/** One entry of a sink delivery, in order. */
-export type SinkItem =
-  /** Never filtered by output.select. */
-  | { type: "lifecycle"; event: LifecycleEvent }
-  /** A CLI line built from the batch result; the sink layer applies `select` (classified as `vendor`). */
+/**
+ * One entry of a sink delivery, in order. The core only sends lifecycle events; the run pod's
+ * programs also send their other platform events (file, delivery) as `Event = object`.
+ */
+export type SinkItem<Event extends object = LifecycleEvent> =
+  /** A platform event: never filtered by output.select. */
+  | { type: "lifecycle"; event: Event }
+  /** A CLI line (for a batch run, built from the result): the sink layer applies `select`, classified as `vendor`. */
   | { type: "cliLine"; line: string };
 
 /**

@@ -8,6 +8,7 @@
  * a slow or dead sink delays only its own run's events, never a reconcile loop.
  */
 import { isAbsolute, resolve as resolvePath } from "node:path";
+import type { SinkItem } from "../core/actions.js";
 import type { Vendor } from "../core/routing.js";
 import type { SelectorSpec, SinkSpec } from "../core/types.js";
 import {
@@ -34,16 +35,6 @@ import {
   undiciPost,
 } from "./transport.js";
 
-/**
- * One thing to send, in emission order. Structurally the same as the reconcile core's
- * `SinkItem` (src/core/actions.ts), so an `emitSinkEvents` action can be passed straight in.
- */
-export type SinkItem =
-  /** A platform event (lifecycle); never filtered by output.select. */
-  | { type: "lifecycle"; event: object }
-  /** A tool-native (CLI-format) line, JSON text without newline; subject to output.select. */
-  | { type: "cliLine"; line: string };
-
 /** What to deliver; the core's `EmitSinkEventsAction` satisfies it. */
 export interface DeliveryRequest {
   /** Envelope source: agent, station, task, namespace; no pod for batch runs. */
@@ -54,7 +45,11 @@ export interface DeliveryRequest {
   select?: readonly SelectorSpec[];
   /** Classification rules for cliLine items (routeModel of the effective model). */
   vendor: Vendor;
-  items: readonly SinkItem[];
+  /**
+   * In emission order. A platform event may be any event object (the run pod's file and delivery
+   * events travel here too); a `cliLine` is JSON text without its newline.
+   */
+  items: readonly SinkItem<object>[];
 }
 
 /** Reads one key of the agent-secrets Secret in `namespace`; undefined when absent. */

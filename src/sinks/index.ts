@@ -5,12 +5,12 @@
  * the run pod's programs import the modules of this folder directly.
  */
 
+export type { SinkItem } from "../core/actions.js";
 export {
   type DeliveryRequest,
   type SecretKeyReader,
   SinkDispatcher,
   type SinkDispatcherOptions,
-  type SinkItem,
   type SinkOutcome,
 } from "./dispatcher.js";
 export type { EventSource } from "./envelope.js";

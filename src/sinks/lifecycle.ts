@@ -6,19 +6,9 @@
  * Key order is the wire order of docs/events.md#lifecycle-events: kind, phase, status, tool, reason, exitCode, turn.
  * Optional fields are omitted when empty; exitCode 0 is emitted.
  */
+import type { LifecycleEvent, LifecyclePhase, LifecycleStatus } from "../core/actions.js";
 
-export type LifecyclePhase = "init" | "agent" | "turn";
-export type LifecycleStatus = "started" | "installing" | "running" | "succeeded" | "failed";
-
-export interface LifecycleEvent {
-  kind: "lifecycle";
-  phase: LifecyclePhase;
-  status: LifecycleStatus;
-  tool?: string;
-  reason?: string;
-  exitCode?: number;
-  turn?: number;
-}
+export type { LifecycleEvent, LifecyclePhase, LifecycleStatus };
 
 /** One event, its keys in wire order. */
 export function lifecycleEvent(
