@@ -106,6 +106,3 @@ export function specCheckFailure(
   }
   return undefined;
 }
-
-/** The old name, kept only while the Pending rules (src/core/state-machine) still import it. */
-export const admissionFailure = specCheckFailure;
