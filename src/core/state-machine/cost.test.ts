@@ -1,13 +1,14 @@
 /**
  * The cost read-back per execution through the rule tables (docs/cost-and-budgets.md): what the
  * terminal patch writes and which cost metrics follow it, for batch, batch fallback and realtime
- * runs (the interactive case and the budget rule are rows of state-machine.test.ts).
+ * runs, as `builders.ts` writes them (the interactive case and the budget rule are rows of
+ * running-job.test.ts and pending.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import { agent, definition, input, iso, station, T0 } from "../../test/support/core-builders.js";
-import type { Action, PatchStatusAction } from "./actions.js";
-import type { ReconcileInput } from "./input.js";
-import { decide } from "./state-machine.js";
+import { agent, definition, input, iso, station, T0 } from "../../../test/support/core-builders.js";
+import type { Action, PatchStatusAction } from "../actions.js";
+import type { ReconcileInput } from "../input.js";
+import { decide } from "../state-machine.js";
 
 const NOW = T0 + 60_000;
 const j = (o: unknown) => JSON.stringify(o);
