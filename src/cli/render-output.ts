@@ -1,6 +1,6 @@
 /**
  * A run's CLI output (status.output or the agent container's log) made readable per vendor
- * (providers/cli-output.md): assistant text as it is, one line per tool call and tool result,
+ * (the lines docs/agent-clis.md records): assistant text as it is, one line per tool call and tool result,
  * a closing line with the outcome, cost or tokens. Pure; stateful only to join Gemini's streamed
  * assistant deltas into one block and to sum opencode's per-step cost and tokens.
  */
