@@ -1,4 +1,4 @@
-/** Rendering per vendor, on the lines recorded in providers/cli-output.md. */
+/** Rendering per vendor, on the lines recorded in docs/agent-clis.md. */
 import { describe, expect, it } from "vitest";
 import { runUsage } from "../core/pricing/run-usage.js";
 import { detectVendor, renderOutput, vendorFor } from "./render-output.js";
@@ -114,7 +114,7 @@ describe("vendor detection", () => {
     ["claude", claude],
     ["codex", codex],
     ["gemini", gemini],
-    // A Gemini batch run's lines carry no timestamp (seeds/batch-runs.txt).
+    // A Gemini batch run's lines carry no timestamp (docs/batch-providers.md#results--lines).
     ["gemini", ['{"type":"init","session_id":"u","model":"gemini-3.1-flash-lite"}']],
   ])("%s lines", (vendor, lines) => {
     expect(detectVendor(lines)).toBe(vendor);
