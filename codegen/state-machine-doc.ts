@@ -3,7 +3,8 @@
  * document and the code cannot drift: `npm run codegen` writes it, `npm run codegen:check` fails
  * when the committed copy differs.
  */
-import { AGENT_EVENTS, desiredConditions, type RunView } from "../src/core/conditions.js";
+import { desiredConditions, type RunView } from "../src/core/conditions.js";
+import { AGENT_EVENTS } from "../src/core/kube-events.js";
 import { FINALIZER_RULES, PHASE_RULES, type Rule } from "../src/core/state-machine.js";
 
 export const STATE_MACHINE_DOC_PATH = "docs/state-machine.md";
@@ -153,7 +154,8 @@ export function renderStateMachineDoc(): string {
     "",
     "## Conditions and Kubernetes Events",
     "",
-    "`reconcile` adds them to what the rules decided (`src/core/conditions.ts`). Conditions ride in the",
+    "`reconcile` adds them to what the rules decided (`src/core/report.ts`; the conditions come from",
+    "`src/core/conditions.ts`, the Events from `src/core/kube-events.ts`). Conditions ride in the",
     "status patch of the transition; a waiting Agent, or one lacking the conditions of its phase, gets a",
     "patch of its own when they change. `lastTransitionTime` moves only when a condition's status",
     "changes; `observedGeneration` is the Agent's `metadata.generation`. A terminal Agent is never",

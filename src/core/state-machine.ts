@@ -34,8 +34,8 @@
  * Clock: `input.now` only. Randomness: none.
  */
 import type { Action } from "./actions.js";
-import { report } from "./conditions.js";
 import type { ReconcileInput } from "./input.js";
+import { report } from "./report.js";
 import { context, type Rule } from "./state-machine/context.js";
 import { hasFinalizer } from "./state-machine/facts.js";
 import {
@@ -168,6 +168,6 @@ export function decide(input: ReconcileInput): Decision {
 
 /** The reconcile function: one Agent's input snapshot → the actions for the I/O layer. */
 export function reconcile(input: ReconcileInput): Action[] {
-  // The rules' decision, plus status.conditions and Kubernetes Events (conditions.ts).
+  // The rules' decision, plus status.conditions and Kubernetes Events (report.ts).
   return report(input, decide(input), rfc3339(input.now));
 }
