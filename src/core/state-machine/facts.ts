@@ -9,6 +9,7 @@ import {
   MIN_POLL_GAP_MS,
 } from "./timing.js";
 
+/** failureReason of a batch its timeout stopped (a fallback that cannot start says why after it). */
 export const MSG_BATCH_TIMED_OUT = "batch timed out";
 
 export const hasFinalizer = (c: Ctx) => c.finalizerIndex >= 0;

@@ -32,6 +32,7 @@ export function rfc3339(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
 }
 
+/** A metav1.Time (or Date) as epoch ms; undefined when absent or unparseable. */
 export const ms = (t: string | Date | undefined): number | undefined => {
   if (t === undefined) return undefined;
   const v = new Date(t).getTime();
