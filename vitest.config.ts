@@ -4,6 +4,14 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 600_000,
+    tags: [
+      {
+        name: "slow",
+        description:
+          "A unit test file that drives real processes for seconds (git, tsc, the supervisor, CLIs with real waits): " +
+          "npm test runs it, npm run verify leaves it out (a file says so with a `// @module-tag slow` first line)",
+      },
+    ],
     projects: [
       {
         extends: true,

@@ -1,3 +1,4 @@
+// @module-tag slow
 /**
  * `ai-agent-subsystem/client` as a TypeScript caller meets it: the package built by
  * tsconfig.build.json (what `npm run build` runs) into a scratch copy of the package, a consumer

@@ -1,3 +1,4 @@
+// @module-tag slow
 /**
  * The courier end to end on one machine: a bare repository served over smart HTTP by git's own
  * http-backend (test/fakes/git-http.ts), the GitHub pulls API fake (test/fakes/github.ts), a

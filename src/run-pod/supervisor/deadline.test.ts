@@ -1,3 +1,4 @@
+// @module-tag slow
 /**
  * The supervisor's deadline (docs/run-pod.md#deadlines): counted from the Job's creation when
  * AGENT_DEADLINE_AT says so, and a report (terminal event, exit code) always done within

@@ -1,3 +1,4 @@
+// @module-tag slow
 /**
  * The realtime session end to end inside one process: the supervisor's prompt server on a real
  * loopback socket, and fake claude / codex CLIs (small Node scripts) that print their NDJSON and

@@ -1,3 +1,4 @@
+// @module-tag slow
 /**
  * The interactive supervisor end to end in-process: real child processes (tiny sh scripts written
  * per test), a real sink listener on 127.0.0.1, captured stdout/stderr and signals.

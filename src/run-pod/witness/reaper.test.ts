@@ -1,3 +1,4 @@
+// @module-tag slow
 /**
  * Zombies of a PID 1 that is a Node program, reproduced in a PID namespace of its own: the real
  * witness is PID 1 there, and its command double-forks short-lived processes, which the kernel
