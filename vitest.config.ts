@@ -11,6 +11,12 @@ export default defineConfig({
           "A unit test file that drives real processes for seconds (git, tsc, the supervisor, CLIs with real waits): " +
           "npm test runs it, npm run verify leaves it out (a file says so with a `// @module-tag slow` first line)",
       },
+      {
+        name: "isolated",
+        description:
+          "A unit test file that replaces a module (vi.mock), so it needs a module graph of its own: " +
+          "npm run verify runs it apart from the files that share one (`// @module-tag isolated`)",
+      },
     ],
     projects: [
       {

@@ -1,3 +1,4 @@
+// @module-tag isolated
 /**
  * A spec.files entry whose local write fails (a full disk here) is a write failure, not a
  * download failure: the URL answered, the pod could not keep what it sent.
