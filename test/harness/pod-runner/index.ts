@@ -159,6 +159,9 @@ export class PodRunner {
         const watchAbort = new AbortController();
         const stopWatch = () => watchAbort.abort();
         this.abort.signal.addEventListener("abort", stopWatch);
+        // A stop() that came while the list was in flight fired before this listener existed: the
+        // watch would otherwise hold stop() for its whole timeoutSeconds.
+        if (this.abort.signal.aborted) watchAbort.abort();
         try {
           await this.options.api.watch(
             `/api/v1/pods?fieldSelector=${selector}&watch=true&timeoutSeconds=300&resourceVersion=${list.metadata.resourceVersion}`,
