@@ -5,7 +5,7 @@
  * See docs/control-plane.md and test/harness/README.md.
  */
 import { execFile, spawn } from "node:child_process";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -491,6 +491,51 @@ export async function restartApiServer(stateFile: string, timeoutMs = 120_000): 
   // pod; what the tests prove about the controller is unchanged.
   await stopGroup(state.pids.kwok, 2_000);
   startComponent(state, stateFile, "kwok");
+  await waitKwokServesLogs(state, timeoutMs);
+}
+
+interface KwokLogs {
+  metadata: { name: string; namespace: string };
+  spec?: { logs?: { containers?: string[]; logsFile?: string }[] };
+}
+
+/**
+ * After a kwok restart, waits until kwok serves pod logs again. kwok answers a log request as soon
+ * as it listens, with an empty body while it has not read the pod's kwok Logs object yet: a run
+ * that ended right after the restart was once recorded with empty output. One Logs object whose
+ * file has content stands for all of them (kwok reads them in one list when it starts).
+ */
+async function waitKwokServesLogs(state: PlaneState, timeoutMs: number): Promise<void> {
+  const api = apiOf(state);
+  const all = (await api.ok("GET", "/apis/kwok.x-k8s.io/v1alpha1/logs")) as { items?: KwokLogs[] };
+  const hasContent = (file: string | undefined) =>
+    file !== undefined && existsSync(file) && statSync(file).size > 0;
+  let sample: { ns: string; pod: string; container: string } | undefined;
+  for (const logs of all.items ?? []) {
+    const entry = logs.spec?.logs?.find((e) => hasContent(e.logsFile) && e.containers?.[0] !== undefined);
+    if (entry?.containers?.[0] === undefined) continue;
+    sample = { ns: logs.metadata.namespace, pod: logs.metadata.name, container: entry.containers[0] };
+    break;
+  }
+  if (sample === undefined) return;
+  const { ns, pod, container } = sample;
+  await waitFor(
+    state,
+    "kwok",
+    `serving pod logs again after its restart (${ns}/${pod})`,
+    timeoutMs,
+    async () => {
+      const res = await api.request(
+        "GET",
+        `/api/v1/namespaces/${ns}/pods/${pod}/log?container=${encodeURIComponent(container)}`,
+      );
+      // The pod went away meanwhile: there is nothing to wait for.
+      if (res.status === 404) return true;
+      return res.status === 200 && res.body.length > 0
+        ? true
+        : `HTTP ${res.status}, ${res.body.length} bytes`;
+    },
+  );
 }
 
 /**

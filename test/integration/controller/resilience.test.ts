@@ -176,7 +176,7 @@ describe("watch + poll resilience", () => {
       await allSucceeded(names, 180_000).catch(explain);
       const list = await client.list<Agent>(AGENTS, ns);
       for (const a of list.items.filter((x) => names.includes(x.metadata.name ?? ""))) {
-        expect(a.status?.output).toContain("survived");
+        expect(a.status?.output, `${a.metadata.name}'s output`).toContain("survived");
       }
     } finally {
       await replica.stop();
