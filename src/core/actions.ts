@@ -15,7 +15,7 @@
 import type { V1Job } from "@kubernetes/client-node";
 import type { BatchProviderName, BatchSubmitRequest } from "../batch/provider.js";
 import type { Vendor } from "./routing.js";
-import type { AgentRef, AgentStatus, SelectorSpec, SinkSpec } from "./types.js";
+import type { AgentRef, AgentStatus, OutputSelector, Sink } from "./types.js";
 
 /** The finalizer batch runs carry until their provider-side objects are gone. */
 export const BATCH_CLEANUP_FINALIZER = "agents.re-cinq.com/batch-cleanup";
@@ -215,8 +215,8 @@ export interface EmitSinkEventsAction extends ActionBase {
   agent: AgentRef;
   /** Envelope source: no `pod` for batch runs; empty fields are left out by the sink layer. */
   source: { agent: string; station: string; task?: string; namespace: string };
-  sinks: SinkSpec[];
-  select: SelectorSpec[];
+  sinks: Sink[];
+  select: OutputSelector[];
   /** Classification rules for `cliLine` items (docs/events.md#outputselect). */
   vendor: Vendor;
   items: SinkItem[];

@@ -1,6 +1,6 @@
 /**
  * The CRD types the reconcile core reads: the generated ones (`generated/crds/`, compiled from
- * `schemas/crds/`), re-exported unchanged, plus the few element types the core names its own way.
+ * `schemas/crds/`), re-exported under their generated names (no second name for a type).
  * Field names are exactly the CRDs' (docs/reference/crds.md).
  */
 export type {
@@ -15,29 +15,20 @@ export type {
   AgentDefinition,
   AgentDefinitionSpec,
   McpServer,
-} from "../../generated/crds/agentdefinition.js";
-export type { Station, StationSpec } from "../../generated/crds/station.js";
-
-import type { Agent, AgentStatus } from "../../generated/crds/agent.js";
-import type {
-  AgentDefinitionSpec,
   OutputSelector,
   RepoRef,
   Sink,
   WatchedFile,
 } from "../../generated/crds/agentdefinition.js";
+export type { Station, StationSpec } from "../../generated/crds/station.js";
+
+import type { Agent, AgentStatus } from "../../generated/crds/agent.js";
+import type { AgentDefinitionSpec } from "../../generated/crds/agentdefinition.js";
 import type { StationSpec } from "../../generated/crds/station.js";
 
 export type AgentPhase = NonNullable<AgentStatus["phase"]>;
 export type ConcurrencyPolicy = NonNullable<StationSpec["concurrencyPolicy"]>;
 export type Execution = NonNullable<AgentDefinitionSpec["execution"]>;
-
-// The core's names for the element types it passes around (a repo to clone, a sink, its select,
-// a watched file); the generated names describe the schema's nesting instead.
-export type RepoSpec = RepoRef;
-export type SinkSpec = Sink;
-export type SelectorSpec = OutputSelector;
-export type WatchSpec = WatchedFile;
 
 /** Reference to one Agent, enough for the executor to address it. */
 export interface AgentRef {

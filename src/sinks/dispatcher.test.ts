@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { batchSinkAction } from "../../test/support/batch-sink-actions.js";
 import type { EmitSinkEventsAction } from "../core/actions.js";
-import type { SelectorSpec, SinkSpec } from "../core/types.js";
+import type { OutputSelector, Sink } from "../core/types.js";
 import {
   DEFAULT_MAX_QUEUED_BYTES,
   type DeliveryRequest,
@@ -81,7 +81,7 @@ const batchEnd = (lines: string[], outcome: "succeeded" | "failed") =>
   batchSinkAction(outcome, { lines }).items;
 
 /** The output block of a definition, as the core's emitSinkEvents action carries it. */
-function definition(output: { sinks?: SinkSpec[]; select?: SelectorSpec[] } | undefined) {
+function definition(output: { sinks?: Sink[]; select?: OutputSelector[] } | undefined) {
   return { sinks: output?.sinks ?? [], select: output?.select ?? [] };
 }
 

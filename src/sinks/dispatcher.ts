@@ -10,7 +10,7 @@
 import { isAbsolute, resolve as resolvePath } from "node:path";
 import type { SinkItem } from "../core/actions.js";
 import type { Vendor } from "../core/routing.js";
-import type { SelectorSpec, SinkSpec } from "../core/types.js";
+import type { OutputSelector, Sink } from "../core/types.js";
 import {
   type Envelope,
   type EventSource,
@@ -40,9 +40,9 @@ export interface DeliveryRequest {
   /** Envelope source: agent, station, task, namespace; no pod for batch runs. */
   source: EventSource;
   /** The definition's output.sinks. */
-  sinks: readonly SinkSpec[];
+  sinks: readonly Sink[];
   /** The definition's output.select; empty or absent lets every CLI line through. */
-  select?: readonly SelectorSpec[];
+  select?: readonly OutputSelector[];
   /** Classification rules for cliLine items (routeModel of the effective model). */
   vendor: Vendor;
   /**

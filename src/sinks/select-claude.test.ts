@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { SelectorSpec } from "../core/types.js";
+import type { OutputSelector } from "../core/types.js";
 import { classifyLine, passesSelect } from "./select.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "test", "fakes", "models", "fixtures", "claude");
@@ -11,7 +11,7 @@ const lines = (name: string): string[] =>
     .split("\n")
     .filter((l) => l.trim() !== "");
 
-const select = (name: string, selectors: SelectorSpec[]) =>
+const select = (name: string, selectors: OutputSelector[]) =>
   lines(name).filter((l) => passesSelect(selectors, "claude", l));
 
 describe("claude line classes", () => {

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { SelectorSpec } from "../core/types.js";
+import type { OutputSelector } from "../core/types.js";
 import { classifyLine, passesSelect } from "./select.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "test", "fakes", "models", "fixtures", "opencode");
@@ -34,10 +34,10 @@ describe("opencode line classes", () => {
 });
 
 describe("selecting opencode lines", () => {
-  const select = (selectors: SelectorSpec[], name = "edit-anthropic") =>
+  const select = (selectors: OutputSelector[], name = "edit-anthropic") =>
     lines(name).filter((l) => passesSelect(selectors, "opencode", l));
 
-  it.each<[string, SelectorSpec[], string[]]>([
+  it.each<[string, OutputSelector[], string[]]>([
     ["result: the last step", [{ event: "result" }], ["step_finish"]],
     ["usage: the other steps", [{ event: "usage" }], ["step_finish"]],
     ["assistant messages", [{ event: "message", role: "assistant" }], ["text", "text"]],

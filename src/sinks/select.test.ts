@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Vendor } from "../core/routing.js";
-import type { SelectorSpec } from "../core/types.js";
+import type { OutputSelector } from "../core/types.js";
 import { type Classification, classifyLine, passesSelect } from "./select.js";
 
 const j = (v: unknown) => JSON.stringify(v);
@@ -100,7 +100,7 @@ describe("classifyLine", () => {
 });
 
 describe("passesSelect", () => {
-  const table: Array<[string, SelectorSpec[] | undefined, Vendor, string, boolean]> = [
+  const table: Array<[string, OutputSelector[] | undefined, Vendor, string, boolean]> = [
     ["absent select passes everything", undefined, "claude", claudeInit, true],
     ["empty select passes non-JSON", [], "claude", "plain text", true],
     ["non-JSON dropped once select is set", [{ event: "result" }], "claude", "plain text", false],

@@ -7,9 +7,9 @@
  */
 import { opencodeErrorMessage, opencodePart } from "../core/opencode-lines.js";
 import type { Vendor } from "../core/routing.js";
-import type { SelectorSpec } from "../core/types.js";
+import type { OutputSelector } from "../core/types.js";
 
-export type LineClass = SelectorSpec["event"];
+export type LineClass = OutputSelector["event"];
 
 export interface Classification {
   class: LineClass;
@@ -147,7 +147,7 @@ function set(value: string | undefined): value is string {
   return value !== undefined && value !== "";
 }
 
-export function selectorMatches(selector: SelectorSpec, c: Classification): boolean {
+export function selectorMatches(selector: OutputSelector, c: Classification): boolean {
   if (selector.event !== c.class) return false;
   if (set(selector.tool) && selector.tool !== c.tool) return false;
   if (set(selector.role) && (c.class !== "message" || selector.role !== c.role)) return false;
@@ -160,7 +160,7 @@ export function selectorMatches(selector: SelectorSpec, c: Classification): bool
  * non-JSON ones; otherwise the line must be classified and match at least one selector.
  */
 export function passesSelect(
-  selectors: readonly SelectorSpec[] | undefined,
+  selectors: readonly OutputSelector[] | undefined,
   vendor: Vendor,
   line: string,
 ): boolean {

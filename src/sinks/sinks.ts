@@ -5,7 +5,7 @@
  * stdout, and for batch runs that record is status.output, written directly. So only `http` and
  * `file` sinks are delivered by the controller.
  */
-import type { SinkSpec } from "../core/types.js";
+import type { Sink } from "../core/types.js";
 
 export type ResolvedSink =
   | { type: "http"; url: string; headersSecret?: string }
@@ -18,12 +18,12 @@ export interface SinkResolution {
 }
 
 /** The deliverable entries of `output.sinks`, in declaration order. */
-export function resolveSinks(declared: readonly SinkSpec[] | undefined): SinkResolution {
+export function resolveSinks(declared: readonly Sink[] | undefined): SinkResolution {
   const sinks: ResolvedSink[] = [];
   const skipped: string[] = [];
   const entries: unknown[] = Array.isArray(declared) ? declared : [];
   entries.forEach((raw, i) => {
-    const entry = (typeof raw === "object" && raw !== null ? raw : {}) as Partial<SinkSpec>;
+    const entry = (typeof raw === "object" && raw !== null ? raw : {}) as Partial<Sink>;
     switch (entry.type) {
       case "stdout":
         return;

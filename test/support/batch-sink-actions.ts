@@ -5,7 +5,7 @@
  */
 import type { EmitSinkEventsAction } from "../../src/core/actions.js";
 import { reconcile } from "../../src/core/state-machine.js";
-import type { AgentSpec, SelectorSpec, SinkSpec } from "../../src/core/types.js";
+import type { AgentSpec, OutputSelector, Sink } from "../../src/core/types.js";
 import { agent, definition, input, iso, station, T0 } from "./core-builders.js";
 
 /** The moments a batch run sends events at, one reconcile each. */
@@ -27,8 +27,8 @@ export interface BatchRunOptions {
   /** The CLI lines of the batch result ("succeeded" and "failed" only). */
   lines?: string[];
   /** The definition's output.sinks; default one http sink. */
-  sinks?: SinkSpec[];
-  select?: SelectorSpec[];
+  sinks?: Sink[];
+  select?: OutputSelector[];
 }
 
 const NOW = T0 + 60_000;

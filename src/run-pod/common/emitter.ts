@@ -10,7 +10,7 @@
  */
 import { writeSync } from "node:fs";
 import type { Vendor } from "../../core/routing.js";
-import type { SelectorSpec, SinkSpec } from "../../core/types.js";
+import type { OutputSelector, Sink } from "../../core/types.js";
 import { type JsonLineLogger, jsonLineLogger } from "../../log.js";
 import { SinkDispatcher, type SinkDispatcherOptions } from "../../sinks/dispatcher.js";
 import type { EventSource } from "../../sinks/envelope.js";
@@ -54,13 +54,13 @@ export const DRAIN_TIMEOUT_MS = 20_000;
 
 export class RunEmitter {
   readonly source: EventSource;
-  readonly sinks: readonly SinkSpec[];
-  readonly select: readonly SelectorSpec[];
+  readonly sinks: readonly Sink[];
+  readonly select: readonly OutputSelector[];
   private readonly vendor: Vendor;
   private readonly stdout: LineWriter;
   private readonly dispatcher: SinkDispatcher;
   /** The http and file sinks; undeliverable entries are logged once here, not once per event. */
-  private readonly deliverable: readonly SinkSpec[];
+  private readonly deliverable: readonly Sink[];
 
   constructor(options: RunEmitterOptions) {
     const { env } = options;

@@ -3,7 +3,7 @@
  * identity, its sinks and the sink retry settings. Parsing is forgiving where the spec says so
  * (a malformed AGENT_SINKS yields no sinks, docs/events.md#sinks) and never throws.
  */
-import type { SelectorSpec, SinkSpec } from "../../core/types.js";
+import type { OutputSelector, Sink } from "../../core/types.js";
 import type { EventSource } from "../../sinks/envelope.js";
 import { normalizeSource } from "../../sinks/envelope.js";
 
@@ -35,11 +35,11 @@ export function jsonEnv(env: Env, name: string): unknown {
  * The run's sinks: AGENT_SINKS plus one header-less http sink for AGENT_NOTIFY_URL (docs/events.md#sinks).
  * A malformed AGENT_SINKS yields no sinks; entries without a `type` are skipped.
  */
-export function podSinks(env: Env): SinkSpec[] {
+export function podSinks(env: Env): Sink[] {
   const declared = jsonEnv(env, "AGENT_SINKS");
-  const sinks: SinkSpec[] = Array.isArray(declared)
+  const sinks: Sink[] = Array.isArray(declared)
     ? declared.filter(
-        (s): s is SinkSpec => typeof s === "object" && s !== null && typeof (s as SinkSpec).type === "string",
+        (s): s is Sink => typeof s === "object" && s !== null && typeof (s as Sink).type === "string",
       )
     : [];
   const notify = env.AGENT_NOTIFY_URL;
@@ -48,9 +48,9 @@ export function podSinks(env: Env): SinkSpec[] {
 }
 
 /** AGENT_SELECT as a selector list; empty when unset or malformed (every line passes). */
-export function podSelect(env: Env): SelectorSpec[] {
+export function podSelect(env: Env): OutputSelector[] {
   const select = jsonEnv(env, "AGENT_SELECT");
-  return Array.isArray(select) ? (select as SelectorSpec[]) : [];
+  return Array.isArray(select) ? (select as OutputSelector[]) : [];
 }
 
 /** A positive integer from env, else undefined (missing, invalid or ≤ 0). */

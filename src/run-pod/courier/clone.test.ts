@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ChooseInput, chooseClone, declaredClones } from "./clone.js";
-import type { RepoSpec } from "./settings.js";
+import type { RepoRef } from "./settings.js";
 
 /** A workspace with fake work trees (a `.git` directory is all the check looks for). */
 function workspaceWith(...trees: string[]): string {
@@ -12,7 +12,7 @@ function workspaceWith(...trees: string[]): string {
   return ws;
 }
 
-const REPOS: RepoSpec[] = [
+const REPOS: RepoRef[] = [
   { name: "app", url: "https://github.com/acme/app.git", ref: "develop" },
   { name: "lib", url: "git@github.com:acme/lib.git" },
 ];

@@ -12,7 +12,7 @@
 import { lstatSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { fullName, type GitHubRepo, repoOfRemote } from "./github-repo.js";
-import type { RepoSpec } from "./settings.js";
+import type { RepoRef } from "./settings.js";
 
 export interface Candidate {
   /** Absolute work tree. */
@@ -36,7 +36,7 @@ function isGitWorkTree(dir: string): boolean {
 }
 
 /** The declared clones (docs/run-pod.md#the-init destinations) that exist as work trees. */
-export function declaredClones(workspace: string, repos: readonly RepoSpec[]): Candidate[] {
+export function declaredClones(workspace: string, repos: readonly RepoRef[]): Candidate[] {
   return repos
     .map((r) => {
       const dir = r.path

@@ -45,13 +45,13 @@ export interface CourierSettings {
   /** Git host base, e.g. `https://github.com` (GITHUB_SERVER_URL); push URLs are built on it. */
   serverUrl: string;
   /** AGENT_REPOS when the controller passes it: the spec's clones (trusted over a clone's config). */
-  repos: RepoSpec[] | undefined;
+  repos: RepoRef[] | undefined;
   agentName: string;
   stationName: string;
   taskId: string;
 }
 
-export interface RepoSpec {
+export interface RepoRef {
   name: string;
   url: string;
   path?: string;
@@ -112,7 +112,7 @@ export function resultWaitMs(
   return settings.waitMs === undefined ? byClock : Math.min(settings.waitMs, byClock);
 }
 
-function reposOf(value: unknown): RepoSpec[] | undefined {
+function reposOf(value: unknown): RepoRef[] | undefined {
   if (!Array.isArray(value)) return undefined;
   return value
     .filter((r): r is Record<string, unknown> => typeof r === "object" && r !== null)

@@ -4,7 +4,7 @@
  * falls back to the default that page names, never throws.
  */
 import { routeModel, type Vendor } from "../../core/routing.js";
-import type { WatchSpec } from "../../core/types.js";
+import type { WatchedFile } from "../../core/types.js";
 import { type Env, jsonEnv, positiveIntEnv } from "../common/run-env.js";
 
 export const DEFAULT_EXIT_GRACE_MS = 5000;
@@ -28,20 +28,20 @@ export interface SupervisorSettings {
   home: string;
   workspaceDir: string;
   /** output.watch entries with a string `event` and `path`, in declaration order. */
-  watch: WatchSpec[];
+  watch: WatchedFile[];
   /** Watch entries dropped because they were not `{event, path}` strings (for the log). */
   malformedWatch: number;
 }
 
 export function supervisorSettings(env: Env): SupervisorSettings {
-  const watch: WatchSpec[] = [];
+  const watch: WatchedFile[] = [];
   let malformedWatch = 0;
   const declared = jsonEnv(env, "AGENT_WATCH");
   if (declared !== undefined) {
     if (!Array.isArray(declared)) malformedWatch++;
     else {
       for (const entry of declared) {
-        const e = entry as Partial<WatchSpec> | null;
+        const e = entry as Partial<WatchedFile> | null;
         if (e && typeof e.event === "string" && typeof e.path === "string" && e.path !== "") {
           watch.push({ event: e.event, path: e.path });
         } else malformedWatch++;

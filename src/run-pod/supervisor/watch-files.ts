@@ -8,7 +8,7 @@ import { isUtf8 } from "node:buffer";
 import { constants } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
-import type { WatchSpec } from "../../core/types.js";
+import type { WatchedFile } from "../../core/types.js";
 import type { JsonLineLogger } from "../../log.js";
 
 /** 128 KiB: larger files report `reason: "too-large"`. */
@@ -69,7 +69,7 @@ export async function readWatchedFile(path: string): Promise<Content> {
 
 /** The file events for the declared entries, in order; refused paths are logged and skipped. */
 export async function watchedFileEvents(
-  entries: readonly WatchSpec[],
+  entries: readonly WatchedFile[],
   workspaceDir: string,
   log: JsonLineLogger,
 ): Promise<FileEvent[]> {
