@@ -107,14 +107,40 @@ export const RECORDED = {
   timeoutMinutes: 1440,
   onTimeout: "fail",
 };
-export const cancelAction = {
-  id: "cancel-batch",
-  type: "cancelBatch",
+export const OPENAI_KEY = { secretName: "agent-secrets", secretKey: "openai-key" };
+export const JOB = "agent-job-run-1";
+
+/** A provider call on the batch `inFlight` records. */
+const batchCall = (id: string, type: string) => ({
+  id,
+  type,
   agent: REF,
   provider: "anthropic",
   batchId: "msgbatch_1",
   apiKey: KEY,
+});
+export const pollAction = {
+  ...batchCall("poll-batch", "pollBatch"),
+  ctx: { agentUid: "uid-run-1", model: "claude-sonnet-4-6" },
 };
+export const cancelAction = batchCall("cancel-batch", "cancelBatch");
+export const cleanupAction = batchCall("cleanup-batch", "cleanupBatch");
+export const createJobAction = (extra: Record<string, unknown> = {}) => ({
+  id: "create-job",
+  type: "createJob",
+  agent: REF,
+  job: JOB,
+  ...extra,
+});
+/** Removes FIN by its index in the Agent's finalizers: 0 where it is the only one. */
+export const removeFinalizerAction = (extra: Record<string, unknown> = {}) => ({
+  id: "remove-finalizer",
+  type: "removeFinalizer",
+  agent: REF,
+  finalizer: FIN,
+  index: 0,
+  ...extra,
+});
 
 /** The rules a group module exports (its named rule constants). */
 export function rulesOf(group: Record<string, unknown>): Rule[] {

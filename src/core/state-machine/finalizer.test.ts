@@ -7,28 +7,22 @@ import { agent, input, iso, T0 } from "../../../test/support/core-builders.js";
 import {
   batchDef,
   cancelAction,
+  cleanupAction,
   DAY,
   describeRules,
   FIN,
   inFlight,
-  KEY,
   NOW,
+  OPENAI_KEY,
   patch,
   RECORDED,
   REF,
   type Row,
+  removeFinalizerAction,
 } from "../../../test/support/state-machine-rows.js";
 import * as finalizer from "./finalizer.js";
 
-const cleanupAfterCancel = {
-  id: "cleanup-batch",
-  type: "cleanupBatch",
-  agent: REF,
-  provider: "anthropic",
-  batchId: "msgbatch_1",
-  apiKey: KEY,
-  dependsOn: ["cancel-batch"],
-};
+const cancelThenCleanup = [cancelAction, { ...cleanupAction, dependsOn: ["cancel-batch"] }];
 const countedCleanupFailure = (attempts: number) => [
   patch({ batchCleanupAttempts: attempts }, { id: "patch-cleanup-attempts" }),
   {
@@ -36,6 +30,11 @@ const countedCleanupFailure = (attempts: number) => [
     type: "recordMetric",
     metric: { name: "controller_batch_cleanup_failures_total" },
   },
+];
+/** The fifth failed cleanup releases the finalizer all the same. */
+const releasedAfterFailures = [
+  ...countedCleanupFailure(5),
+  removeFinalizerAction({ dependsOn: ["patch-cleanup-attempts"] }),
 ];
 const timedOut = () => inFlight({ phase: "Failed", failureReason: "batch timed out" });
 
@@ -65,9 +64,9 @@ const ROWS: Row[] = [
         agent: REF,
         provider: "openai",
         fileId: "file-1",
-        apiKey: { secretName: "agent-secrets", secretKey: "openai-key" },
+        apiKey: OPENAI_KEY,
       },
-      { id: "remove-finalizer", type: "removeFinalizer", agent: REF, finalizer: FIN, index: 0 },
+      removeFinalizerAction(),
     ],
   },
   {
@@ -80,7 +79,7 @@ const ROWS: Row[] = [
     name: "timed out, cancel not confirmed: cancel again, then cleanup",
     in: { agent: timedOut().build(), definition: batchDef().build() },
     rules: ["terminal-noop", "cancel-then-cleanup"],
-    actions: [cancelAction, cleanupAfterCancel],
+    actions: cancelThenCleanup,
   },
   {
     name: "on a fallback Job, the batch's cancel not confirmed: cancel again, then cleanup",
@@ -89,7 +88,7 @@ const ROWS: Row[] = [
       definition: batchDef().build(),
     },
     rules: ["job-unobserved", "cancel-then-cleanup"],
-    actions: [cancelAction, cleanupAfterCancel],
+    actions: cancelThenCleanup,
   },
   {
     name: "timed out, cancel failed (not deleted): not counted, retried later",
@@ -115,7 +114,7 @@ const ROWS: Row[] = [
     name: "timed out, cancel confirmed: cleanup only",
     in: { agent: timedOut().build(), definition: batchDef().build(), batch: { cancelledAt: NOW - 60_000 } },
     rules: ["terminal-noop", "cleanup"],
-    actions: [{ ...cleanupAfterCancel, dependsOn: undefined }].map(({ dependsOn: _d, ...a }) => a),
+    actions: [cleanupAction],
   },
   {
     name: "deleted, cancel failed (revoked key): counted as a failed cleanup",
@@ -135,38 +134,19 @@ const ROWS: Row[] = [
       batch: { lastCleanupAt: NOW, cleanupResult: { state: "cancel_failed", error: "key removed" } },
     },
     rules: ["cleanup-failed"],
-    actions: [
-      ...countedCleanupFailure(5),
-      {
-        id: "remove-finalizer",
-        type: "removeFinalizer",
-        agent: REF,
-        finalizer: FIN,
-        index: 0,
-        dependsOn: ["patch-cleanup-attempts"],
-      },
-    ],
+    actions: releasedAfterFailures,
   },
   {
     name: "deleted with the definition gone, submission recorded: still cancels with the recorded key",
     in: { agent: inFlight({ batchSubmission: RECORDED }).deleting().build(), definition: undefined },
     rules: ["cancel-then-cleanup"],
-    actions: [cancelAction, cleanupAfterCancel],
+    actions: cancelThenCleanup,
   },
   {
     name: "terminal batch with finalizer: cleanup",
     in: { agent: inFlight({ phase: "Succeeded" }).build(), definition: batchDef().build() },
     rules: ["terminal-noop", "cleanup"],
-    actions: [
-      {
-        id: "cleanup-batch",
-        type: "cleanupBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-      },
-    ],
+    actions: [cleanupAction],
   },
   {
     name: "cleanup done: remove the finalizer (JSON patch at its index)",
@@ -176,7 +156,7 @@ const ROWS: Row[] = [
       batch: { lastCleanupAt: NOW, cleanupResult: { state: "done" } },
     },
     rules: ["terminal-noop", "cleanup-done"],
-    actions: [{ id: "remove-finalizer", type: "removeFinalizer", agent: REF, finalizer: FIN, index: 1 }],
+    actions: [removeFinalizerAction({ index: 1 })],
   },
   {
     name: "cleanup not settled within 48 h: keep the finalizer, no failure counted",
@@ -196,14 +176,7 @@ const ROWS: Row[] = [
       batch: { lastCleanupAt: NOW, cleanupResult: { state: "not_settled" } },
     },
     rules: ["terminal-noop", "cleanup-failed"],
-    actions: [
-      patch({ batchCleanupAttempts: 1 }, { id: "patch-cleanup-attempts" }),
-      {
-        id: "metric-cleanup-failure",
-        type: "recordMetric",
-        metric: { name: "controller_batch_cleanup_failures_total" },
-      },
-    ],
+    actions: countedCleanupFailure(1),
   },
   {
     name: "cleanup failed: count it (phase untouched)",
@@ -213,14 +186,7 @@ const ROWS: Row[] = [
       batch: { lastCleanupAt: NOW, cleanupResult: { state: "failed", error: "HTTP 500" } },
     },
     rules: ["terminal-noop", "cleanup-failed"],
-    actions: [
-      patch({ batchCleanupAttempts: 3 }, { id: "patch-cleanup-attempts" }),
-      {
-        id: "metric-cleanup-failure",
-        type: "recordMetric",
-        metric: { name: "controller_batch_cleanup_failures_total" },
-      },
-    ],
+    actions: countedCleanupFailure(3),
   },
   {
     name: "fifth failed cleanup: remove the finalizer anyway",
@@ -230,22 +196,7 @@ const ROWS: Row[] = [
       batch: { lastCleanupAt: NOW, cleanupResult: { state: "failed", error: "HTTP 500" } },
     },
     rules: ["terminal-noop", "cleanup-failed"],
-    actions: [
-      patch({ batchCleanupAttempts: 5 }, { id: "patch-cleanup-attempts" }),
-      {
-        id: "metric-cleanup-failure",
-        type: "recordMetric",
-        metric: { name: "controller_batch_cleanup_failures_total" },
-      },
-      {
-        id: "remove-finalizer",
-        type: "removeFinalizer",
-        agent: REF,
-        finalizer: FIN,
-        index: 0,
-        dependsOn: ["patch-cleanup-attempts"],
-      },
-    ],
+    actions: releasedAfterFailures,
   },
   {
     name: "cleanup retried too recently: nothing",
@@ -261,25 +212,7 @@ const ROWS: Row[] = [
     name: "deleted while in flight: cancel, then cleanup",
     in: { agent: inFlight().deleting().build(), definition: batchDef().build() },
     rules: ["cancel-then-cleanup"],
-    actions: [
-      {
-        id: "cancel-batch",
-        type: "cancelBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-      },
-      {
-        id: "cleanup-batch",
-        type: "cleanupBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-        dependsOn: ["cancel-batch"],
-      },
-    ],
+    actions: cancelThenCleanup,
   },
   {
     name: "deleted after the cancel went through: cleanup only",
@@ -289,16 +222,7 @@ const ROWS: Row[] = [
       batch: { cancelledAt: NOW - 20_000 },
     },
     rules: ["cleanup"],
-    actions: [
-      {
-        id: "cleanup-batch",
-        type: "cleanupBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-      },
-    ],
+    actions: [cleanupAction],
   },
   {
     name: "BATCH_ENABLED=false and a terminal batch Agent: release the finalizer, no provider call",
@@ -308,19 +232,19 @@ const ROWS: Row[] = [
       settings: { ...input().settings, batchEnabled: false },
     },
     rules: ["terminal-noop", "release-batch-disabled"],
-    actions: [{ id: "remove-finalizer", type: "removeFinalizer", agent: REF, finalizer: FIN, index: 0 }],
+    actions: [removeFinalizerAction()],
   },
   {
     name: "finalizer but no batch ever submitted, Agent deleted: release",
     in: { agent: agent().finalizers(FIN).deleting().build(), definition: batchDef().build() },
     rules: ["release-no-batch"],
-    actions: [{ id: "remove-finalizer", type: "removeFinalizer", agent: REF, finalizer: FIN, index: 0 }],
+    actions: [removeFinalizerAction()],
   },
   {
     name: "definition gone while cleanup is due: release (no key to call the provider with)",
     in: { agent: inFlight({ phase: "Succeeded" }).build(), definition: undefined },
     rules: ["terminal-noop", "release-no-provider"],
-    actions: [{ id: "remove-finalizer", type: "removeFinalizer", agent: REF, finalizer: FIN, index: 0 }],
+    actions: [removeFinalizerAction()],
   },
 ];
 

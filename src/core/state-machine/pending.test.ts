@@ -6,14 +6,17 @@
 import { agent, definition, input, iso, NS, station, T0 } from "../../../test/support/core-builders.js";
 import {
   batchDef,
+  createJobAction,
   describeRules,
   events,
   FIN,
   failedAtPending,
+  JOB,
   KEY,
   lifecycle,
   NOW,
   NOW_ISO,
+  OPENAI_KEY,
   patch,
   RECORDED,
   REF,
@@ -23,13 +26,45 @@ import * as pending from "./pending.js";
 
 const SUBMIT_401 = "anthropic POST /v1/messages/batches: HTTP 401: authentication_error: invalid x-api-key";
 const SUBMIT_529 = "anthropic POST /v1/messages/batches: HTTP 529: overloaded_error: Overloaded";
-const waiting = (attempt: number, retryAt: number, message: string) => ({
+const waitingFor = (reason: string, message: string, retryAt?: number) => ({
   id: "report-waiting",
   type: "reportWaiting",
   agent: REF,
-  reason: "BatchSubmitRetrying",
-  message: `batch submit failed (attempt ${attempt}), retrying at ${iso(retryAt).replace(".000Z", "Z")}: ${message}`,
-  retryAt,
+  reason,
+  message,
+  ...(retryAt === undefined ? {} : { retryAt }),
+});
+const waiting = (attempt: number, retryAt: number, message: string) =>
+  waitingFor(
+    "BatchSubmitRetrying",
+    `batch submit failed (attempt ${attempt}), retrying at ${iso(retryAt).replace(".000Z", "Z")}: ${message}`,
+    retryAt,
+  );
+const jobCreateWaiting = (attempt: number, retryAt: number, message: string) =>
+  waitingFor(
+    "JobCreateRetrying",
+    `Job creation failed (attempt ${attempt}), retrying at ${iso(retryAt)}: ${message}`,
+    retryAt,
+  );
+/** The Job run starts: the Job, then the Running patch (plus `status`), then the queue metric. */
+const jobStarted = (status: Record<string, unknown> = {}, createJob: Record<string, unknown> = {}) => [
+  createJobAction(createJob),
+  patch({ phase: "Running", jobName: JOB, startedAt: NOW_ISO, ...status }, { dependsOn: ["create-job"] }),
+  {
+    id: "metric-queue",
+    type: "recordMetric",
+    metric: { name: "controller_run_queue_seconds", value: 60 },
+    dependsOn: ["create-job", "patch-status"],
+  },
+];
+/** The submit of the OpenAI run the rows below describe, `request` adding to its defaults. */
+const openAISubmit = (request: Record<string, unknown>) => ({
+  id: "submit-batch",
+  type: "submitBatch",
+  agent: REF,
+  provider: "openai",
+  apiKey: OPENAI_KEY,
+  request: { agentUid: "uid-run-1", model: "gpt-5-mini", prompt: "Fix T-1.", maxTokens: 16000, ...request },
 });
 const QUOTA =
   '403 Forbidden: jobs.batch "agent-job-run-1" is forbidden: exceeded quota: jobs, requested: count/jobs.batch=1, used: count/jobs.batch=1, limited: count/jobs.batch=1';
@@ -76,19 +111,7 @@ const ROWS: Row[] = [
     name: "Job run admitted: create the Job, then patch Running, then the queue metric",
     in: {},
     rules: ["job-create"],
-    actions: [
-      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
-      patch(
-        { phase: "Running", jobName: "agent-job-run-1", startedAt: NOW_ISO },
-        { dependsOn: ["create-job"] },
-      ),
-      {
-        id: "metric-queue",
-        type: "recordMetric",
-        metric: { name: "controller_run_queue_seconds", value: 60 },
-        dependsOn: ["create-job", "patch-status"],
-      },
-    ],
+    actions: jobStarted(),
   },
   {
     name: "a realtime run resuming a session: the Running patch records that session id (docs/decisions.md D-44: it keeps the id)",
@@ -102,24 +125,7 @@ const ROWS: Row[] = [
         .build(),
     },
     rules: ["job-create"],
-    actions: [
-      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
-      patch(
-        {
-          phase: "Running",
-          jobName: "agent-job-run-1",
-          startedAt: NOW_ISO,
-          sessionId: "7c0d3f5e-2a41-4b8e-9d6f-1e2a3b4c5d6e",
-        },
-        { dependsOn: ["create-job"] },
-      ),
-      {
-        id: "metric-queue",
-        type: "recordMetric",
-        metric: { name: "controller_run_queue_seconds", value: 60 },
-        dependsOn: ["create-job", "patch-status"],
-      },
-    ],
+    actions: jobStarted({ sessionId: "7c0d3f5e-2a41-4b8e-9d6f-1e2a3b4c5d6e" }),
   },
   {
     name: "Job creation refused (quota Forbidden): Failed, the reason quotes the API server, counted job_rejected",
@@ -138,16 +144,7 @@ const ROWS: Row[] = [
       },
     },
     rules: ["job-create-backoff"],
-    actions: [
-      {
-        id: "report-waiting",
-        type: "reportWaiting",
-        agent: REF,
-        reason: "JobCreateRetrying",
-        message: `Job creation failed (attempt 2), retrying at ${iso(NOW + 3000)}: 503: etcd leader changed`,
-        retryAt: NOW + 3000,
-      },
-    ],
+    actions: [jobCreateWaiting(2, NOW + 3000, "503: etcd leader changed")],
   },
   {
     name: "Job creation throttled (429): Retry-After wins over the backoff",
@@ -161,34 +158,13 @@ const ROWS: Row[] = [
       },
     },
     rules: ["job-create-backoff"],
-    actions: [
-      {
-        id: "report-waiting",
-        type: "reportWaiting",
-        agent: REF,
-        reason: "JobCreateRetrying",
-        message: `Job creation failed (attempt 1), retrying at ${iso(NOW + 29_000)}: 429: slow down`,
-        retryAt: NOW + 29_000,
-      },
-    ],
+    actions: [jobCreateWaiting(1, NOW + 29_000, "429: slow down")],
   },
   {
     name: "after the backoff the Job creation is tried again",
     in: { jobCreateFailure: { permanent: false, message: "503", at: NOW - 2000, attempts: 1 } },
     rules: ["job-create"],
-    actions: [
-      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
-      patch(
-        { phase: "Running", jobName: "agent-job-run-1", startedAt: NOW_ISO },
-        { dependsOn: ["create-job"] },
-      ),
-      {
-        id: "metric-queue",
-        type: "recordMetric",
-        metric: { name: "controller_run_queue_seconds", value: 60 },
-        dependsOn: ["create-job", "patch-status"],
-      },
-    ],
+    actions: jobStarted(),
   },
   {
     name: "full Station (Allow) waits",
@@ -218,14 +194,11 @@ const ROWS: Row[] = [
     },
     rules: ["budget-exhausted"],
     actions: [
-      {
-        id: "report-waiting",
-        type: "reportWaiting",
-        agent: REF,
-        reason: "BudgetExhausted",
-        message: `budget of Station st reached: $1.1 spent of $1 in the last 24h; the run starts when the window frees room at ${iso(T0 - 3_600_000 + 86_400_000)}`,
-        retryAt: T0 - 3_600_000 + 86_400_000,
-      },
+      waitingFor(
+        "BudgetExhausted",
+        `budget of Station st reached: $1.1 spent of $1 in the last 24h; the run starts when the window frees room at ${iso(T0 - 3_600_000 + 86_400_000)}`,
+        T0 - 3_600_000 + 86_400_000,
+      ),
     ],
   },
   {
@@ -237,14 +210,10 @@ const ROWS: Row[] = [
     },
     rules: ["budget-exhausted"],
     actions: [
-      {
-        id: "report-waiting",
-        type: "reportWaiting",
-        agent: REF,
-        reason: "BudgetExhausted",
-        message:
-          "budget of Station st reached: $0 spent of $0 in the last 30d; a limit of 0 holds every new run until the budget is raised",
-      },
+      waitingFor(
+        "BudgetExhausted",
+        "budget of Station st reached: $0 spent of $0 in the last 30d; a limit of 0 holds every new run until the budget is raised",
+      ),
     ],
   },
   {
@@ -263,19 +232,7 @@ const ROWS: Row[] = [
       },
     },
     rules: ["job-create"],
-    actions: [
-      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
-      {
-        ...patch({ phase: "Running", jobName: "agent-job-run-1", startedAt: NOW_ISO }),
-        dependsOn: ["create-job"],
-      },
-      {
-        id: "metric-queue",
-        type: "recordMetric",
-        metric: { name: "controller_run_queue_seconds", value: 60 },
-        dependsOn: ["create-job", "patch-status"],
-      },
-    ],
+    actions: jobStarted(),
   },
   {
     name: "cache lag: an issued but unseen creation keeps a Forbid Station full",
@@ -318,17 +275,7 @@ const ROWS: Row[] = [
         metric: { name: "controller_run_failures_total", labels: { kind: "preempted" } },
         dependsOn: ["preempt-old"],
       },
-      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1", dependsOn: ["preempt-old"] },
-      patch(
-        { phase: "Running", jobName: "agent-job-run-1", startedAt: NOW_ISO },
-        { dependsOn: ["create-job"] },
-      ),
-      {
-        id: "metric-queue",
-        type: "recordMetric",
-        metric: { name: "controller_run_queue_seconds", value: 60 },
-        dependsOn: ["create-job", "patch-status"],
-      },
+      ...jobStarted({}, { dependsOn: ["preempt-old"] }),
     ],
   },
   {
@@ -369,22 +316,7 @@ const ROWS: Row[] = [
         .build(),
     },
     rules: ["batch-submit", "finalizer-wait"],
-    actions: [
-      {
-        id: "submit-batch",
-        type: "submitBatch",
-        agent: REF,
-        provider: "openai",
-        apiKey: { secretName: "agent-secrets", secretKey: "openai-key" },
-        request: {
-          agentUid: "uid-run-1",
-          model: "gpt-5-mini",
-          prompt: "Fix T-1.",
-          maxTokens: 500,
-          outputSchema: { type: "object" },
-        },
-      },
-    ],
+    actions: [openAISubmit({ maxTokens: 500, outputSchema: { type: "object" } })],
   },
   {
     name: "batch submitted: patch Running with batchId, batchProvider, startedAt; then agent/started",
@@ -484,22 +416,7 @@ const ROWS: Row[] = [
       },
     },
     rules: ["batch-submit", "finalizer-wait"],
-    actions: [
-      {
-        id: "submit-batch",
-        type: "submitBatch",
-        agent: REF,
-        provider: "openai",
-        apiKey: { secretName: "agent-secrets", secretKey: "openai-key" },
-        request: {
-          agentUid: "uid-run-1",
-          model: "gpt-5-mini",
-          prompt: "Fix T-1.",
-          maxTokens: 16000,
-          inputFileId: "file-1",
-        },
-      },
-    ],
+    actions: [openAISubmit({ inputFileId: "file-1" })],
   },
 ];
 

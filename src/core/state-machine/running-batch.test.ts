@@ -9,23 +9,24 @@ import {
   cancelAction,
   cliItems,
   completed,
+  createJobAction,
   DAY,
   describeRules,
   duration,
   ended,
   events,
-  FIN,
   failure,
   inFlight,
-  KEY,
+  JOB,
   lifecycle,
   NOW,
   NOW_ISO,
   OUTPUT,
   patch,
+  pollAction,
   RECORDED,
-  REF,
   type Row,
+  removeFinalizerAction,
 } from "../../../test/support/state-machine-rows.js";
 import * as runningBatch from "./running-batch.js";
 
@@ -36,22 +37,31 @@ const recordedInFlight = (onTimeout = "fail") =>
     batchSubmission: { ...RECORDED, timeoutMinutes: 10, onTimeout },
   });
 
+/** A batch result that succeeded, `seconds` after the start. */
+const resultSucceeded = (seconds: number) => [
+  patch({ phase: "Succeeded", exitCode: 0, completedAt: NOW_ISO, output: OUTPUT }),
+  events("event-terminal", [...cliItems, lifecycle("succeeded", { exitCode: 0 })]),
+  completed("Succeeded", "0"),
+  duration("Succeeded", seconds),
+];
+
+/** A run failed by its batch timeout; agent/failed only goes out when a definition names the sinks. */
+const timedOut = ({ seconds = 86400, sinks = true, reason = "batch timed out" } = {}) => [
+  patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: reason }),
+  ...(sinks
+    ? [events("event-terminal", [lifecycle("failed", { exitCode: 1, reason: "batch_timeout" })])]
+    : []),
+  completed("Failed", "1"),
+  duration("Failed", seconds),
+  failure("batch_timeout"),
+];
+
 const ROWS: Row[] = [
   {
     name: "batch in flight, poll due",
     in: { agent: inFlight().build(), definition: batchDef().build(), batch: { lastPollAt: NOW - 60_000 } },
     rules: ["batch-poll", "finalizer-wait"],
-    actions: [
-      {
-        id: "poll-batch",
-        type: "pollBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-        ctx: { agentUid: "uid-run-1", model: "claude-sonnet-4-6" },
-      },
-    ],
+    actions: [pollAction],
   },
   {
     name: "BATCH_POLL_SECONDS=0 polls on every reconcile, but not twice within a second (the same pass)",
@@ -73,17 +83,7 @@ const ROWS: Row[] = [
       batch: { lastPollAt: NOW - 1000, pollResult: { state: "in_progress" } },
     },
     rules: ["batch-poll", "finalizer-wait"],
-    actions: [
-      {
-        id: "poll-batch",
-        type: "pollBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-        ctx: { agentUid: "uid-run-1", model: "claude-sonnet-4-6" },
-      },
-    ],
+    actions: [pollAction],
   },
   {
     name: "batch in flight, polled recently: nothing",
@@ -103,12 +103,7 @@ const ROWS: Row[] = [
       batch: { lastPollAt: NOW, pollResult: ended("succeeded") },
     },
     rules: ["batch-result", "finalizer-wait"],
-    actions: [
-      patch({ phase: "Succeeded", exitCode: 0, completedAt: NOW_ISO, output: OUTPUT }),
-      events("event-terminal", [...cliItems, lifecycle("succeeded", { exitCode: 0 })]),
-      completed("Succeeded", "0"),
-      duration("Succeeded", 60),
-    ],
+    actions: resultSucceeded(60),
   },
   {
     name: "batch result failed: Failed, exitCode 1, provider message; agent/failed batch_failed",
@@ -140,17 +135,7 @@ const ROWS: Row[] = [
       batch: { lastPollAt: NOW - 1000 },
     },
     rules: ["batch-final-poll", "finalizer-wait"],
-    actions: [
-      {
-        id: "poll-batch",
-        type: "pollBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-        ctx: { agentUid: "uid-run-1", model: "claude-sonnet-4-6" },
-      },
-    ],
+    actions: [pollAction],
   },
   {
     name: "timeout with a result in the same pass: the result wins",
@@ -162,12 +147,7 @@ const ROWS: Row[] = [
       batch: { lastPollAt: NOW, pollResult: ended("succeeded") },
     },
     rules: ["batch-result", "finalizer-wait"],
-    actions: [
-      patch({ phase: "Succeeded", exitCode: 0, completedAt: NOW_ISO, output: OUTPUT }),
-      events("event-terminal", [...cliItems, lifecycle("succeeded", { exitCode: 0 })]),
-      completed("Succeeded", "0"),
-      duration("Succeeded", 86400),
-    ],
+    actions: resultSucceeded(86400),
   },
   {
     name: "timeout with onTimeout fail (default 1440 min): cancel; Failed `batch timed out`; agent/failed batch_timeout",
@@ -177,21 +157,7 @@ const ROWS: Row[] = [
       batch: { lastPollAt: NOW, pollResult: { state: "in_progress" } },
     },
     rules: ["batch-timeout-fail", "finalizer-wait"],
-    actions: [
-      {
-        id: "cancel-batch",
-        type: "cancelBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-      },
-      patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: "batch timed out" }),
-      events("event-terminal", [lifecycle("failed", { exitCode: 1, reason: "batch_timeout" })]),
-      completed("Failed", "1"),
-      duration("Failed", 86400),
-      failure("batch_timeout"),
-    ],
+    actions: [cancelAction, ...timedOut()],
   },
   {
     name: "timeout reconciled again before its patch is visible: the cancel that succeeded is not sent twice",
@@ -201,13 +167,7 @@ const ROWS: Row[] = [
       batch: { lastPollAt: NOW, pollResult: { state: "in_progress" }, cancelledAt: NOW },
     },
     rules: ["batch-timeout-fail", "finalizer-wait"],
-    actions: [
-      patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: "batch timed out" }),
-      events("event-terminal", [lifecycle("failed", { exitCode: 1, reason: "batch_timeout" })]),
-      completed("Failed", "1"),
-      duration("Failed", 86400),
-      failure("batch_timeout"),
-    ],
+    actions: timedOut(),
   },
   {
     name: "timeout with fallback and a free slot: cancel, create the Job, patch batchFallback + jobName, agent/running",
@@ -220,16 +180,9 @@ const ROWS: Row[] = [
     },
     rules: ["batch-timeout-fallback", "finalizer-wait"],
     actions: [
-      {
-        id: "cancel-batch",
-        type: "cancelBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-      },
-      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
-      patch({ batchFallback: true, jobName: "agent-job-run-1" }, { dependsOn: ["create-job"] }),
+      cancelAction,
+      createJobAction(),
+      patch({ batchFallback: true, jobName: JOB }, { dependsOn: ["create-job"] }),
       events("event-timeout", [lifecycle("running", { reason: "batch_timeout" })]),
     ],
   },
@@ -246,14 +199,7 @@ const ROWS: Row[] = [
     },
     rules: ["batch-timeout-fallback", "finalizer-wait"],
     actions: [
-      {
-        id: "cancel-batch",
-        type: "cancelBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-      },
+      cancelAction,
       patch({ batchFallback: true }),
       events("event-timeout", [lifecycle("running", { reason: "batch_timeout" })]),
     ],
@@ -268,10 +214,7 @@ const ROWS: Row[] = [
       batch: { lastCleanupAt: NOW - 1000 },
     },
     rules: ["fallback-start", "finalizer-wait"],
-    actions: [
-      { id: "create-job", type: "createJob", agent: REF, job: "agent-job-run-1" },
-      patch({ jobName: "agent-job-run-1" }, { dependsOn: ["create-job"] }),
-    ],
+    actions: [createJobAction(), patch({ jobName: JOB }, { dependsOn: ["create-job"] })],
   },
   {
     name: "batch disabled while in flight: Failed with the seed message, agent/failed, finalizer released without provider calls",
@@ -289,14 +232,7 @@ const ROWS: Row[] = [
         failureReason: "batch execution is disabled on this controller",
       }),
       events("event-terminal", [lifecycle("failed", { exitCode: 1, reason: "batch_disabled" })]),
-      {
-        id: "remove-finalizer",
-        type: "removeFinalizer",
-        agent: REF,
-        finalizer: FIN,
-        index: 0,
-        dependsOn: ["patch-status"],
-      },
+      removeFinalizerAction({ dependsOn: ["patch-status"] }),
       completed("Failed", "1"),
       duration("Failed", 60),
       failure("batch_failed"),
@@ -330,13 +266,7 @@ const ROWS: Row[] = [
       batch: { lastPollAt: NOW, pollResult: { state: "in_progress" } },
     },
     rules: ["batch-timeout-fail", "finalizer-wait"],
-    actions: [
-      cancelAction,
-      patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: "batch timed out" }),
-      completed("Failed", "1"),
-      duration("Failed", 600),
-      failure("batch_timeout"),
-    ],
+    actions: [cancelAction, ...timedOut({ seconds: 600, sinks: false })],
   },
   {
     name: "definition changed to a 24 h timeout mid-run: the recorded 10 minutes still apply",
@@ -348,14 +278,7 @@ const ROWS: Row[] = [
       batch: { lastPollAt: NOW, pollResult: { state: "in_progress" } },
     },
     rules: ["batch-timeout-fail", "finalizer-wait"],
-    actions: [
-      cancelAction,
-      patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: "batch timed out" }),
-      events("event-terminal", [lifecycle("failed", { exitCode: 1, reason: "batch_timeout" })]),
-      completed("Failed", "1"),
-      duration("Failed", 600),
-      failure("batch_timeout"),
-    ],
+    actions: [cancelAction, ...timedOut({ seconds: 600 })],
   },
   {
     name: "definition gone, onTimeout fallback recorded: cancel and fail, no Job can be built",
@@ -367,32 +290,18 @@ const ROWS: Row[] = [
     rules: ["batch-timeout-fallback", "finalizer-wait"],
     actions: [
       cancelAction,
-      patch({
-        phase: "Failed",
-        exitCode: 1,
-        completedAt: NOW_ISO,
-        failureReason: "batch timed out; the fallback Job cannot start: AgentDefinition def not found",
+      ...timedOut({
+        seconds: 600,
+        sinks: false,
+        reason: "batch timed out; the fallback Job cannot start: AgentDefinition def not found",
       }),
-      completed("Failed", "1"),
-      duration("Failed", 600),
-      failure("batch_timeout"),
     ],
   },
   {
     name: "definition gone, submission recorded: the batch is still polled with the recorded model",
     in: { agent: inFlight({ batchSubmission: RECORDED }).build(), definition: undefined },
     rules: ["batch-poll", "finalizer-wait"],
-    actions: [
-      {
-        id: "poll-batch",
-        type: "pollBatch",
-        agent: REF,
-        provider: "anthropic",
-        batchId: "msgbatch_1",
-        apiKey: KEY,
-        ctx: { agentUid: "uid-run-1", model: "claude-sonnet-4-6" },
-      },
-    ],
+    actions: [pollAction],
   },
   {
     name: "the timeout's cancel failed 1 s ago: the Failed patch goes, the cancel waits for the finalizer's retry",
@@ -402,13 +311,7 @@ const ROWS: Row[] = [
       batch: { lastPollAt: NOW, pollResult: { state: "in_progress" }, lastCleanupAt: NOW - 1000 },
     },
     rules: ["batch-timeout-fail", "finalizer-wait"],
-    actions: [
-      patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, failureReason: "batch timed out" }),
-      events("event-terminal", [lifecycle("failed", { exitCode: 1, reason: "batch_timeout" })]),
-      completed("Failed", "1"),
-      duration("Failed", 86400),
-      failure("batch_timeout"),
-    ],
+    actions: timedOut(),
   },
 ];
 

@@ -3,7 +3,7 @@
  * and its pod, a pod that never starts (docs/decisions.md D-22), a garbage-collected Job, pruning
  * after the terminal patch.
  */
-import { agent, iso, NS, station, T0 } from "../../../test/support/core-builders.js";
+import { agent, NS, station, T0 } from "../../../test/support/core-builders.js";
 import {
   completed,
   DAY,
@@ -18,14 +18,10 @@ import {
 } from "../../../test/support/state-machine-rows.js";
 import * as runningJob from "./running-job.js";
 
-const _waiting = (attempt: number, retryAt: number, message: string) => ({
-  id: "report-waiting",
-  type: "reportWaiting",
-  agent: REF,
-  reason: "BatchSubmitRetrying",
-  message: `batch submit failed (attempt ${attempt}), retrying at ${iso(retryAt).replace(".000Z", "Z")}: ${message}`,
-  retryAt,
-});
+/** A Job run that ended Failed: its patch (no output read) and, apart, the metrics that follow it. */
+const failedPatch = (failureReason: string) =>
+  patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, output: "", failureReason });
+const failedMetrics = (kind: string) => [completed("Failed", "1"), duration("Failed", 60), failure(kind)];
 
 const ROWS: Row[] = [
   {
@@ -41,16 +37,8 @@ const ROWS: Row[] = [
     },
     rules: ["job-finished"],
     actions: [
-      patch({
-        phase: "Failed",
-        exitCode: 1,
-        completedAt: NOW_ISO,
-        output: "",
-        failureReason: "BackoffLimitExceeded",
-      }),
-      completed("Failed", "1"),
-      duration("Failed", 60),
-      failure("job_failed"),
+      failedPatch("BackoffLimitExceeded"),
+      ...failedMetrics("job_failed"),
       { id: "prune-run-1", type: "deleteAgent", agent: REF, reason: "prune", dependsOn: ["patch-status"] },
     ],
   },
@@ -159,13 +147,7 @@ const ROWS: Row[] = [
     },
     rules: ["pod-never-starts"],
     actions: [
-      patch({
-        phase: "Failed",
-        exitCode: 1,
-        completedAt: NOW_ISO,
-        output: "",
-        failureReason: "CreateContainerConfigError: couldn't find key k in Secret ns/agent-secrets",
-      }),
+      failedPatch("CreateContainerConfigError: couldn't find key k in Secret ns/agent-secrets"),
       {
         id: "delete-job",
         type: "deleteJob",
@@ -173,9 +155,7 @@ const ROWS: Row[] = [
         job: "agent-job-run-1",
         dependsOn: ["patch-status"],
       },
-      completed("Failed", "1"),
-      duration("Failed", 60),
-      failure("job_failed"),
+      ...failedMetrics("job_failed"),
     ],
   },
   {
@@ -237,18 +217,7 @@ const ROWS: Row[] = [
       pod: { found: false },
     },
     rules: ["job-finished"],
-    actions: [
-      patch({
-        phase: "Failed",
-        exitCode: 1,
-        completedAt: NOW_ISO,
-        output: "",
-        failureReason: "DeadlineExceeded: too long",
-      }),
-      completed("Failed", "1"),
-      duration("Failed", 60),
-      failure("job_failed"),
-    ],
+    actions: [failedPatch("DeadlineExceeded: too long"), ...failedMetrics("job_failed")],
   },
   {
     name: "Job complete but pod garbage-collected: Succeeded with the read-back reason",
@@ -286,16 +255,8 @@ const ROWS: Row[] = [
     },
     rules: ["job-gc"],
     actions: [
-      patch({
-        phase: "Failed",
-        exitCode: 1,
-        completedAt: NOW_ISO,
-        output: "",
-        failureReason: "run record unavailable: Job garbage-collected before its result was observed",
-      }),
-      completed("Failed", "1"),
-      duration("Failed", 60),
-      failure("output_unavailable"),
+      failedPatch("run record unavailable: Job garbage-collected before its result was observed"),
+      ...failedMetrics("output_unavailable"),
       {
         id: "prune-f-old",
         type: "deleteAgent",

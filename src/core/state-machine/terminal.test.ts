@@ -9,6 +9,15 @@ import * as terminal from "./terminal.js";
 const doneRun = (name: string, phase: "Succeeded" | "Failed", ms: number) =>
   agent(name).completed(phase, ms).build();
 
+/** The finished Agent deletes itself, on the condition that it is still the version it was read as. */
+const pruneSelf = {
+  id: "prune-run-1",
+  type: "deleteAgent",
+  agent: REF,
+  resourceVersion: "100",
+  reason: "prune",
+};
+
 const ROWS: Row[] = [
   {
     // A failed prune delete, or a crash after the terminal patch: the next poll's reconcile repairs it.
@@ -21,9 +30,7 @@ const ROWS: Row[] = [
       stationAgents: [doneRun("newer", "Succeeded", T0)],
     },
     rules: ["terminal-prune"],
-    actions: [
-      { id: "prune-run-1", type: "deleteAgent", agent: REF, resourceVersion: "100", reason: "prune" },
-    ],
+    actions: [pruneSelf],
   },
   {
     name: "failedRunsHistoryLimit 0: a failed run in the history is deleted",
@@ -32,9 +39,7 @@ const ROWS: Row[] = [
       station: station().spec({ failedRunsHistoryLimit: 0, maxConcurrentRuns: 1 }).build(),
     },
     rules: ["terminal-prune"],
-    actions: [
-      { id: "prune-run-1", type: "deleteAgent", agent: REF, resourceVersion: "100", reason: "prune" },
-    ],
+    actions: [pruneSelf],
   },
   {
     name: "a finished Agent within its history limit: no-op",
