@@ -11,19 +11,9 @@
  * enter). Claude refuses --dangerously-skip-permissions as root, so these runs allow their tools by
  * name (`allowed_tools`); the pod runner's e2e runs the CLI as uid 1000 with `permission_mode: bypass`.
  */
-import { spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cliArgv } from "../../../src/core/argv.js";
 import { lastCliError } from "../../../src/core/output.js";
 import { announcedSessionId, terminalVerdict } from "../../../src/core/vendors.js";
@@ -34,99 +24,32 @@ import {
   textsOf,
 } from "../../fakes/models/anthropic-messages.js";
 import { cachedCli } from "../../harness/agent-clis.js";
+import { type RunDir, supervisorHarness } from "./supervisor-harness.js";
 
-const SUPERVISOR = resolve(import.meta.dirname, "../../../dist/agent/ai-agent-supervisor");
 const CLAUDE = cachedCli("claude");
 const MODEL = "claude-sonnet-4-6";
 const KEY = "sk-ant-api03-supervisor-test-key";
 
-function skipReason(): string | undefined {
-  const problems = [
-    ...(existsSync(SUPERVISOR) ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
-    ...(existsSync(CLAUDE.executable) ? [] : [`claude is not in the CLI cache (${CLAUDE.executable})`]),
-  ];
-  if (problems.length === 0) return undefined;
-  if (process.env.CI === "true") throw new Error(problems.join("; "));
-  return problems.join("; ");
-}
-const SKIP = skipReason();
-if (SKIP) console.warn(`claude-supervisor tests skipped: ${SKIP}`);
+const harness = supervisorHarness({
+  vendor: "claude",
+  model: MODEL,
+  startModel: startAnthropicMessages,
+  modelEnv: (model: AnthropicMessagesServer) => ({
+    ANTHROPIC_API_KEY: KEY,
+    ANTHROPIC_BASE_URL: model.origin,
+  }),
+});
+const SKIP = harness.skip;
+const { runDir } = harness;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** The CLI's own stdout lines (the supervisor's lifecycle events left out). */
-  cliLines: Record<string, unknown>[];
-}
-
-let root: string;
-let binDir: string;
 let model: AnthropicMessagesServer;
-
 beforeAll(async () => {
   if (SKIP) return;
-  root = mkdtempSync(join(tmpdir(), "claude-supervisor-"));
-  binDir = join(root, "bin");
-  mkdirSync(binDir);
-  symlinkSync(CLAUDE.executable, join(binDir, "claude"));
-  model = await startAnthropicMessages();
-});
-afterAll(async () => {
-  if (SKIP) return;
-  await model.close();
-  rmSync(root, { recursive: true, force: true });
+  model = await harness.modelServer();
 });
 
-/** A fresh run dir (HOME and workspace), or an existing one to continue in. */
-function runDir(name: string): { home: string; workspace: string } {
-  const home = join(root, name, "home");
-  const workspace = join(root, name, "workspace");
-  mkdirSync(home, { recursive: true });
-  mkdirSync(workspace, { recursive: true });
-  return { home, workspace };
-}
-
-function superviseClaude(
-  dir: { home: string; workspace: string },
-  argv: string[],
-  env: Record<string, string> = {},
-): Promise<Run> {
-  const child = spawn(SUPERVISOR, ["--", ...argv], {
-    cwd: dir.workspace,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      HOME: dir.home,
-      WORKSPACE_DIR: dir.workspace,
-      PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
-      AGENT_MODEL: MODEL,
-      AGENT_EXECUTION: "interactive",
-      AGENT_SINKS: "[]",
-      AGENT_DEADLINE_MS: "240000",
-      ANTHROPIC_API_KEY: KEY,
-      ANTHROPIC_BASE_URL: model.origin,
-      ...env,
-    },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((done) => {
-    child.on("close", (code) => {
-      const cliLines = stdout
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .filter((l) => typeof l.type === "string");
-      done({ code, stdout, stderr, cliLines });
-    });
-  });
-}
+const superviseClaude = (dir: RunDir, argv: string[], env: Record<string, string> = {}) =>
+  harness.supervise(model, dir, argv, env);
 
 const argvFor = (prompt: string, extra: Record<string, unknown> = {}) =>
   cliArgv(

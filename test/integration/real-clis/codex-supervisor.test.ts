@@ -10,11 +10,9 @@
  * The supervisor runs as the current user (the cache lives under /root, which uid 1000 cannot
  * enter); the pod runner's e2e runs it as uid 1000.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cliArgv } from "../../../src/core/argv.js";
 import { lastCliError } from "../../../src/core/output.js";
 import { announcedSessionId, terminalVerdict } from "../../../src/core/vendors.js";
@@ -26,99 +24,32 @@ import {
   offeredTools,
   startOpenAiResponsesServer,
 } from "../../fakes/models/openai-responses.js";
-import { cachedCli } from "../../harness/agent-clis.js";
+import { type RunDir, supervisorHarness } from "./supervisor-harness.js";
 
-const SUPERVISOR = resolve(import.meta.dirname, "../../../dist/agent/ai-agent-supervisor");
-const CODEX = cachedCli("codex");
 /** A model codex has metadata for: it offers exec_command and the freeform apply_patch. */
 const MODEL = "gpt-5.5";
 
-function skipReason(): string | undefined {
-  const problems = [
-    ...(existsSync(SUPERVISOR) ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
-    ...(existsSync(CODEX.executable) ? [] : [`codex is not in the CLI cache (${CODEX.executable})`]),
-  ];
-  if (problems.length === 0) return undefined;
-  if (process.env.CI === "true") throw new Error(problems.join("; "));
-  return problems.join("; ");
-}
-const SKIP = skipReason();
-if (SKIP) console.warn(`codex-supervisor tests skipped: ${SKIP}`);
+const harness = supervisorHarness({
+  vendor: "codex",
+  model: MODEL,
+  startModel: startOpenAiResponsesServer,
+  modelEnv: (model: OpenAiResponsesServer) => ({
+    OPENAI_API_KEY: "sk-proj-supervisor-test-key",
+    OPENAI_BASE_URL: model.url,
+  }),
+  isCliLine: (l) => /^(thread|turn|item)\.|^error$/.test(l.type as string),
+});
+const SKIP = harness.skip;
+const { runDir } = harness;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** The CLI's own stdout lines (the supervisor's lifecycle events left out). */
-  cliLines: Record<string, unknown>[];
-}
-
-let root: string;
-let binDir: string;
 let model: OpenAiResponsesServer;
-
 beforeAll(async () => {
   if (SKIP) return;
-  root = mkdtempSync(join(tmpdir(), "codex-supervisor-"));
-  binDir = join(root, "bin");
-  mkdirSync(binDir);
-  symlinkSync(CODEX.executable, join(binDir, "codex"));
-  model = await startOpenAiResponsesServer();
-});
-afterAll(async () => {
-  if (SKIP) return;
-  await model.close();
-  rmSync(root, { recursive: true, force: true });
+  model = await harness.modelServer();
 });
 
-function runDir(name: string): { home: string; workspace: string } {
-  const home = join(root, name, "home");
-  const workspace = join(root, name, "workspace");
-  mkdirSync(home, { recursive: true });
-  mkdirSync(workspace, { recursive: true });
-  return { home, workspace };
-}
-
-function superviseCodex(
-  dir: { home: string; workspace: string },
-  argv: string[],
-  env: Record<string, string> = {},
-): Promise<Run> {
-  const child = spawn(SUPERVISOR, ["--", ...argv], {
-    cwd: dir.workspace,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      HOME: dir.home,
-      WORKSPACE_DIR: dir.workspace,
-      PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
-      AGENT_MODEL: MODEL,
-      AGENT_EXECUTION: "interactive",
-      AGENT_SINKS: "[]",
-      AGENT_DEADLINE_MS: "240000",
-      OPENAI_API_KEY: "sk-proj-supervisor-test-key",
-      OPENAI_BASE_URL: model.url,
-      ...env,
-    },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((done) => {
-    child.on("close", (code) => {
-      const cliLines = stdout
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .filter((l) => typeof l.type === "string" && /^(thread|turn|item)\.|^error$/.test(l.type as string));
-      done({ code, stdout, stderr, cliLines });
-    });
-  });
-}
+const superviseCodex = (dir: RunDir, argv: string[], env: Record<string, string> = {}) =>
+  harness.supervise(model, dir, argv, env);
 
 const argvFor = (prompt: string, extra: Record<string, unknown> = {}) =>
   cliArgv({ model: MODEL, prompt, ...extra } as never, MODEL, prompt);

@@ -15,37 +15,25 @@
  * Each case has a model server of its own (the Station's OPENAI_BASE_URL wins over the
  * installation's), so the cases run at the same time.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
-import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import { runUsage } from "../../../src/core/pricing/run-usage.js";
-import type { Agent } from "../../../src/core/types.js";
-import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { CODEX_STREAM_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/codex.js";
 import {
   messageTexts,
-  type OpenAiResponsesServer,
   offeredTools,
   startOpenAiResponsesServer,
 } from "../../fakes/models/openai-responses.js";
-import {
-  bareGit,
-  type ConversationStore,
-  promptApiCaller,
-  startConversationStore,
-} from "./realtime-helpers.js";
+import { bareGit, type ConversationStore } from "./realtime-helpers.js";
 import {
   createAgent,
-  createDefinition,
-  createRealCliStation,
   finishedAgent,
   forgeRecipe,
   keySecret,
   podLog,
   type RealCliEnv,
-  realClisSkipReason,
+  realCliSuite,
   SINK_HEADERS_KEY,
-  startRealCliEnv,
 } from "./setup.js";
 
 /** A model codex has metadata for: it offers exec_command and the freeform apply_patch. */
@@ -53,72 +41,23 @@ const MODEL = "gpt-5.5";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** codex starts in about a second on an idle machine, 10 s and more on a loaded one; each turn starts it. */
 const RUN_TIMEOUT_MS = 420_000;
-const API_TOKEN = "codex-rt-caller-token";
-const SIGNING_KEY = "codex-rt-signing-key";
-const { post, prompt, untilAccepted } = promptApiCaller(
-  () => ({ port: api.port, ns: env.ns }),
-  API_TOKEN,
-  RUN_TIMEOUT_MS,
-);
-const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
-
-const SKIP = realClisSkipReason();
-if (SKIP) console.warn(`codex e2e skipped: ${SKIP}`);
 
 let env: RealCliEnv;
-let api: PromptApiServer;
 let store: ConversationStore;
-const servers: OpenAiResponsesServer[] = [];
-
-beforeAll(async () => {
-  if (SKIP) return;
-  const model = await startOpenAiResponsesServer();
-  env = await startRealCliEnv({
-    prefix: "real-codex",
-    model,
-    baseUrls: { openai: model.url },
-    forge: { "acme/app": { "README.md": "helo world\n" } },
-    controllerEnv: {
-      REALTIME_ENABLED: "true",
-      REALTIME_API_TOKEN: API_TOKEN,
-      REALTIME_SIGNING_KEY: SIGNING_KEY,
-    },
-  });
-  api = await startControllerPromptApi({
-    config: { namespace: env.ns, realtimeApiToken: API_TOKEN, realtimeSigningKey: SIGNING_KEY },
-    client: env.client,
-    port: 0,
-    host: "127.0.0.1",
-    logger: quiet,
-  });
-  store = await startConversationStore();
+const suite = realCliSuite({
+  vendor: "codex",
+  api: "openai",
+  model: MODEL,
+  startModel: startOpenAiResponsesServer,
+  baseUrl: (model) => model.url,
+  runTimeoutMs: RUN_TIMEOUT_MS,
+  realtime: true,
+  onStart: (started) => {
+    env = started.env;
+    store = started.store as ConversationStore;
+  },
 });
-afterAll(async () => {
-  await api?.close(1000);
-  await store?.close();
-  await env?.close();
-  await Promise.all(servers.map((s) => s.close()));
-});
-
-/** A definition and Station of their own whose runs talk to a model server of their own. */
-async function stationWithModel(name: string, spec: Record<string, unknown>): Promise<OpenAiResponsesServer> {
-  const model = await startOpenAiResponsesServer();
-  servers.push(model);
-  await createDefinition(env, name, { model: MODEL, resources: { secrets: [keySecret("openai")] }, ...spec });
-  await createRealCliStation(env, name, name, {
-    env: [{ name: "OPENAI_BASE_URL", value: model.url }],
-    spec: { deadlineMinutes: 8 },
-  });
-  return model;
-}
-
-async function run(name: string, station: string, spec: Record<string, unknown> = {}): Promise<Agent> {
-  await createAgent(env, name, station, { parameters: { topic: "notes" }, ...spec });
-  return finishedAgent(env, name, RUN_TIMEOUT_MS);
-}
-
-/** The CLI's own lines among an Agent's sink events (lifecycle events have no `type`). */
-const cliEvents = (agent: string) => env.listener.eventsFor(agent).filter((e) => typeof e.type === "string");
+const { skip: SKIP, stationWithModel, run, cliEvents, post, prompt, untilAccepted } = suite;
 
 /** The prompts a request carried, without codex's own `<environment_context>` message. */
 const userPrompts = (call: { body: unknown } | undefined) =>

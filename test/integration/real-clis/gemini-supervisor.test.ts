@@ -10,11 +10,9 @@
  * The supervisor runs as the current user (the cache lives under /root, which uid 1000 cannot
  * enter); the pod runner's e2e runs it as uid 1000.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cliArgv } from "../../../src/core/argv.js";
 import { lastCliError } from "../../../src/core/output.js";
 import { announcedSessionId, terminalVerdict } from "../../../src/core/vendors.js";
@@ -25,99 +23,30 @@ import {
   offeredTools,
   startGeminiServer,
 } from "../../fakes/models/gemini-generate.js";
-import { cachedCli } from "../../harness/agent-clis.js";
+import { type RunDir, supervisorHarness } from "./supervisor-harness.js";
 
-const SUPERVISOR = resolve(import.meta.dirname, "../../../dist/agent/ai-agent-supervisor");
-const GEMINI = cachedCli("gemini");
 const MODEL = "gemini-2.5-pro";
 
-function skipReason(): string | undefined {
-  const problems = [
-    ...(existsSync(SUPERVISOR) ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
-    ...(existsSync(GEMINI.executable) ? [] : [`gemini is not in the CLI cache (${GEMINI.executable})`]),
-  ];
-  if (problems.length === 0) return undefined;
-  if (process.env.CI === "true") throw new Error(problems.join("; "));
-  return problems.join("; ");
-}
-const SKIP = skipReason();
-if (SKIP) console.warn(`gemini-supervisor tests skipped: ${SKIP}`);
+const harness = supervisorHarness({
+  vendor: "gemini",
+  model: MODEL,
+  startModel: startGeminiServer,
+  modelEnv: (model: GeminiServer) => ({
+    GEMINI_API_KEY: "AIza-supervisor-test-key",
+    GOOGLE_GEMINI_BASE_URL: model.origin,
+  }),
+});
+const SKIP = harness.skip;
+const { runDir } = harness;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** The CLI's own stdout lines (the supervisor's lifecycle events left out). */
-  cliLines: Record<string, unknown>[];
-}
-
-let root: string;
-let binDir: string;
 let model: GeminiServer;
-
 beforeAll(async () => {
   if (SKIP) return;
-  root = mkdtempSync(join(tmpdir(), "gemini-supervisor-"));
-  binDir = join(root, "bin");
-  mkdirSync(binDir);
-  symlinkSync(GEMINI.executable, join(binDir, "gemini"));
-  model = await startGeminiServer();
-});
-afterAll(async () => {
-  if (SKIP) return;
-  await model.close();
-  rmSync(root, { recursive: true, force: true });
+  model = await harness.modelServer();
 });
 
-/** A fresh run dir (HOME and workspace), or an existing one to continue in. */
-function runDir(name: string): { home: string; workspace: string } {
-  const home = join(root, name, "home");
-  const workspace = join(root, name, "workspace");
-  mkdirSync(home, { recursive: true });
-  mkdirSync(workspace, { recursive: true });
-  return { home, workspace };
-}
-
-function superviseGemini(
-  dir: { home: string; workspace: string },
-  argv: string[],
-  env: Record<string, string> = {},
-): Promise<Run> {
-  const child = spawn(SUPERVISOR, ["--", ...argv], {
-    cwd: dir.workspace,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      HOME: dir.home,
-      WORKSPACE_DIR: dir.workspace,
-      PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
-      AGENT_MODEL: MODEL,
-      AGENT_EXECUTION: "interactive",
-      AGENT_SINKS: "[]",
-      AGENT_DEADLINE_MS: "240000",
-      GEMINI_API_KEY: "AIza-supervisor-test-key",
-      GOOGLE_GEMINI_BASE_URL: model.origin,
-      ...env,
-    },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((done) => {
-    child.on("close", (code) => {
-      const cliLines = stdout
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .filter((l) => typeof l.type === "string");
-      done({ code, stdout, stderr, cliLines });
-    });
-  });
-}
+const superviseGemini = (dir: RunDir, argv: string[], env: Record<string, string> = {}) =>
+  harness.supervise(model, dir, argv, env);
 
 const argvFor = (prompt: string, extra: Record<string, unknown> = {}) =>
   cliArgv({ model: MODEL, prompt, permission_mode: "bypass", ...extra } as never, MODEL, prompt);

@@ -14,107 +14,46 @@
  * Each case has a model server of its own (the Station's GOOGLE_GEMINI_BASE_URL wins over the
  * installation's), so the cases run at the same time.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
-import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import type { Agent } from "../../../src/core/types.js";
 import { parseJsonLine } from "../../../src/core/vendors.js";
-import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { GEMINI_MAX_ATTEMPTS } from "../../../src/run-pod/supervisor/cli-setup/gemini.js";
-import {
-  type GeminiServer,
-  geminiHistory,
-  offeredTools,
-  startGeminiServer,
-} from "../../fakes/models/gemini-generate.js";
-import {
-  bareGit,
-  type ConversationStore,
-  promptApiCaller,
-  startConversationStore,
-} from "./realtime-helpers.js";
+import { geminiHistory, offeredTools, startGeminiServer } from "../../fakes/models/gemini-generate.js";
+import { bareGit, type ConversationStore } from "./realtime-helpers.js";
 import {
   createAgent,
-  createDefinition,
-  createRealCliStation,
   finishedAgent,
   forgeRecipe,
   keySecret,
   podLog,
   type RealCliEnv,
-  realClisSkipReason,
+  realCliSuite,
   SINK_HEADERS_KEY,
-  startRealCliEnv,
 } from "./setup.js";
 
 const MODEL = "gemini-2.5-pro";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** gemini takes 2 s to start on an idle machine, 20 s and more on a loaded one; each turn starts it. */
 const RUN_TIMEOUT_MS = 420_000;
-const API_TOKEN = "gemini-rt-caller-token";
-const SIGNING_KEY = "gemini-rt-signing-key";
-const { post, prompt, untilAccepted } = promptApiCaller(
-  () => ({ port: api.port, ns: env.ns }),
-  API_TOKEN,
-  RUN_TIMEOUT_MS,
-);
-const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
-
-const SKIP = realClisSkipReason();
-if (SKIP) console.warn(`gemini e2e skipped: ${SKIP}`);
 
 let env: RealCliEnv;
-let api: PromptApiServer;
 let store: ConversationStore;
-const servers: GeminiServer[] = [];
-
-beforeAll(async () => {
-  if (SKIP) return;
-  const model = await startGeminiServer();
-  env = await startRealCliEnv({
-    prefix: "real-gemini",
-    model,
-    baseUrls: { gemini: model.origin },
-    forge: { "acme/app": { "README.md": "helo world\n" } },
-    controllerEnv: {
-      REALTIME_ENABLED: "true",
-      REALTIME_API_TOKEN: API_TOKEN,
-      REALTIME_SIGNING_KEY: SIGNING_KEY,
-    },
-  });
-  api = await startControllerPromptApi({
-    config: { namespace: env.ns, realtimeApiToken: API_TOKEN, realtimeSigningKey: SIGNING_KEY },
-    client: env.client,
-    port: 0,
-    host: "127.0.0.1",
-    logger: quiet,
-  });
-  store = await startConversationStore();
+const suite = realCliSuite({
+  vendor: "gemini",
+  api: "gemini",
+  model: MODEL,
+  startModel: startGeminiServer,
+  baseUrl: (model) => model.origin,
+  runTimeoutMs: RUN_TIMEOUT_MS,
+  realtime: true,
+  onStart: (started) => {
+    env = started.env;
+    store = started.store as ConversationStore;
+  },
 });
-afterAll(async () => {
-  await api?.close(1000);
-  await store?.close();
-  await env?.close();
-  await Promise.all(servers.map((s) => s.close()));
-});
-
-/** A definition and Station of their own whose runs talk to a model server of their own. */
-async function stationWithModel(name: string, spec: Record<string, unknown>): Promise<GeminiServer> {
-  const model = await startGeminiServer();
-  servers.push(model);
-  await createDefinition(env, name, { model: MODEL, resources: { secrets: [keySecret("gemini")] }, ...spec });
-  await createRealCliStation(env, name, name, {
-    env: [{ name: "GOOGLE_GEMINI_BASE_URL", value: model.origin }],
-    spec: { deadlineMinutes: 8 },
-  });
-  return model;
-}
-
-async function run(name: string, station: string, spec: Record<string, unknown> = {}): Promise<Agent> {
-  await createAgent(env, name, station, { parameters: { topic: "notes" }, ...spec });
-  return finishedAgent(env, name, RUN_TIMEOUT_MS);
-}
+const { skip: SKIP, stationWithModel, run, cliEvents, post, prompt, untilAccepted } = suite;
 
 /**
  * The CLI's message in a failed Agent's reason, checking the exit code: the HTTP status mod 256, or
@@ -128,9 +67,6 @@ function failure(agent: Agent, httpStatus: number): string {
   expect([String(httpStatus % 256), "1"]).toContain(match?.[1]);
   return match?.[2] ?? "";
 }
-
-/** The CLI's own lines among an Agent's sink events (lifecycle events have no `type`). */
-const cliEvents = (agent: string) => env.listener.eventsFor(agent).filter((e) => typeof e.type === "string");
 
 describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
   it.concurrent(

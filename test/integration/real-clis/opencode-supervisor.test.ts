@@ -11,11 +11,9 @@
  * an idle machine and much longer on a busy one). The supervisor runs as the current user (the
  * cache lives under /root, which uid 1000 cannot enter); the pod runner's e2e runs it as uid 1000.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { renderOutput } from "../../../src/cli/render-output.js";
 import { cliArgv } from "../../../src/core/argv.js";
 import { lastCliError, lastSessionId } from "../../../src/core/output.js";
@@ -27,57 +25,30 @@ import {
   startAnthropicMessages,
   textsOf,
 } from "../../fakes/models/anthropic-messages.js";
-import { cachedCli } from "../../harness/agent-clis.js";
+import { type SupervisedRun, supervisorHarness } from "./supervisor-harness.js";
 
-const SUPERVISOR = resolve(import.meta.dirname, "../../../dist/agent/ai-agent-supervisor");
-const OPENCODE = cachedCli("opencode");
 const MODEL = "opencode/anthropic/claude-sonnet-4-6";
 /** A run on a loaded 2-core machine: start-up alone has taken over a minute there. */
 const RUN_TIMEOUT_MS = 400_000;
 
-function skipReason(): string | undefined {
-  const problems = [
-    ...(existsSync(SUPERVISOR) ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
-    ...(existsSync(OPENCODE.executable) ? [] : [`opencode is not in the CLI cache (${OPENCODE.executable})`]),
-  ];
-  if (problems.length === 0) return undefined;
-  if (process.env.CI === "true") throw new Error(problems.join("; "));
-  return problems.join("; ");
-}
-const SKIP = skipReason();
-if (SKIP) console.warn(`opencode-supervisor tests skipped: ${SKIP}`);
+const harness = supervisorHarness({
+  vendor: "opencode",
+  model: MODEL,
+  startModel: startAnthropicMessages,
+  modelEnv: (model: AnthropicMessagesServer) => ({
+    ANTHROPIC_API_KEY: "sk-ant-supervisor-test-key",
+    ANTHROPIC_BASE_URL: model.origin,
+  }),
+  deadlineMs: RUN_TIMEOUT_MS - 30_000,
+});
+const SKIP = harness.skip;
+const modelServer = harness.modelServer;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** The CLI's own stdout lines (the supervisor's lifecycle events left out). */
+interface Run extends Pick<SupervisedRun, "code" | "stdout" | "stderr"> {
+  /** The CLI's own stdout lines as printed (the supervisor's own events have `kind`, not `type`). */
   cliLines: string[];
   home: string;
   workspace: string;
-}
-
-let root: string;
-let binDir: string;
-const servers: AnthropicMessagesServer[] = [];
-
-beforeAll(() => {
-  if (SKIP) return;
-  root = mkdtempSync(join(tmpdir(), "opencode-supervisor-"));
-  binDir = join(root, "bin");
-  mkdirSync(binDir);
-  symlinkSync(OPENCODE.executable, join(binDir, "opencode"));
-});
-afterAll(async () => {
-  if (SKIP) return;
-  await Promise.all(servers.map((s) => s.close()));
-  rmSync(root, { recursive: true, force: true });
-});
-
-async function modelServer(): Promise<AnthropicMessagesServer> {
-  const server = await startAnthropicMessages();
-  servers.push(server);
-  return server;
 }
 
 async function superviseOpencode(
@@ -86,43 +57,10 @@ async function superviseOpencode(
   prompt: string,
   def: Record<string, unknown> = {},
 ): Promise<Run> {
-  const home = join(root, name, "home");
-  const workspace = join(root, name, "workspace");
-  mkdirSync(home, { recursive: true });
-  mkdirSync(workspace, { recursive: true });
+  const dir = harness.runDir(name);
   const argv = cliArgv({ model: MODEL, prompt, ...def } as never, MODEL, prompt);
-  const child = spawn(SUPERVISOR, ["--", ...argv], {
-    cwd: workspace,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      HOME: home,
-      WORKSPACE_DIR: workspace,
-      PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
-      AGENT_MODEL: MODEL,
-      AGENT_EXECUTION: "interactive",
-      AGENT_SINKS: "[]",
-      AGENT_DEADLINE_MS: String(RUN_TIMEOUT_MS - 30_000),
-      ANTHROPIC_API_KEY: "sk-ant-supervisor-test-key",
-      ANTHROPIC_BASE_URL: model.origin,
-    },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((done) => {
-    child.on("close", (code) => {
-      // The supervisor's own events have `kind`; the CLI's lines have `type` and a sessionID.
-      const cliLines = stdout
-        .split("\n")
-        .filter((l) => l.startsWith("{") && typeof JSON.parse(l).type === "string");
-      done({ code, stdout, stderr, cliLines, home, workspace });
-    });
-  });
+  const { code, stdout, stderr, cliText } = await harness.supervise(model, dir, argv);
+  return { code, stdout, stderr, cliLines: cliText, ...dir };
 }
 
 const types = (run: Run) => run.cliLines.map((l) => JSON.parse(l).type);
@@ -225,7 +163,7 @@ describe.skipIf(SKIP)("the real opencode CLI under the built supervisor", () => 
   it.concurrent(
     "permission_mode bypass (--auto) lets it write outside the workspace; auto refuses and ends the run",
     async () => {
-      const outside = join(root, "outside");
+      const outside = join(harness.root(), "outside");
       mkdirSync(outside, { recursive: true });
       const write = (file: string) => ({
         toolCall: { name: "write", input: { filePath: join(outside, file), content: "x\n" } },

@@ -13,52 +13,30 @@
  */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
 import { runUsage } from "../../../src/core/pricing/run-usage.js";
-import type { Agent } from "../../../src/core/types.js";
-import {
-  type AnthropicMessagesServer,
-  startAnthropicMessages,
-} from "../../fakes/models/anthropic-messages.js";
-import {
-  createAgent,
-  createDefinition,
-  createRealCliStation,
-  finishedAgent,
-  forgeRecipe,
-  keySecret,
-  podLog,
-  type RealCliEnv,
-  realClisSkipReason,
-  SINK_HEADERS_KEY,
-  startRealCliEnv,
-} from "./setup.js";
+import { startAnthropicMessages } from "../../fakes/models/anthropic-messages.js";
+import { forgeRecipe, keySecret, podLog, type RealCliEnv, realCliSuite, SINK_HEADERS_KEY } from "./setup.js";
 
 const MODEL = "opencode/anthropic/claude-sonnet-4-6";
 /** opencode alone takes 4 s to start on an idle machine, over a minute on a loaded one. */
 const RUN_TIMEOUT_MS = 420_000;
 
-const SKIP = realClisSkipReason();
-if (SKIP) console.warn(`opencode e2e skipped: ${SKIP}`);
-
 let env: RealCliEnv;
-const servers: AnthropicMessagesServer[] = [];
-
-beforeAll(async () => {
-  if (SKIP) return;
-  const model = await startAnthropicMessages();
-  env = await startRealCliEnv({
-    prefix: "real-opencode",
-    model,
-    baseUrls: { anthropic: model.origin },
-    forge: { "acme/app": { "README.md": "helo world\n" } },
-  });
+const suite = realCliSuite({
+  vendor: "opencode",
+  api: "anthropic",
+  model: MODEL,
+  startModel: startAnthropicMessages,
+  baseUrl: (model) => model.origin,
+  runTimeoutMs: RUN_TIMEOUT_MS,
+  deadlineMinutes: 7,
+  onStart: (started) => {
+    env = started.env;
+  },
 });
-afterAll(async () => {
-  await env?.close();
-  await Promise.all(servers.map((s) => s.close()));
-});
+const { skip: SKIP, stationWithModel, run } = suite;
 
 /** git reading a forge's bare repository directly (a few milliseconds; the forge's server is not involved). */
 const git = (args: string[]): string =>
@@ -66,30 +44,6 @@ const git = (args: string[]): string =>
     encoding: "utf8",
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1" },
   }).replace(/\n$/, "");
-
-/** A Station of its own whose runs talk to a model server of their own. */
-async function stationWithModel(
-  name: string,
-  spec: Record<string, unknown>,
-): Promise<AnthropicMessagesServer> {
-  const model = await startAnthropicMessages();
-  servers.push(model);
-  await createDefinition(env, name, {
-    model: MODEL,
-    resources: { secrets: [keySecret("anthropic")] },
-    ...spec,
-  });
-  await createRealCliStation(env, name, name, {
-    env: [{ name: "ANTHROPIC_BASE_URL", value: model.origin }],
-    spec: { deadlineMinutes: 7 },
-  });
-  return model;
-}
-
-async function run(name: string, station: string): Promise<Agent> {
-  await createAgent(env, name, station, { parameters: { topic: "notes" } });
-  return finishedAgent(env, name, RUN_TIMEOUT_MS);
-}
 
 describe.skipIf(SKIP)("the real opencode CLI on the local plane", () => {
   it.concurrent(

@@ -8,8 +8,9 @@
  * and, on request, a local forge (bare repositories over git's http-backend and the GitHub pulls
  * API fake) for `delivery.pullRequest`.
  *
- * Each test file calls startRealCliEnv once: its own namespace and controller, so files run
- * concurrently. Tests skip (with the reason) while dist/agent is not built or the CLIs could not
+ * Each test file calls startRealCliEnv once (through realCliSuite, which also gives it the
+ * per-Station model servers, the run helper and, for realtime sessions, the prompt API): its own
+ * namespace and controller, so files run concurrently. Tests skip (with the reason) while dist/agent is not built or the CLIs could not
  * be installed; in CI both are errors.
  */
 import { randomBytes } from "node:crypto";
@@ -17,17 +18,34 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { V1EnvVar } from "@kubernetes/client-node";
+import { afterAll, beforeAll } from "vitest";
+import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import {
   AGENT_BASE_URL_SETTINGS,
   type CliVendor,
   type ModelApiFamily,
 } from "../../../src/core/agent-clis.js";
+import type { Agent } from "../../../src/core/types.js";
 import { STATIONS } from "../../../src/kube/resources.js";
+import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { createBareRepo, type GitHttpServer, startGitHttpServer } from "../../fakes/git-http.js";
 import { type FakeGitHub, startFakeGitHub } from "../../fakes/github.js";
 import type { ModelServer } from "../../fakes/models/base.js";
 import { agentClisProblem, REAL_CLI_AGENT_IMAGE, runnerPodTemplate } from "../../harness/context.js";
-import { RUN_POD_PROGRAMS_BUILT, type RunPodEnv, startRunPodEnv } from "../run-pod/setup.js";
+import {
+  createAgent,
+  createDefinition,
+  finishedAgent,
+  RUN_POD_PROGRAMS_BUILT,
+  type RunPodEnv,
+  startRunPodEnv,
+} from "../run-pod/setup.js";
+import {
+  type ConversationStore,
+  type PromptApiCaller,
+  promptApiCaller,
+  startConversationStore,
+} from "./realtime-helpers.js";
 
 export {
   createAgent,
@@ -217,4 +235,130 @@ export async function createRealCliStation(
       },
     },
   });
+}
+
+/** What a vendor's end-to-end file varies: its CLI, the model API and server, the run's bounds. */
+export interface RealCliSuiteOptions<M extends ModelServer> {
+  vendor: CliVendor;
+  /** The API the runs talk to: its key goes in as a recipe secret, its base URL as the Station's env. */
+  api: ModelApiFamily;
+  /** The definitions' model. */
+  model: string;
+  /** Starts a local model server (test/fakes/models/*): one for the installation, one per Station. */
+  startModel: () => Promise<M>;
+  /** The base URL the CLI takes for `server` (the installation's and the Station's). */
+  baseUrl: (server: M) => string;
+  /** How long a run may take to finish (and a realtime session to accept a prompt). */
+  runTimeoutMs: number;
+  /** The Stations' deadline; default 8. */
+  deadlineMinutes?: number;
+  /** The runs' `topic` parameter; default "notes". */
+  topic?: string;
+  /** Also start the controller's prompt API (realtime sessions) and a conversation store. */
+  realtime?: boolean;
+}
+
+export interface RealCliSuiteStarted {
+  env: RealCliEnv;
+  /** Present when started with `realtime`. */
+  store?: ConversationStore;
+}
+
+export interface RealCliSuite<M> extends PromptApiCaller {
+  /** realClisSkipReason(), printed: use as `describe.skipIf(skip)`. */
+  skip: string | undefined;
+  /** A definition and Station of their own whose runs talk to a model server of their own. */
+  stationWithModel(name: string, spec: Record<string, unknown>): Promise<M>;
+  /** Creates the Agent `name` on `station` and waits until it finished. */
+  run(name: string, station: string, spec?: Record<string, unknown>): Promise<Agent>;
+  /** The CLI's own lines among an Agent's sink events (lifecycle events have no `type`). */
+  cliEvents(agent: string): Record<string, unknown>[];
+}
+
+/**
+ * Registers an end-to-end file's beforeAll (the model server, startRealCliEnv with the `acme/app`
+ * forge and, with `realtime`, the controller's prompt API and a conversation store; `onStart` gets
+ * what the tests use) and afterAll (closes all of it and every Station's model server).
+ */
+export function realCliSuite<M extends ModelServer>(
+  options: RealCliSuiteOptions<M> & { onStart: (started: RealCliSuiteStarted) => void },
+): RealCliSuite<M> {
+  const { vendor, api: modelApi } = options;
+  const skip = realClisSkipReason();
+  if (skip) console.warn(`${vendor} e2e skipped: ${skip}`);
+  const apiToken = `${vendor}-rt-caller-token`;
+  const signingKey = `${vendor}-rt-signing-key`;
+  const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+  let env: RealCliEnv;
+  let promptApi: PromptApiServer;
+  let store: ConversationStore | undefined;
+  const servers: M[] = [];
+
+  beforeAll(async () => {
+    if (skip) return;
+    const model = await options.startModel();
+    env = await startRealCliEnv({
+      prefix: `real-${vendor}`,
+      model,
+      baseUrls: { [modelApi]: options.baseUrl(model) },
+      forge: { "acme/app": { "README.md": "helo world\n" } },
+      ...(options.realtime
+        ? {
+            controllerEnv: {
+              REALTIME_ENABLED: "true",
+              REALTIME_API_TOKEN: apiToken,
+              REALTIME_SIGNING_KEY: signingKey,
+            },
+          }
+        : {}),
+    });
+    if (options.realtime) {
+      promptApi = await startControllerPromptApi({
+        config: { namespace: env.ns, realtimeApiToken: apiToken, realtimeSigningKey: signingKey },
+        client: env.client,
+        port: 0,
+        host: "127.0.0.1",
+        logger: quiet,
+      });
+      store = await startConversationStore();
+    }
+    options.onStart({ env, ...(store ? { store } : {}) });
+  });
+  afterAll(async () => {
+    await promptApi?.close(1000);
+    await store?.close();
+    await env?.close();
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
+  const caller = promptApiCaller(
+    () => ({ port: promptApi.port, ns: env.ns }),
+    apiToken,
+    options.runTimeoutMs,
+  );
+
+  const stationWithModel = async (name: string, spec: Record<string, unknown>): Promise<M> => {
+    const model = await options.startModel();
+    servers.push(model);
+    await createDefinition(env, name, {
+      model: options.model,
+      resources: { secrets: [keySecret(modelApi)] },
+      ...spec,
+    });
+    await createRealCliStation(env, name, name, {
+      env: [{ name: AGENT_BASE_URL_SETTINGS[modelApi].variable, value: options.baseUrl(model) }],
+      spec: { deadlineMinutes: options.deadlineMinutes ?? 8 },
+    });
+    return model;
+  };
+
+  const run = async (name: string, station: string, spec: Record<string, unknown> = {}): Promise<Agent> => {
+    await createAgent(env, name, station, { parameters: { topic: options.topic ?? "notes" }, ...spec });
+    return finishedAgent(env, name, options.runTimeoutMs);
+  };
+
+  const cliEvents = (agent: string) =>
+    env.listener.eventsFor(agent).filter((e) => typeof e.type === "string");
+
+  return { skip, stationWithModel, run, cliEvents, ...caller };
 }
