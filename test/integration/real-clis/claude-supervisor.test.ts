@@ -40,6 +40,7 @@ const harness = supervisorHarness({
   }),
 });
 const SKIP = harness.skip;
+const PAST_DEADLINE = { timeout: harness.testTimeoutMs };
 const { runDir } = harness;
 
 let model: AnthropicMessagesServer;
@@ -58,7 +59,7 @@ const argvFor = (prompt: string, extra: Record<string, unknown> = {}) =>
     prompt,
   );
 
-describe.skipIf(SKIP)("the real claude CLI under the built supervisor", () => {
+describe.skipIf(SKIP)("the real claude CLI under the built supervisor", PAST_DEADLINE, () => {
   let editSession = "";
   const editDir = () => runDir("edit");
 

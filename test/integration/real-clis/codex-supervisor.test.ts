@@ -40,6 +40,7 @@ const harness = supervisorHarness({
   isCliLine: (l) => /^(thread|turn|item)\.|^error$/.test(l.type as string),
 });
 const SKIP = harness.skip;
+const PAST_DEADLINE = { timeout: harness.testTimeoutMs };
 const { runDir } = harness;
 
 let model: OpenAiResponsesServer;
@@ -56,7 +57,7 @@ const argvFor = (prompt: string, extra: Record<string, unknown> = {}) =>
 
 const PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from codex\n*** End Patch\n";
 
-describe.skipIf(SKIP)("the real codex CLI under the built supervisor", () => {
+describe.skipIf(SKIP)("the real codex CLI under the built supervisor", PAST_DEADLINE, () => {
   let thread = "";
   const editDir = () => runDir("edit");
 

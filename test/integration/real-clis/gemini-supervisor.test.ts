@@ -37,6 +37,7 @@ const harness = supervisorHarness({
   }),
 });
 const SKIP = harness.skip;
+const PAST_DEADLINE = { timeout: harness.testTimeoutMs };
 const { runDir } = harness;
 
 let model: GeminiServer;
@@ -51,7 +52,7 @@ const superviseGemini = (dir: RunDir, argv: string[], env: Record<string, string
 const argvFor = (prompt: string, extra: Record<string, unknown> = {}) =>
   cliArgv({ model: MODEL, prompt, permission_mode: "bypass", ...extra } as never, MODEL, prompt);
 
-describe.skipIf(SKIP)("the real gemini CLI under the built supervisor", () => {
+describe.skipIf(SKIP)("the real gemini CLI under the built supervisor", PAST_DEADLINE, () => {
   let editSession = "";
   const editDir = () => runDir("edit");
 

@@ -5,11 +5,11 @@
  * no control plane. Each file keeps its argv, its model server and what it asserts; the vendor's
  * model API key and base URL come in as `modelEnv`.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import type { CliVendor } from "../../../src/core/agent-clis.js";
 import { cachedCli } from "../../harness/agent-clis.js";
 
@@ -39,7 +39,7 @@ export interface SupervisorHarnessOptions<M> {
   startModel: () => Promise<M>;
   /** The API key and base URL variables the agent container gets for `model`. */
   modelEnv: (model: M) => Record<string, string>;
-  /** AGENT_DEADLINE_MS; default 240 s. */
+  /** AGENT_DEADLINE_MS; default DEFAULT_DEADLINE_MS. */
   deadlineMs?: number;
   /**
    * Which of the stdout JSON lines with a string `type` are the CLI's own; default all of them (the
@@ -51,6 +51,12 @@ export interface SupervisorHarnessOptions<M> {
 export interface SupervisorHarness<M> {
   /** Why the file cannot run here, or undefined: use as `describe.skipIf(skip)`. */
   skip: string | undefined;
+  /**
+   * The timeout for a test that runs the supervisor: past the run's deadline, so a run slowed by
+   * load ends in the supervisor's own deadline handling and the test's assertions say what went
+   * wrong, instead of vitest abandoning a run that keeps talking to the model.
+   */
+  testTimeoutMs: number;
   /** The file's temporary root (exists from beforeAll on). */
   root(): string;
   /** A fresh run dir (HOME and workspace), or an existing one to continue in. */
@@ -66,6 +72,12 @@ export interface SupervisorHarness<M> {
  * afterAll (closes every model server, removes the root). Skips, with the reason printed, while
  * dist/agent is not built or the CLI is not in the cache; in CI both are errors.
  */
+const DEFAULT_DEADLINE_MS = 240_000;
+/** What the supervisor needs after its deadline: stopping the CLI, its grace period, the exit. */
+const DEADLINE_TAIL_MS = 60_000;
+/** How long a run still going after its test ended gets to stop on SIGTERM before SIGKILL. */
+const STOP_GRACE_MS = 10_000;
+
 export function supervisorHarness<M extends { close(): Promise<void> }>(
   options: SupervisorHarnessOptions<M>,
 ): SupervisorHarness<M> {
@@ -109,6 +121,14 @@ export function supervisorHarness<M extends { close(): Promise<void> }>(
     return server;
   };
 
+  // A test that failed or timed out can leave its supervisor running; stop it (SIGTERM lets the
+  // supervisor stop its CLI) so it cannot send requests into the next test's model server.
+  const running = new Set<ChildProcess>();
+  afterEach(async () => {
+    await Promise.all([...running].map(stopRun));
+  });
+
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const isCliLine = options.isCliLine ?? (() => true);
   const supervise = (
     model: M,
@@ -126,11 +146,12 @@ export function supervisorHarness<M extends { close(): Promise<void> }>(
         AGENT_MODEL: options.model,
         AGENT_EXECUTION: "interactive",
         AGENT_SINKS: "[]",
-        AGENT_DEADLINE_MS: String(options.deadlineMs ?? 240_000),
+        AGENT_DEADLINE_MS: String(deadlineMs),
         ...options.modelEnv(model),
         ...env,
       },
     });
+    running.add(child);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => {
@@ -141,6 +162,7 @@ export function supervisorHarness<M extends { close(): Promise<void> }>(
     });
     return new Promise((done) => {
       child.on("close", (code) => {
+        running.delete(child);
         const cli = stdout
           .split("\n")
           .filter((l) => l.startsWith("{"))
@@ -157,5 +179,24 @@ export function supervisorHarness<M extends { close(): Promise<void> }>(
     });
   };
 
-  return { skip, root: () => root, runDir, modelServer, supervise };
+  return {
+    skip,
+    testTimeoutMs: deadlineMs + DEADLINE_TAIL_MS,
+    root: () => root,
+    runDir,
+    modelServer,
+    supervise,
+  };
+}
+
+function stopRun(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const kill = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+    child.once("close", () => {
+      clearTimeout(kill);
+      done();
+    });
+    child.kill("SIGTERM");
+  });
 }
