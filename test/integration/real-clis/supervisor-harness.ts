@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, afterEach, beforeAll } from "vitest";
+import { afterAll, beforeAll } from "vitest";
 import type { CliVendor } from "../../../src/core/agent-clis.js";
 import { cachedCli } from "../../harness/agent-clis.js";
 
@@ -75,7 +75,7 @@ export interface SupervisorHarness<M> {
 const DEFAULT_DEADLINE_MS = 240_000;
 /** What the supervisor needs after its deadline: stopping the CLI, its grace period, the exit. */
 const DEADLINE_TAIL_MS = 60_000;
-/** How long a run still going after its test ended gets to stop on SIGTERM before SIGKILL. */
+/** How long a run still going when the file ends gets to stop on SIGTERM before SIGKILL. */
 const STOP_GRACE_MS = 10_000;
 
 export function supervisorHarness<M extends { close(): Promise<void> }>(
@@ -94,6 +94,11 @@ export function supervisorHarness<M extends { close(): Promise<void> }>(
   let root = "";
   let binDir = "";
   const servers: M[] = [];
+  // Runs still going when the file ends (a failed test does not wait for its run) are stopped
+  // before their model servers close: SIGTERM lets the supervisor stop its CLI. Not per test: the
+  // tests of a file may run concurrently (it.concurrent), and a finished test cannot tell which
+  // runs are its own.
+  const running = new Set<ChildProcess>();
   beforeAll(() => {
     if (skip) return;
     root = mkdtempSync(join(tmpdir(), `${vendor}-supervisor-`));
@@ -103,6 +108,7 @@ export function supervisorHarness<M extends { close(): Promise<void> }>(
   });
   afterAll(async () => {
     if (skip) return;
+    await Promise.all([...running].map(stopRun));
     await Promise.all(servers.map((s) => s.close()));
     rmSync(root, { recursive: true, force: true });
   });
@@ -120,13 +126,6 @@ export function supervisorHarness<M extends { close(): Promise<void> }>(
     servers.push(server);
     return server;
   };
-
-  // A test that failed or timed out can leave its supervisor running; stop it (SIGTERM lets the
-  // supervisor stop its CLI) so it cannot send requests into the next test's model server.
-  const running = new Set<ChildProcess>();
-  afterEach(async () => {
-    await Promise.all([...running].map(stopRun));
-  });
 
   const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const isCliLine = options.isCliLine ?? (() => true);
