@@ -165,6 +165,10 @@ export interface AgentStatus {
      */
     costSource?: ("reported" | "estimated" | "unpriced");
     /**
+     * Set when the run's own lines reported a cost above what their tokens could cost at the vendor's highest known rates: the reported figure, in US dollars, which was not believed. costUSD is then priced from the tokens (a model without a price at the vendor's highest rates), and a CostReportRejected Event says so.
+     */
+    costReportRejected?: string;
+    /**
      * The run's state in the standard metav1.Condition form, one entry per type: Queued (True while the Agent waits for a free slot on its Station, with its queue position in the message), Ready (True while the run executes; False with the reason while it waits or after it ended), Complete (True once it Succeeded) and Failed (True once it Failed, reason and message say why). So `kubectl wait --for=condition=Complete agent/<name>` returns once a run succeeds.
      */
     conditions?: AgentCondition[];

@@ -13,13 +13,15 @@ import {
 import type { Action, ApiKeyRef, RecordSpendAction } from "../core/actions.js";
 import { withSpend } from "../core/budget.js";
 import type { BatchMemory, BatchSubmitFailure, JobCreateFailure } from "../core/input.js";
-import type { Agent, Station } from "../core/types.js";
-import type { KubeClient } from "../kube/client.js";
+import { AGENT_EVENTS } from "../core/kube-events.js";
+import type { Agent, AgentRef, Station } from "../core/types.js";
+import type { KubeClient, WriteOutcome } from "../kube/client.js";
 import { isPermanent, KubeApiError } from "../kube/errors.js";
 import { AGENTS, JOBS, SECRETS, STATIONS } from "../kube/resources.js";
 import type { KubeEventRecorder } from "./kube-events/recorder.js";
 import type { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
+import { isTerminalStatus, statusFallback } from "./status-fallback.js";
 
 /** Conflicting writes of one Station's spend tried before the entry is given up (logged). */
 const SPEND_WRITE_ATTEMPTS = 5;
@@ -115,13 +117,10 @@ export class Executor {
         return true;
       }
       case "patchStatus": {
-        const outcome = await this.d.client.patchStatus(
-          AGENTS,
-          ns,
-          a.agent.name,
+        const outcome = await this.patchAgentStatus(
+          a.agent,
           a.resourceVersion,
           a.status as Record<string, unknown>,
-          this.d.observeAgent && ((obj) => this.d.observeAgent?.(obj as Agent)),
         );
         if (outcome !== "ok")
           this.d.log(`${a.agent.name}: status patch ${outcome}; dropped, next reconcile recomputes`);
@@ -246,6 +245,50 @@ export class Executor {
         return true;
       case "recordSpend":
         return this.recordSpend(a);
+    }
+  }
+
+  /**
+   * The Agent's status patch. A terminal patch the API server refuses (422) is written again
+   * without the fields it named, then with the essential fields only (status-fallback.ts), and a
+   * StatusFieldsDropped Event says what was left out and why: a run never stays Running because a
+   * value it reported does not pass the schema.
+   */
+  private async patchAgentStatus(
+    agent: AgentRef,
+    resourceVersion: string,
+    status: Record<string, unknown>,
+  ): Promise<WriteOutcome> {
+    const write = (s: Record<string, unknown>) =>
+      this.d.client.patchStatus(
+        AGENTS,
+        this.d.namespace,
+        agent.name,
+        resourceVersion,
+        s,
+        this.d.observeAgent && ((obj) => this.d.observeAgent?.(obj as Agent)),
+      );
+    try {
+      return await write(status);
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.status === 422) || !isTerminalStatus(status)) throw err;
+      const refusal = err.detail;
+      for (let attempt = 1; ; attempt++) {
+        const fallback = statusFallback(status, refusal, attempt);
+        if (fallback === undefined) throw err;
+        try {
+          const outcome = await write(fallback.status);
+          if (outcome === "ok") {
+            const { type, reason, action } = AGENT_EVENTS.statusFieldsDropped;
+            const note = `the API server refused the run's final status (${refusal.slice(0, 400)}); written without ${fallback.dropped.map((f) => `status.${f}`).join(", ")}`;
+            this.d.log(`${agent.name}: ${note}`);
+            this.d.kubeEvents?.record(agent, { type, reason, action, note });
+          }
+          return outcome;
+        } catch (again) {
+          if (!(again instanceof KubeApiError && again.status === 422)) throw again;
+        }
+      }
     }
   }
 

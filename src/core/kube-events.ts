@@ -80,6 +80,18 @@ export const AGENT_EVENTS = {
     action: "CleanupBatch",
     when: "deleting the batch's provider-side objects failed; each failed attempt, with the count toward 5",
   },
+  costReportRejected: {
+    type: "Warning",
+    reason: "CostReportRejected",
+    action: "Price",
+    when: "the run's lines reported a cost above what its tokens could cost at the vendor's highest known rates; costUSD is priced from the tokens (docs/cost-and-budgets.md#a-bill-the-agent-cannot-inflate)",
+  },
+  statusFieldsDropped: {
+    type: "Warning",
+    reason: "StatusFieldsDropped",
+    action: "Finish",
+    when: "the API server refused the run's terminal status (a value outside the CRD's schema): it was written without the fields named, the note says which and the API server's words",
+  },
   succeeded: { type: "Normal", reason: "Succeeded", action: "Complete", when: "the Agent became Succeeded" },
   failed: {
     type: "Warning",
@@ -212,6 +224,18 @@ export function transitionEvents(b: Built, t: Transition): void {
       kubeEvent(
         "batchTimedOut",
         `batch ${before.batchId ?? ""} at ${before.batchProvider ?? "the provider"} timed out; cancel requested${timedOutToFallback ? ", falling back to a Job" : ""}`,
+      ),
+      dep,
+    );
+  }
+  if (after.costReportRejected !== undefined && before.costReportRejected === undefined) {
+    eventAction(
+      b,
+      "kube-event-cost-rejected",
+      self,
+      kubeEvent(
+        "costReportRejected",
+        `the run reported a cost of $${after.costReportRejected}, more than its tokens can cost at the vendor's highest known rates: not believed; costUSD is $${after.costUSD ?? "0"}, priced from its tokens`,
       ),
       dep,
     );

@@ -304,7 +304,7 @@ export class KubeClient {
   /**
    * Merge-patch of the status subresource guarded by `resourceVersion`: a 409 means our read was
    * stale, so the write is dropped ("conflict") for the next reconcile to recompute. `written`
-   * receives the object as the API server stored it.
+   * receives the object as the API server stored it. A 422 (a value the schema refuses) is thrown.
    */
   async patchStatus(
     r: Resource,
@@ -314,13 +314,18 @@ export class KubeClient {
     status: Record<string, unknown>,
     written?: (object: unknown) => void,
   ): Promise<WriteOutcome> {
-    return this.guarded(async () => {
-      const object = await this.request("PATCH", resourcePath(r, ns, name, "status"), {
-        body: { metadata: { resourceVersion }, status },
-        contentType: "application/merge-patch+json",
-      });
-      if (object !== undefined) written?.(object);
-    });
+    // A merge patch reports a stale resourceVersion as 409; its 422 is the schema refusing a
+    // value, which no retry of the same status cures: thrown, for the caller to mend the status.
+    return this.guarded(
+      async () => {
+        const object = await this.request("PATCH", resourcePath(r, ns, name, "status"), {
+          body: { metadata: { resourceVersion }, status },
+          contentType: "application/merge-patch+json",
+        });
+        if (object !== undefined) written?.(object);
+      },
+      { invalidIsConflict: false },
+    );
   }
 
   /** JSON patch (application/json-patch+json); a failed `test` (422) or 409 is a conflict. */
@@ -428,12 +433,16 @@ export class KubeClient {
     throw toError(res.statusCode, text, `GET ${path}`, res.headers["retry-after"]);
   }
 
-  private async guarded(write: () => Promise<unknown>): Promise<WriteOutcome> {
+  private async guarded(
+    write: () => Promise<unknown>,
+    opts: { invalidIsConflict: boolean } = { invalidIsConflict: true },
+  ): Promise<WriteOutcome> {
     try {
       await write();
       return "ok";
     } catch (e) {
-      if (e instanceof KubeApiError && (e.status === 409 || e.status === 422)) return "conflict";
+      if (e instanceof KubeApiError && e.status === 409) return "conflict";
+      if (e instanceof KubeApiError && e.status === 422 && opts.invalidIsConflict) return "conflict";
       if (e instanceof KubeApiError && e.status === 404) return "not_found";
       throw e;
     }

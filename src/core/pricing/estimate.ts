@@ -42,6 +42,16 @@ function ratesFor(price: ModelPrice, u: TokenUsage): Rates {
     : price.rates;
 }
 
+/** USD for tokens at the given rates (per million tokens). */
+export function costAtRates(u: TokenUsage, rates: Rates): number {
+  const perMillion =
+    u.inputTokens * rates.input +
+    u.outputTokens * rates.output +
+    u.cacheReadTokens * rates.cacheRead +
+    u.cacheWriteTokens * rates.cacheWrite;
+  return perMillion / 1_000_000;
+}
+
 /**
  * USD for one request's (or one turn's) tokens of `model`, at the batch discount when `batch`;
  * undefined when the table has no price for the model. The long-prompt tier is decided per call
@@ -50,13 +60,7 @@ function ratesFor(price: ModelPrice, u: TokenUsage): Rates {
 export function estimateCostUsd(model: string, u: TokenUsage, batch = false): number | undefined {
   const price = priceFor(model);
   if (price === undefined) return undefined;
-  const rates = ratesFor(price, u);
-  const perMillion =
-    u.inputTokens * rates.input +
-    u.outputTokens * rates.output +
-    u.cacheReadTokens * rates.cacheRead +
-    u.cacheWriteTokens * rates.cacheWrite;
-  return (perMillion / 1_000_000) * (batch ? BATCH_DISCOUNT : 1);
+  return costAtRates(u, ratesFor(price, u)) * (batch ? BATCH_DISCOUNT : 1);
 }
 
 /**
@@ -65,9 +69,14 @@ export function estimateCostUsd(model: string, u: TokenUsage, batch = false): nu
  * clients in other languages must read the exact figure that was summed.
  */
 export function formatUsd(usd: number): string {
-  const micro = Math.round(Math.max(0, usd) * 1_000_000);
-  const whole = Math.floor(micro / 1_000_000);
-  const frac = String(micro % 1_000_000)
+  // Integer micro-dollars in a BigInt, the whole dollars converted apart from the fraction: a
+  // Number past 1e21 prints in exponent form ("1e+21"), which the CRD's pattern refuses, and
+  // usd * 1e6 overflows to Infinity near Number.MAX_VALUE.
+  const finite = Number.isFinite(usd) && usd > 0 ? usd : 0;
+  const dollars = Math.floor(finite);
+  const micro = BigInt(dollars) * 1_000_000n + BigInt(Math.round((finite - dollars) * 1_000_000));
+  const whole = micro / 1_000_000n;
+  const frac = String(micro % 1_000_000n)
     .padStart(6, "0")
     .replace(/0+$/, "");
   return frac === "" ? String(whole) : `${whole}.${frac}`;

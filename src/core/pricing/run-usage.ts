@@ -23,7 +23,15 @@
 import { opencodeStepUsage } from "../opencode-lines.js";
 import type { Vendor } from "../routing.js";
 import { type JsonLine, parseJsonLine } from "../vendors.js";
-import { addUsage, estimateCostUsd, NO_TOKENS, type TokenUsage, totalTokens } from "./estimate.js";
+import {
+  addUsage,
+  costAtRates,
+  estimateCostUsd,
+  NO_TOKENS,
+  type TokenUsage,
+  totalTokens,
+} from "./estimate.js";
+import { vendorCeilingRates } from "./vendor-ceiling.js";
 
 /**
  * reported: every part of the figure is the vendor's own; estimated: at least one part was priced
@@ -37,7 +45,19 @@ export interface RunUsage {
   /** Undefined when costSource is unpriced. */
   costUsd?: number;
   costSource: CostSource;
+  /**
+   * The lines reported more than their tokens can cost at the vendor's highest known rates: the
+   * figure they reported, not believed; costUsd is then priced from the tokens.
+   */
+  rejectedReportUsd?: number;
 }
+
+/**
+ * Headroom above the tokens' cost at the vendor's highest rates before a reported figure is
+ * refused: a vendor's figure may include charges that are not tokens (claude's web searches), and
+ * rates change before the table does. Per run, so many forged lines cannot each add it.
+ */
+export const REPORT_HEADROOM = { factor: 1.25, usd: 1 } as const;
 
 export interface RunUsageInput {
   /** The vendor whose lines these are (for a batch run, the vendor its model routes to). */
@@ -51,7 +71,9 @@ export interface RunUsageInput {
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
+/** A token count; capped at 2^53 - 1, so a forged count still serialises as a JSON integer. */
+const count = (v: unknown): number =>
+  typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.min(Math.floor(v), Number.MAX_SAFE_INTEGER) : 0;
 const money = (v: unknown): number | undefined =>
   typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined;
 
@@ -60,10 +82,35 @@ interface Part {
   usage: TokenUsage;
   reported?: number;
   model: string;
+  /** A refused report's part of a model without a price: its tokens at the vendor's highest rates. */
+  ceilingUsd?: number;
 }
 
-function summed(parts: Part[], batch: boolean): RunUsage | undefined {
-  if (parts.length === 0) return undefined;
+/**
+ * A reported figure is believed only up to what the reporting parts' tokens could cost at the
+ * vendor's highest rates (docs/cost-and-budgets.md#a-bill-the-agent-cannot-inflate): the agent
+ * prints those lines itself. Above it, every reported part is priced from its tokens instead.
+ */
+function believed(parts: Part[], vendor: Vendor): { parts: Part[]; rejectedUsd?: number } {
+  const reporting = parts.filter((p) => p.reported !== undefined);
+  if (reporting.length === 0) return { parts };
+  const ceiling = vendorCeilingRates(vendor);
+  const reported = reporting.reduce((sum, p) => sum + (p.reported ?? 0), 0);
+  const bound = reporting.reduce((sum, p) => sum + costAtRates(p.usage, ceiling), 0);
+  if (reported <= bound * REPORT_HEADROOM.factor + REPORT_HEADROOM.usd) return { parts };
+  const repriced = parts.map((p): Part => {
+    if (p.reported === undefined) return p;
+    // A model the table does not price is charged at the vendor's highest rates: never free.
+    const fallback =
+      estimateCostUsd(p.model, p.usage) === undefined ? costAtRates(p.usage, ceiling) : undefined;
+    return { usage: p.usage, model: p.model, ...(fallback !== undefined ? { ceilingUsd: fallback } : {}) };
+  });
+  return { parts: repriced, rejectedUsd: reported };
+}
+
+function summed(all: Part[], batch: boolean, vendor: Vendor): RunUsage | undefined {
+  if (all.length === 0) return undefined;
+  const { parts, rejectedUsd } = believed(all, vendor);
   let usage = NO_TOKENS;
   let cost = 0;
   let estimated = false;
@@ -75,15 +122,16 @@ function summed(parts: Part[], batch: boolean): RunUsage | undefined {
       continue;
     }
     if (totalTokens(p.usage) === 0) continue;
-    const est = estimateCostUsd(p.model, p.usage, batch);
+    const est = p.ceilingUsd ?? estimateCostUsd(p.model, p.usage, batch);
     if (est === undefined) unpriced = true;
     else {
       cost += est;
       estimated = true;
     }
   }
-  if (unpriced) return { usage, costSource: "unpriced" };
-  return { usage, costUsd: cost, costSource: estimated || batch ? "estimated" : "reported" };
+  const rejected = rejectedUsd !== undefined ? { rejectedReportUsd: rejectedUsd } : {};
+  if (unpriced) return { usage, costSource: "unpriced", ...rejected };
+  return { usage, costUsd: cost, costSource: estimated || batch ? "estimated" : "reported", ...rejected };
 }
 
 function jsonLines(text: string): JsonLine[] {
@@ -282,12 +330,12 @@ export function runUsage(input: RunUsageInput): RunUsage | undefined {
   switch (input.vendor) {
     case "claude":
     case "exec":
-      return summed(claudeParts(lines, input.model, batch), batch);
+      return summed(claudeParts(lines, input.model, batch), batch, input.vendor);
     case "codex":
-      return summed(codexParts(lines, input.model), batch);
+      return summed(codexParts(lines, input.model), batch, input.vendor);
     case "gemini":
-      return summed(geminiParts(lines, input.model), batch);
+      return summed(geminiParts(lines, input.model), batch, input.vendor);
     case "opencode":
-      return summed(opencodeParts(lines, input.model), batch);
+      return summed(opencodeParts(lines, input.model), batch, input.vendor);
   }
 }

@@ -118,6 +118,7 @@ export function usageStatus(u: RunUsage): PatchStatusAction["status"] {
     usage: { ...u.usage, totalTokens: totalTokens(u.usage) },
     costSource: u.costSource,
     ...(u.costUsd !== undefined ? { costUSD: formatUsd(u.costUsd) } : {}),
+    ...(u.rejectedReportUsd !== undefined ? { costReportRejected: formatUsd(u.rejectedReportUsd) } : {}),
   };
 }
 

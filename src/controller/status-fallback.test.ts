@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import type { Action, KubeEvent } from "../core/actions.js";
+import type { Agent, AgentRef } from "../core/types.js";
+import { KubeApiError } from "../kube/errors.js";
+import { Executor } from "./executor.js";
+import { RunMemory } from "./memory.js";
+import { ControllerMetrics } from "./metrics.js";
+import { refusedStatusFields, statusFallback } from "./status-fallback.js";
+
+/** What kube-apiserver answered to a costUSD outside the CRD's pattern (captured on the local plane). */
+const REFUSAL =
+  'Agent.agents.re-cinq.com "a" is invalid: status.costUSD: Invalid value: "1e+21.555072": status.costUSD in body should match \'^[0-9]+(\\.[0-9]+)?$\'';
+
+const terminal = {
+  phase: "Succeeded",
+  exitCode: 0,
+  completedAt: "2026-12-05T00:00:00Z",
+  output: "done",
+  costUSD: "1e+21.555072",
+  costSource: "reported",
+  usage: { inputTokens: 1 },
+  conditions: [{ type: "Complete", status: "True" }],
+};
+
+describe("statusFallback", () => {
+  it("reads the refused top-level fields from the API server's message", () => {
+    expect(refusedStatusFields(REFUSAL)).toEqual(["costUSD"]);
+    expect(refusedStatusFields("status.usage.inputTokens: Invalid value; status.output: Too long")).toEqual([
+      "usage",
+      "output",
+    ]);
+  });
+
+  it.each([
+    ["1: without the named field", REFUSAL, 1, ["costUSD"]],
+    [
+      "1 with no field named: the essential fields only",
+      "invalid",
+      1,
+      ["output", "costUSD", "costSource", "usage"],
+    ],
+    ["2: the essential fields only", REFUSAL, 2, ["output", "costUSD", "costSource", "usage"]],
+  ])("attempt %s", (_, message, attempt, dropped) => {
+    const f = statusFallback(terminal, message, attempt);
+    expect(f?.dropped).toEqual(dropped);
+    expect(f?.status.phase).toBe("Succeeded");
+    for (const d of dropped) expect(f?.status).not.toHaveProperty(d);
+  });
+
+  it("never drops what ends the run, and gives up when nothing is left to drop", () => {
+    const bare = { phase: "Failed", exitCode: 1, failureReason: "x" };
+    expect(statusFallback(bare, "status.phase: Invalid value", 1)).toBeUndefined();
+    expect(statusFallback(bare, "status.phase: Invalid value", 3)).toBeUndefined();
+  });
+
+  it("cuts a failureReason too long for the schema on the last attempt", () => {
+    const long = { phase: "Failed", exitCode: 1, failureReason: "x".repeat(5000) };
+    const f = statusFallback(long, "status.failureReason: Too long", 2);
+    expect((f?.status.failureReason as string).length).toBe(1024);
+  });
+});
+
+describe("Executor: a terminal status patch the API server refuses", () => {
+  const agent: Agent = {
+    apiVersion: "agents.re-cinq.com/v1beta1",
+    kind: "Agent",
+    metadata: { name: "a", namespace: "ns", uid: "u-a", resourceVersion: "7" },
+    spec: { stationRef: "s" },
+  };
+  const ref = { namespace: "ns", name: "a", uid: "u-a" };
+
+  function run(refuses: (status: Record<string, unknown>) => boolean, status: Record<string, unknown>) {
+    const written: Record<string, unknown>[] = [];
+    const events: KubeEvent[] = [];
+    const ex = new Executor({
+      client: {
+        async patchStatus(_r: unknown, _ns: string, _n: string, _rv: string, s: Record<string, unknown>) {
+          if (refuses(s)) throw new KubeApiError(422, "Invalid", `PATCH: 422 ${REFUSAL}`, REFUSAL);
+          written.push(s);
+          return "ok";
+        },
+      } as never,
+      namespace: "ns",
+      memory: new RunMemory(),
+      metrics: new ControllerMetrics(),
+      provider: () => {
+        throw new Error("no provider");
+      },
+      kubeEvents: { record: (_: AgentRef, e: KubeEvent) => events.push(e) } as never,
+      now: () => 0,
+      log: () => {},
+    });
+    const action: Action = {
+      id: "patch-status",
+      type: "patchStatus",
+      agent: ref,
+      resourceVersion: "7",
+      status,
+    } as Action;
+    return ex.execute(agent, [action]).then((report) => ({ report, written, events }));
+  }
+
+  it("writes it again without the refused field and records StatusFieldsDropped", async () => {
+    const { report, written, events } = await run((s) => "costUSD" in s, terminal);
+    expect(report.succeeded).toEqual(["patch-status"]);
+    expect(written[0]).toMatchObject({ phase: "Succeeded", output: "done", costSource: "reported" });
+    expect(written[0]).not.toHaveProperty("costUSD");
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: "Warning", reason: "StatusFieldsDropped" });
+    expect(events[0]?.note).toContain("status.costUSD");
+    expect(events[0]?.note).toContain("should match");
+  });
+
+  it("falls back to the essential fields when the first fallback is refused too", async () => {
+    const { report, written } = await run((s) => "output" in s, terminal);
+    expect(report.succeeded).toEqual(["patch-status"]);
+    expect(Object.keys(written[0] ?? {}).sort()).toEqual(["completedAt", "conditions", "exitCode", "phase"]);
+  });
+
+  it("a non-terminal patch refused stays a failure for the next reconcile (nothing is dropped)", async () => {
+    const { report, written, events } = await run(() => true, { phase: "Running", sessionId: "x" });
+    expect(report.failed).toEqual(["patch-status"]);
+    expect(written).toHaveLength(0);
+    expect(events).toHaveLength(0);
+  });
+});
