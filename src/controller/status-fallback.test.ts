@@ -56,7 +56,7 @@ describe("statusFallback", () => {
   it("cuts a failureReason too long for the schema on the last attempt", () => {
     const long = { phase: "Failed", exitCode: 1, failureReason: "x".repeat(5000) };
     const f = statusFallback(long, "status.failureReason: Too long", 2);
-    expect((f?.status.failureReason as string).length).toBe(1024);
+    expect(String(f?.status.failureReason).length).toBe(1024);
   });
 });
 
