@@ -47,7 +47,7 @@ export interface AgentSpec {
      */
     targetRepo?: string;
     /**
-     * Optional git branch. With delivery.pullRequest on the definition, the branch the work is pushed to; default agent/<Agent name>.
+     * Optional git branch. With delivery.pullRequest on the definition, the branch the work is pushed to; default <branchPrefix><Agent name> (agent/<Agent name>). It must start with the definition's delivery.pullRequest.branchPrefix (checked at Pending). Slash-separated parts of letters, digits, _, - and single dots, none starting with . or -.
      */
     branch?: string;
     /**

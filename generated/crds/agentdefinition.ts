@@ -332,4 +332,8 @@ export interface PullRequestDelivery {
      * Open the pull request as a draft. Default false.
      */
     draft?: boolean;
+    /**
+     * The prefix every delivery branch of this definition's Agents must carry; default "agent/". An Agent's spec.branch outside it fails at Pending, so an Agent's author cannot push over a branch such as release or main. The courier never rewrites a branch this run did not create (docs/security.md#deliveries).
+     */
+    branchPrefix?: string;
 }

@@ -22,6 +22,8 @@ export type AdmittedKind = "Agent" | "Station" | "AgentDefinition";
 export interface ControllerModes {
   batchEnabled: boolean;
   realtimeEnabled: boolean;
+  /** DELIVERY_TARGET_REPOS: so the webhook does not warn about a targetRepo the installation allows. */
+  deliveryTargetRepos?: string[];
 }
 
 /**

@@ -27,6 +27,7 @@ describe("parseConfig defaults", () => {
       realtimeSigningKey: "",
       githubApiUrl: "https://api.github.com",
       githubServerUrl: "https://github.com",
+      deliveryTargetRepos: [],
       cliVersions: {
         claude: AGENT_CLIS.claude.version,
         codex: AGENT_CLIS.codex.version,
@@ -80,6 +81,7 @@ describe("parseConfig accepted values", () => {
     [{ GITHUB_API_URL: "http://127.0.0.1:8080/" }, "githubApiUrl", "http://127.0.0.1:8080"],
     [{ GITHUB_SERVER_URL: "https://ghe.example.com" }, "githubServerUrl", "https://ghe.example.com"],
     [{ GITHUB_SERVER_URL: "http://127.0.0.1:9418/git//" }, "githubServerUrl", "http://127.0.0.1:9418/git"],
+    [{ DELIVERY_TARGET_REPOS: "acme/app, acme/docs" }, "deliveryTargetRepos", ["acme/app", "acme/docs"]],
     [
       { REALTIME_ENABLED: "true", REALTIME_API_TOKEN: "t", REALTIME_SIGNING_KEY: "k" },
       "realtimeEnabled",
@@ -116,6 +118,10 @@ describe("parseConfig accepted values", () => {
 describe("parseConfig rejects with exact messages", () => {
   it.each([
     [{ BATCH_ENABLED: "yes" }, 'BATCH_ENABLED must be "true" or "false", got: "yes"'],
+    [
+      { DELIVERY_TARGET_REPOS: "acme/app,https://github.com/acme/x" },
+      'DELIVERY_TARGET_REPOS must be comma-separated owner/name repositories, got: "https://github.com/acme/x"',
+    ],
     [{ BATCH_ENABLED: "TRUE" }, 'BATCH_ENABLED must be "true" or "false", got: "TRUE"'],
     [{ BATCH_ENABLED: "" }, 'BATCH_ENABLED must be "true" or "false", got: ""'],
     [{ BATCH_ENABLED: " true" }, 'BATCH_ENABLED must be "true" or "false", got: " true"'],

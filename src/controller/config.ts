@@ -87,6 +87,8 @@ export interface ControllerConfig {
   githubApiUrl: string;
   /** GITHUB_SERVER_URL: the git host the courier pushes to (no trailing slash). */
   githubServerUrl: string;
+  /** DELIVERY_TARGET_REPOS: owner/name repositories an Agent's targetRepo may name beside the declared ones. */
+  deliveryTargetRepos: string[];
   /** `<VENDOR>_CLI_VERSION` (AGENT_CLIS[vendor].versionSetting): the CLI version runs install; default the pinned one. */
   cliVersions: Record<CliVendor, string>;
   /** `AGENT_<API>_BASE_URL`: model API base URLs for the run pods' CLIs (docs/agent-clis.md); unset ones absent. */
@@ -206,6 +208,18 @@ function nonEmpty(name: string, raw: string | undefined, fallback: string): stri
   return raw;
 }
 
+/** Comma-separated owner/name repositories; each entry checked, so a typo stops the controller. */
+function repoList(name: string, raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === "") return [];
+  return raw.split(",").map((entry) => {
+    const repo = entry.trim();
+    if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repo)) {
+      throw new ConfigError(`${name} must be comma-separated owner/name repositories, got: "${repo}"`);
+    }
+    return repo;
+  });
+}
+
 /**
  * Parses the controller settings. Unset variables take their defaults; a set-but-empty value is
  * treated as set (and rejected where empty makes no sense), because an empty value in a
@@ -257,6 +271,7 @@ export function parseConfig(
     githubServerUrl: baseUrl("GITHUB_SERVER_URL", env.GITHUB_SERVER_URL, DEFAULT_GITHUB_SERVER_URL),
     cliVersions: cliVersions(env),
     agentBaseUrls: agentBaseUrls(env),
+    deliveryTargetRepos: repoList("DELIVERY_TARGET_REPOS", env.DELIVERY_TARGET_REPOS),
     timings: { ...DEFAULT_TIMINGS, ...timings },
   };
 }

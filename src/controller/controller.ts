@@ -89,6 +89,7 @@ export class AgentController {
       githubServerUrl: c.githubServerUrl,
       cliVersions: c.cliVersions,
       agentBaseUrls: c.agentBaseUrls,
+      deliveryTargetRepos: c.deliveryTargetRepos,
     };
     const common = {
       client: d.client,

@@ -59,7 +59,11 @@ async function main(): Promise<void> {
   const admission = config.admissionEnabled
     ? await startAdmissionServer({
         namespace: config.namespace,
-        modes: { batchEnabled: config.batchEnabled, realtimeEnabled: config.realtimeEnabled },
+        modes: {
+          batchEnabled: config.batchEnabled,
+          realtimeEnabled: config.realtimeEnabled,
+          deliveryTargetRepos: config.deliveryTargetRepos,
+        },
         reader: client,
         mayRead: subjectAccessReviewer(client, config.namespace),
         lookupTimeoutMs: ADMISSION_LOOKUP_TIMEOUT_MS,

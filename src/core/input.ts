@@ -37,6 +37,8 @@ export interface ControllerSettings {
   cliVersions?: Partial<Record<CliVendor, string>>;
   /** `AGENT_<API>_BASE_URL`: the model API base URLs the run pods' CLIs use unless a run sets its own. */
   agentBaseUrls?: Partial<Record<ModelApiFamily, string>>;
+  /** DELIVERY_TARGET_REPOS: owner/name repositories an Agent's targetRepo may name beside those its definition declares. */
+  deliveryTargetRepos?: string[];
 }
 
 /**

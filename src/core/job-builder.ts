@@ -15,6 +15,7 @@ import type {
 } from "@kubernetes/client-node";
 import { AGENT_BASE_URL_SETTINGS, AGENT_CLIS, MODEL_API_FAMILIES } from "./agent-clis.js";
 import { cliArgv, execCommand, mcpHeaderEnvName, SUPERVISOR_PATH } from "./argv.js";
+import { deliveryBranch } from "./delivery-bounds.js";
 import type { ControllerSettings } from "./input.js";
 import { jobNameFor, shortenName } from "./names.js";
 import { effectiveModel, routeModel } from "./routing.js";
@@ -253,10 +254,12 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
   if (pod && Object.keys(params).length > 0)
     env.add({ name: "AGENT_PARAMETERS", value: JSON.stringify(params) });
   if (agent.spec.targetRepo) env.add({ name: "TARGET_REPO", value: agent.spec.targetRepo });
-  const branch = agent.spec.branch || (delivery ? `agent/${agent.metadata.name}` : "");
+  const branch = delivery ? deliveryBranch(agent, def) : (agent.spec.branch ?? "");
   if (branch) env.add({ name: "BRANCH_NAME", value: branch });
   if (pod) env.add({ name: "AGENT_MODEL", value: ctx.model });
   env.add({ name: "AGENT_NAME", value: agent.metadata.name ?? "" });
+  // The courier marks its commits with it, and rewrites only a branch whose tip carries it.
+  if (delivery && kind === "courier") env.add({ name: "AGENT_UID", value: agent.metadata.uid ?? "" });
   env.add({ name: "STATION_NAME", value: station.metadata.name ?? "" });
   env.add({ name: "TASK_ID", value: agent.spec.taskId ?? "" });
   env.add(fieldEnv("POD_NAME", "metadata.name"));

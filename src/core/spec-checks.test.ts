@@ -20,6 +20,53 @@ const on = { batchEnabled: true, realtimeEnabled: true };
 
 type Row = [string, Partial<AgentDefinitionSpec>, Partial<AgentSpec>, typeof on, string | undefined];
 
+function deliveryRows(): Row[] {
+  const pr = (extra: Record<string, unknown> = {}) => ({
+    delivery: { pullRequest: { tokenSecret: "t", ...extra } },
+    resources: { repos: [{ name: "app", url: "https://github.com/Acme/App.git" }] },
+  });
+  const outside = (branch: string, prefix: string) =>
+    `spec.branch ${JSON.stringify(branch)} is outside the branch prefix ${JSON.stringify(prefix)} that the AgentDefinition's delivery.pullRequest.branchPrefix allows`;
+  const undeclared = (repo: string) =>
+    `spec.targetRepo ${JSON.stringify(repo)} is neither a repository the AgentDefinition declares in resources.repos nor one the installation allows (DELIVERY_TARGET_REPOS)`;
+  return [
+    ["delivery: a branch under agent/ ok", pr(), { branch: "agent/fix-1" }, on, undefined],
+    ["delivery: release is outside agent/", pr(), { branch: "release" }, on, outside("release", "agent/")],
+    ["delivery: the bare prefix is no branch", pr(), { branch: "agent/" }, on, outside("agent/", "agent/")],
+    ["delivery: a look-alike prefix", pr(), { branch: "agents/x" }, on, outside("agents/x", "agent/")],
+    [
+      "delivery: the definition's own prefix",
+      pr({ branchPrefix: "bots/" }),
+      { branch: "bots/x" },
+      on,
+      undefined,
+    ],
+    [
+      "delivery: agent/ outside the definition's own prefix",
+      pr({ branchPrefix: "bots/" }),
+      { branch: "agent/x" },
+      on,
+      outside("agent/x", "bots/"),
+    ],
+    [
+      "delivery: the declared repo as target (case-insensitive)",
+      pr(),
+      { targetRepo: "acme/app" },
+      on,
+      undefined,
+    ],
+    ["delivery: an undeclared target", pr(), { targetRepo: "acme/other" }, on, undeclared("acme/other")],
+    [
+      "delivery: a target the installation allows",
+      pr(),
+      { targetRepo: "acme/other" },
+      { ...on, deliveryTargetRepos: ["acme/other"] } as typeof on,
+      undefined,
+    ],
+    ["no delivery: branch and target unchecked", {}, { branch: "release", targetRepo: "x/y" }, on, undefined],
+  ];
+}
+
 const rows: Row[] = [
   ["interactive default passes", {}, {}, on, undefined],
   [
@@ -138,6 +185,8 @@ const rows: Row[] = [
     on,
     undefined,
   ],
+  // Deliveries within bounds (docs/security.md#deliveries): branch prefix and declared targets.
+  ...deliveryRows(),
   ["batch ok", batch(), {}, on, undefined],
   ["batch with empty tool list ok", batch({ allowed_tools: [] }), {}, on, undefined],
   [

@@ -2,6 +2,7 @@
  * Checks done at Pending, after the refs resolved (docs/validation-rules.md#in-the-controller-not-at-admission, in that order; the
  * first failing rule wins). Each returns the literal failureReason.
  */
+import { deliveryBoundsFailure } from "./delivery-bounds.js";
 import type { ControllerSettings } from "./input.js";
 import { effectiveModel, routeModel, VENDOR_CAPABILITIES } from "./routing.js";
 import { quotedId, sessionIdProblem } from "./session-ids.js";
@@ -54,7 +55,7 @@ export function batchKeyRef(definition: AgentDefinition, model: string): string 
 export function specCheckFailure(
   agent: Agent,
   definition: AgentDefinition,
-  settings: Pick<ControllerSettings, "batchEnabled" | "realtimeEnabled">,
+  settings: Pick<ControllerSettings, "batchEnabled" | "realtimeEnabled" | "deliveryTargetRepos">,
 ): string | undefined {
   const def = definition.spec;
   const execution = executionOf(definition);
@@ -89,6 +90,8 @@ export function specCheckFailure(
   // Not in the seeds: the courier delivers a declared clone only (its URL is the spec's, not a
   // config the agent could rewrite), so without resources.repos nothing could ever be delivered.
   if (def.delivery?.pullRequest && (def.resources?.repos ?? []).length === 0) return MSG_DELIVERY_NEEDS_REPOS;
+  const outOfBounds = deliveryBoundsFailure(agent, definition, settings.deliveryTargetRepos);
+  if (outOfBounds) return outOfBounds;
   // Rule 13 (unbuildable Job) is reported by the Job builder when the Job is built.
   if (execution === "batch") {
     // Not in the seeds: without the key entry the submit could never succeed (reported deviation).

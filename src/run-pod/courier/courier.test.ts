@@ -153,6 +153,7 @@ describe("courier", () => {
       HOME: home,
       WORKSPACE_DIR: ws,
       AGENT_NAME: "fix-readme",
+      AGENT_UID: "uid-fix-readme",
       STATION_NAME: "dev",
       TASK_ID: "T-42",
       POD_NAME: "agent-job-fix-readme-x1",
@@ -272,7 +273,7 @@ describe("courier", () => {
     expectNoToken(run);
   });
 
-  it("reuses the open PR when a second run delivers to the same branch, replacing the branch", async () => {
+  it("reuses the open PR when the same Agent delivers to its branch again, replacing the branch", async () => {
     await serveGit();
     const first = await workspace();
     writeFileSync(join(first.clone, "README.md"), "first run\n");
@@ -300,6 +301,79 @@ describe("courier", () => {
     expect(github.requests.filter((r) => r.method === "POST")).toHaveLength(1);
     expect(branchSha()).not.toBe(firstSha);
     expect(git(["--git-dir", bare, "show", `${BRANCH}:README.md`], root)).toBe("second run");
+  });
+
+  describe("never rewrites a branch this Agent did not create (docs/security.md#deliveries)", () => {
+    it("an existing release branch: the delivery fails naming it, its commit survives, no PR", async () => {
+      await serveGit();
+      git(["--git-dir", bare, "branch", "agent/release", "main"], root);
+      const before = git(["--git-dir", bare, "rev-parse", "agent/release"], root);
+      const { workspace: ws, clone, home } = await workspace();
+      writeFileSync(join(clone, "README.md"), "overwrite the release\n");
+      agentExited(home, 0);
+
+      const run = await courier(envFor(home, ws, { BRANCH_NAME: "agent/release" }));
+
+      expect(run.code).not.toBe(0);
+      expect(run.events[0]).toMatchObject({
+        status: "failed",
+        reason:
+          "branch agent/release already exists in acme/app and was not created by this Agent; refusing to overwrite it (choose another spec.branch)",
+      });
+      expect(git(["--git-dir", bare, "rev-parse", "agent/release"], root)).toBe(before);
+      expect(github.pulls).toHaveLength(0);
+    });
+
+    it("another run's open pull-request branch: refused, that run's commit and PR untouched", async () => {
+      await serveGit();
+      const victim = await workspace();
+      writeFileSync(join(victim.clone, "README.md"), "the victim's work\n");
+      agentExited(victim.home, 0);
+      expect((await courier(envFor(victim.home, victim.workspace, { AGENT_UID: "uid-victim" }))).code).toBe(
+        0,
+      );
+      const victimSha = branchSha();
+
+      const attacker = await workspace();
+      writeFileSync(join(attacker.clone, "README.md"), "the attacker's work\n");
+      // The agent plants our trailer in a commit of its own: only the branch's tip counts.
+      git(["commit", "--quiet", "-am", "x\n\nAgent-UID: uid-attacker"], attacker.clone);
+      agentExited(attacker.home, 0);
+      const run = await courier(envFor(attacker.home, attacker.workspace, { AGENT_UID: "uid-attacker" }));
+
+      expect(run.events[0]).toMatchObject({ status: "failed" });
+      expect(branchSha()).toBe(victimSha);
+      expect(git(["--git-dir", bare, "show", `${BRANCH}:README.md`], root)).toBe("the victim's work");
+      expect(github.pulls).toHaveLength(1);
+    });
+
+    it("without AGENT_UID an existing branch is never rewritten", async () => {
+      await serveGit();
+      const first = await workspace();
+      writeFileSync(join(first.clone, "README.md"), "first\n");
+      agentExited(first.home, 0);
+      expect((await courier(envFor(first.home, first.workspace))).code).toBe(0);
+      const sha = branchSha();
+
+      const second = await workspace();
+      writeFileSync(join(second.clone, "README.md"), "second\n");
+      agentExited(second.home, 0);
+      const run = await courier(envFor(second.home, second.workspace, { AGENT_UID: "" }));
+
+      expect(run.events[0]).toMatchObject({ status: "failed" });
+      expect(branchSha()).toBe(sha);
+    });
+
+    it("marks its commit with the Agent's uid (the trailer a later delivery of the same Agent checks)", async () => {
+      await serveGit();
+      const { workspace: ws, clone, home } = await workspace();
+      writeFileSync(join(clone, "README.md"), "hello\n");
+      agentExited(home, 0);
+      expect((await courier(envFor(home, ws))).code).toBe(0);
+      expect(git(["--git-dir", bare, "log", "-1", "--format=%B", BRANCH], root)).toContain(
+        "Agent-UID: uid-fix-readme",
+      );
+    });
   });
 
   it("opens a new PR when the branch's earlier PR was closed", async () => {
@@ -511,7 +585,8 @@ describe("courier", () => {
     expect(existsSync(marker)).toBe(false);
     expectNoToken(run);
     const forge = run.spawned.filter((s) => s.options.env.DELIVERY_TOKEN !== undefined);
-    expect(forge.map((s) => s.args[0])).toEqual(["ls-remote", "fetch", "push"]);
+    // The base's ls-remote and fetch, the ls-remote of the branch (new: no fetch of it), the push.
+    expect(forge.map((s) => s.args[0])).toEqual(["ls-remote", "fetch", "ls-remote", "push"]);
     for (const s of run.spawned) {
       expect(s.file).toBe("git");
       expect(Object.values(s.options.env).filter((v) => v === TOKEN).length).toBe(

@@ -103,7 +103,8 @@ async function deliverSteps(
       }
     }
 
-    const commit = await commitChanges(git, { work, repoDir, clone, head }, s.delivery.title, deps.log);
+    const message = s.agentUid ? `${s.delivery.title}\n\n${UID_TRAILER}: ${s.agentUid}` : s.delivery.title;
+    const commit = await commitChanges(git, { work, repoDir, clone, head }, message, deps.log);
     if (commit === undefined)
       return { kind: "delivery", status: "skipped", reason: "no-changes", repo, branch: s.branch };
     // A ref on the commit lets the base fetch negotiate with it instead of downloading history.
@@ -135,11 +136,13 @@ async function deliverSteps(
       deps.log(`nothing to deliver: HEAD has no commits ahead of ${base}`);
       return { kind: "delivery", status: "skipped", reason: "no-changes", repo, branch: s.branch };
     }
-    // The branch is the run's: a later run on the same branch replaces it (its PR is reused).
+    // docs/security.md#deliveries: a branch is created, or rewritten only when this Agent created
+    // it; the lease makes the push fail should the branch move between our look and our push.
+    const lease = await leaseOf(git, work, remote, s, repo);
     const pushed = await git.forge(work, [
       "push",
       "-q",
-      "--force",
+      `--force-with-lease=refs/heads/${s.branch}:${lease}`,
       remote,
       `${commit}:refs/heads/${s.branch}`,
     ]);
@@ -167,6 +170,58 @@ async function deliverSteps(
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** The trailer the courier's commits carry: which Agent created the branch they are pushed to. */
+export const UID_TRAILER = "Agent-UID";
+
+/**
+ * The commit the branch must still be at for the push (`--force-with-lease=<ref>:<expect>`): ""
+ * (it must not exist) for a new branch; its tip when this Agent created it (the tip carries our
+ * Agent-UID trailer: a later delivery of the same run). Any other existing branch (a release
+ * branch, another run's pull request) is never rewritten: the delivery fails saying so.
+ */
+async function leaseOf(
+  git: GitRunner,
+  work: string,
+  remote: string,
+  s: CourierSettings,
+  repo: string,
+): Promise<string> {
+  const listed = await git.forge(work, ["ls-remote", "--heads", remote, `refs/heads/${s.branch}`]);
+  if (listed.code !== 0) {
+    throw new DeliveryFailure(
+      `reading branch ${s.branch} of ${repo} failed: ${gitMessage(listed.stderr, s.token)}`,
+    );
+  }
+  const tip = listed.stdout
+    .split("\n")
+    .map((line) => line.split("\t"))
+    .find(([, ref]) => ref === `refs/heads/${s.branch}`)?.[0];
+  if (tip === undefined || tip === "") return "";
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(tip)) {
+    throw new DeliveryFailure(
+      `branch ${s.branch} of ${repo}: the forge listed a tip that is not a commit id`,
+    );
+  }
+  const refused = `branch ${s.branch} already exists in ${repo} and was not created by this Agent; refusing to overwrite it (choose another spec.branch)`;
+  if (s.agentUid === "") throw new DeliveryFailure(refused);
+  const fetched = await git.forge(work, [
+    "fetch",
+    "-q",
+    "--no-tags",
+    remote,
+    `+refs/heads/${s.branch}:refs/courier/existing`,
+  ]);
+  if (fetched.code !== 0) {
+    throw new DeliveryFailure(
+      `fetching branch ${s.branch} of ${repo} failed: ${gitMessage(fetched.stderr, s.token)}`,
+    );
+  }
+  const body = await git.must(work, ["cat-file", "commit", tip], "reading the branch's tip");
+  const ours = body.split("\n").some((line) => line.trim() === `${UID_TRAILER}: ${s.agentUid}`);
+  if (!ours) throw new DeliveryFailure(refused);
+  return tip;
 }
 
 async function readHead(clone: Candidate): Promise<CloneHead> {

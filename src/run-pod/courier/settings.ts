@@ -26,8 +26,13 @@ export interface CourierSettings {
   token: string;
   /** TARGET_REPO (`owner/name`); "" = the delivered clone's declared URL. */
   targetRepo: string;
-  /** BRANCH_NAME; the controller defaults it to `agent/<Agent name>` with delivery. */
+  /** BRANCH_NAME; the controller defaults it to `<branchPrefix><Agent name>` with delivery. */
   branch: string;
+  /**
+   * AGENT_UID: the courier's commits carry it as an `Agent-UID:` trailer, and an existing branch is
+   * rewritten only when its tip carries it (this Agent created the branch).
+   */
+  agentUid: string;
   workspaceDir: string;
   home: string;
   /** The witness's result directory (AGENT_RESULT_DIR) and its exit-code file in it. */
@@ -83,6 +88,7 @@ export function courierSettings(env: Env): CourierSettings {
     token: env.DELIVERY_TOKEN ?? "",
     targetRepo: (env.TARGET_REPO ?? "").trim(),
     branch: (env.BRANCH_NAME ?? "").trim() || (env.AGENT_NAME ? `agent/${env.AGENT_NAME}` : ""),
+    agentUid: (env.AGENT_UID ?? "").trim(),
     workspaceDir: env.WORKSPACE_DIR || "/workspace",
     home,
     resultDir: env.AGENT_RESULT_DIR || DEFAULT_RESULT_DIR,
