@@ -8,6 +8,10 @@ export const patternHints: Readonly<Record<string, string>> = {
   "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$":
     "a Kubernetes object name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit",
   "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$": "a repository in owner/name form",
+  "^[A-Za-z0-9_]([A-Za-z0-9_-]|\\.[A-Za-z0-9_-])*(/[A-Za-z0-9_]([A-Za-z0-9_-]|\\.[A-Za-z0-9_-])*)*$":
+    "a git branch name: '/'-separated parts of letters, digits, '_', '-' and single dots, none starting with '.' or '-'",
+  "^[A-Za-z0-9_]([A-Za-z0-9_-]|\\.[A-Za-z0-9_-])*(/[A-Za-z0-9_]([A-Za-z0-9_-]|\\.[A-Za-z0-9_-])*)*/?$":
+    "a git branch prefix: '/'-separated parts of letters, digits, '_', '-' and single dots, none starting with '.' or '-', optionally ending in '/'",
   "^https?://[^/\\s]+": "an http:// or https:// URL; no other scheme is fetched",
   "^[-._a-zA-Z0-9]+$": "a Secret key: letters, digits, '-', '_' and '.'",
   "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$":
