@@ -177,6 +177,28 @@ describe("stationWarnings", () => {
   });
 });
 
+describe("stationWarnings: the Station template policy (docs/security.md#the-station-template-policy)", () => {
+  const withTemplate = (spec: Record<string, unknown>): Station =>
+    ({
+      ...minimalStation(),
+      spec: { ...minimalStation().spec, template: { spec: { containers: [{ name: "agent" }], ...spec } } },
+    }) as Station;
+  const allModes = { batchEnabled: true, realtimeEnabled: true };
+
+  it("warns with the controller's own words about a template it will refuse", () => {
+    expect(stationWarnings(withTemplate({ shareProcessNamespace: true }), NS, allModes, {})).toEqual([
+      `Agents of this Station will fail with "invalid Station template: spec.template.spec.shareProcessNamespace is not allowed: the agent could read the other containers' environment (the courier's token)"`,
+    ]);
+  });
+
+  it("follows the installation's widening: a ServiceAccount it lists is no warning", () => {
+    const template = withTemplate({ serviceAccountName: "runner" });
+    expect(stationWarnings(template, NS, allModes, {})).toHaveLength(1);
+    const widened = { ...allModes, runPodPolicy: { serviceAccounts: ["runner"], volumeKinds: [] } };
+    expect(stationWarnings(template, NS, widened, {})).toEqual([]);
+  });
+});
+
 describe("definitionWarnings", () => {
   it.each([
     [

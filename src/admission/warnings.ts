@@ -12,6 +12,7 @@ import {
   MSG_REALTIME_DISABLED,
   specCheckFailure,
 } from "../core/spec-checks.js";
+import { type StationPolicy, stationTemplateProblem } from "../core/station-policy.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import { firstSchemaIssue } from "../validation/index.js";
 import type { Lookup } from "./facts.js";
@@ -24,6 +25,8 @@ export interface ControllerModes {
   realtimeEnabled: boolean;
   /** DELIVERY_TARGET_REPOS: so the webhook does not warn about a targetRepo the installation allows. */
   deliveryTargetRepos?: string[];
+  /** The Station template policy's widening, so the webhook warns exactly where the controller will fail. */
+  runPodPolicy?: StationPolicy;
 }
 
 /**
@@ -155,6 +158,20 @@ export function stationWarnings(
   facts: StationFacts,
 ): string[] {
   const defName = station.spec.agentDefRef;
+  const problem = stationTemplateProblem(station.spec.template, modes.runPodPolicy);
+  const policy =
+    problem === undefined
+      ? []
+      : [`Agents of this Station will fail with "invalid Station template: ${problem}"`];
+  return [...policy, ...definitionStateWarnings(namespace, modes, facts, defName)];
+}
+
+function definitionStateWarnings(
+  namespace: string,
+  modes: ControllerModes,
+  facts: StationFacts,
+  defName: string,
+): string[] {
   const { definition } = facts;
   if (definition === undefined) return [];
   if (definition.state === "missing") {

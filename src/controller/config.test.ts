@@ -28,6 +28,7 @@ describe("parseConfig defaults", () => {
       githubApiUrl: "https://api.github.com",
       githubServerUrl: "https://github.com",
       deliveryTargetRepos: [],
+      runPodPolicy: { serviceAccounts: [], volumeKinds: [] },
       cliVersions: {
         claude: AGENT_CLIS.claude.version,
         codex: AGENT_CLIS.codex.version,
@@ -83,6 +84,11 @@ describe("parseConfig accepted values", () => {
     [{ GITHUB_SERVER_URL: "http://127.0.0.1:9418/git//" }, "githubServerUrl", "http://127.0.0.1:9418/git"],
     [{ DELIVERY_TARGET_REPOS: "acme/app, acme/docs" }, "deliveryTargetRepos", ["acme/app", "acme/docs"]],
     [
+      { RUN_POD_SERVICE_ACCOUNTS: "runner,ci.bot", RUN_POD_VOLUME_KINDS: "secret, persistentVolumeClaim" },
+      "runPodPolicy",
+      { serviceAccounts: ["runner", "ci.bot"], volumeKinds: ["secret", "persistentVolumeClaim"] },
+    ],
+    [
       { REALTIME_ENABLED: "true", REALTIME_API_TOKEN: "t", REALTIME_SIGNING_KEY: "k" },
       "realtimeEnabled",
       true,
@@ -118,6 +124,14 @@ describe("parseConfig accepted values", () => {
 describe("parseConfig rejects with exact messages", () => {
   it.each([
     [{ BATCH_ENABLED: "yes" }, 'BATCH_ENABLED must be "true" or "false", got: "yes"'],
+    [
+      { RUN_POD_VOLUME_KINDS: "secret,hostPath" },
+      'RUN_POD_VOLUME_KINDS must be comma-separated volume kinds as a pod spec spells them (e.g. secret,persistentVolumeClaim; never hostPath), got: "hostPath"',
+    ],
+    [
+      { RUN_POD_SERVICE_ACCOUNTS: "Runner" },
+      'RUN_POD_SERVICE_ACCOUNTS must be comma-separated ServiceAccount names, got: "Runner"',
+    ],
     [
       { DELIVERY_TARGET_REPOS: "acme/app,https://github.com/acme/x" },
       'DELIVERY_TARGET_REPOS must be comma-separated owner/name repositories, got: "https://github.com/acme/x"',

@@ -17,6 +17,7 @@ import {
 } from "../core/agent-clis.js";
 import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/job-builder.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
+import type { StationPolicy } from "../core/station-policy.js";
 import { DEFAULT_STUCK_POD_SECONDS } from "../core/stuck-pod.js";
 import { AGENT_IMAGE } from "../version.js";
 
@@ -89,6 +90,8 @@ export interface ControllerConfig {
   githubServerUrl: string;
   /** DELIVERY_TARGET_REPOS: owner/name repositories an Agent's targetRepo may name beside the declared ones. */
   deliveryTargetRepos: string[];
+  /** RUN_POD_SERVICE_ACCOUNTS, RUN_POD_VOLUME_KINDS: the Station template policy's widening (docs/security.md). */
+  runPodPolicy: StationPolicy;
   /** `<VENDOR>_CLI_VERSION` (AGENT_CLIS[vendor].versionSetting): the CLI version runs install; default the pinned one. */
   cliVersions: Record<CliVendor, string>;
   /** `AGENT_<API>_BASE_URL`: model API base URLs for the run pods' CLIs (docs/agent-clis.md); unset ones absent. */
@@ -201,6 +204,7 @@ function agentBaseUrls(
 
 /** RFC 1123 label, the shape of a namespace name. */
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function nonEmpty(name: string, raw: string | undefined, fallback: string): string {
   if (raw === undefined) return fallback;
@@ -218,6 +222,66 @@ function repoList(name: string, raw: string | undefined): string[] {
     }
     return repo;
   });
+}
+
+/** The volume kinds of a pod spec (V1Volume's keys) a platform team may allow, hostPath never. */
+const VOLUME_KINDS = new Set([
+  "awsElasticBlockStore",
+  "azureDisk",
+  "azureFile",
+  "cephfs",
+  "cinder",
+  "configMap",
+  "csi",
+  "downwardAPI",
+  "emptyDir",
+  "ephemeral",
+  "fc",
+  "flexVolume",
+  "flocker",
+  "gcePersistentDisk",
+  "gitRepo",
+  "glusterfs",
+  "image",
+  "iscsi",
+  "nfs",
+  "persistentVolumeClaim",
+  "photonPersistentDisk",
+  "portworxVolume",
+  "projected",
+  "quobyte",
+  "rbd",
+  "scaleIO",
+  "secret",
+  "storageos",
+  "vsphereVolume",
+]);
+
+/** Comma-separated entries, each checked by `valid`; empty or unset is none. */
+function list(name: string, raw: string | undefined, valid: (v: string) => boolean, what: string): string[] {
+  if (raw === undefined || raw.trim() === "") return [];
+  return raw.split(",").map((entry) => {
+    const v = entry.trim();
+    if (!valid(v)) throw new ConfigError(`${name} must be comma-separated ${what}, got: "${v}"`);
+    return v;
+  });
+}
+
+function runPodPolicy(env: Readonly<Record<string, string | undefined>>): StationPolicy {
+  return {
+    serviceAccounts: list(
+      "RUN_POD_SERVICE_ACCOUNTS",
+      env.RUN_POD_SERVICE_ACCOUNTS,
+      (v) => DNS_SUBDOMAIN.test(v) && v.length <= 253,
+      "ServiceAccount names",
+    ),
+    volumeKinds: list(
+      "RUN_POD_VOLUME_KINDS",
+      env.RUN_POD_VOLUME_KINDS,
+      (v) => VOLUME_KINDS.has(v),
+      "volume kinds as a pod spec spells them (e.g. secret,persistentVolumeClaim; never hostPath)",
+    ),
+  };
 }
 
 /**
@@ -272,6 +336,7 @@ export function parseConfig(
     cliVersions: cliVersions(env),
     agentBaseUrls: agentBaseUrls(env),
     deliveryTargetRepos: repoList("DELIVERY_TARGET_REPOS", env.DELIVERY_TARGET_REPOS),
+    runPodPolicy: runPodPolicy(env),
     timings: { ...DEFAULT_TIMINGS, ...timings },
   };
 }

@@ -90,6 +90,7 @@ export class AgentController {
       cliVersions: c.cliVersions,
       agentBaseUrls: c.agentBaseUrls,
       deliveryTargetRepos: c.deliveryTargetRepos,
+      runPodPolicy: c.runPodPolicy,
     };
     const common = {
       client: d.client,

@@ -63,6 +63,7 @@ async function main(): Promise<void> {
           batchEnabled: config.batchEnabled,
           realtimeEnabled: config.realtimeEnabled,
           deliveryTargetRepos: config.deliveryTargetRepos,
+          runPodPolicy: config.runPodPolicy,
         },
         reader: client,
         mayRead: subjectAccessReviewer(client, config.namespace),

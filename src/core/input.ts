@@ -8,6 +8,7 @@
 import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { BatchCleanupResult, BatchPollResult } from "../batch/provider.js";
 import type { CliVendor, ModelApiFamily } from "./agent-clis.js";
+import type { StationPolicy } from "./station-policy.js";
 import type { RunningPodObservation } from "./stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
 
@@ -39,6 +40,8 @@ export interface ControllerSettings {
   agentBaseUrls?: Partial<Record<ModelApiFamily, string>>;
   /** DELIVERY_TARGET_REPOS: owner/name repositories an Agent's targetRepo may name beside those its definition declares. */
   deliveryTargetRepos?: string[];
+  /** RUN_POD_SERVICE_ACCOUNTS and RUN_POD_VOLUME_KINDS: how far the installation widens the Station template policy. */
+  runPodPolicy?: StationPolicy;
 }
 
 /**

@@ -8,7 +8,11 @@ import type { ControllerSettings } from "./input.js";
 import { buildJob, deadlineBudget, realtimeRunToken, templateProblem } from "./job-builder.js";
 import type { AgentDefinitionSpec } from "./types.js";
 
-const settings: ControllerSettings = input().settings;
+// The installation lets Stations name the `runner` ServiceAccount (RUN_POD_SERVICE_ACCOUNTS).
+const settings: ControllerSettings = {
+  ...input().settings,
+  runPodPolicy: { serviceAccounts: ["runner"], volumeKinds: [] },
+};
 
 function build(
   opts: {
@@ -152,7 +156,18 @@ describe("pod template wiring (docs/run-pod.md#the-job-and-its-pod-template)", (
     expect(pod.tolerations).toEqual([{ key: "k", operator: "Exists" }]);
     expect(pod.serviceAccountName).toBe("runner");
     expect(pod.containers.map((c) => c.name)).toEqual(["agent", "sidecar"]);
-    expect(container(job, "sidecar")).toEqual({ name: "sidecar", image: "proxy" });
+    expect(container(job, "sidecar")).toEqual({
+      name: "sidecar",
+      image: "proxy",
+      // docs/security.md#the-station-template-policy: a container the Station adds never runs as root.
+      securityContext: {
+        privileged: false,
+        runAsNonRoot: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+    });
     expect(agentC.image).toBe("node:22");
     expect(agentC.resources).toEqual({ limits: { memory: "4Gi" } });
     expect(agentC.workingDir).toBe("/src");

@@ -19,6 +19,7 @@ import { deliveryBranch } from "./delivery-bounds.js";
 import type { ControllerSettings } from "./input.js";
 import { jobNameFor, shortenName } from "./names.js";
 import { effectiveModel, routeModel } from "./routing.js";
+import { RUN_VOLUME_NAMES, stationTemplateProblem } from "./station-policy.js";
 import { renderPrompt } from "./templating.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
 
@@ -139,20 +140,12 @@ export function realtimeRunToken(signingKey: string, agentUid: string): string {
   return createHmac("sha256", signingKey).update(agentUid).digest("hex");
 }
 
-/** Why the Station template cannot run, or undefined when it can (docs/run-pod.md#the-job-and-its-pod-template, docs/decisions.md D-17). */
-export function templateProblem(template: unknown): string | undefined {
-  const t = (template ?? {}) as V1PodTemplateSpec;
-  const spec = t.spec as V1PodSpec | undefined;
-  if (!spec || !Array.isArray(spec.containers)) return "spec.containers is missing";
-  if (!spec.containers.some((c) => c?.name === "agent")) return "no container named agent";
-  if (spec.hostNetwork) return "hostNetwork is not allowed";
-  if (spec.hostPID) return "hostPID is not allowed";
-  if (spec.hostIPC) return "hostIPC is not allowed";
-  for (const v of spec.volumes ?? []) if (v.hostPath) return `hostPath volume ${v.name} is not allowed`;
-  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
-    if (c.securityContext?.privileged) return `container ${c.name} is privileged`;
-  }
-  return undefined;
+/** Why the Station template cannot run, or undefined when it can (station-policy.ts). */
+export function templateProblem(
+  template: unknown,
+  settings?: Pick<ControllerSettings, "runPodPolicy">,
+): string | undefined {
+  return stationTemplateProblem(template, settings?.runPodPolicy);
 }
 
 const secretEnv = (name: string, key: string): V1EnvVar => ({
@@ -375,6 +368,25 @@ function witnessSecurityContext(): V1SecurityContext {
   };
 }
 
+/**
+ * A container the Station adds: never root, no escalation, no capability, the runtime's seccomp
+ * profile, whatever its securityContext says (docs/security.md#the-station-template-policy; the
+ * policy refuses a template that asks for more, this holds for what it leaves unsaid).
+ */
+function stationContainer(c: V1Container): V1Container {
+  return {
+    ...c,
+    securityContext: {
+      ...c.securityContext,
+      privileged: false,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      capabilities: DROP_ALL,
+      seccompProfile: RUNTIME_DEFAULT,
+    },
+  };
+}
+
 function agentSecurityContext(): V1SecurityContext {
   return {
     runAsNonRoot: true,
@@ -387,7 +399,7 @@ function agentSecurityContext(): V1SecurityContext {
 }
 
 /** The volumes the controller owns; a Station volume or mount of the same name is replaced. */
-const RUN_VOLUMES = new Set(["agent", "workspace", RESULT_VOLUME]);
+const RUN_VOLUMES = RUN_VOLUME_NAMES;
 
 const RUN_MOUNTS = [
   { name: "agent", mountPath: AGENT_HOME },
@@ -407,7 +419,7 @@ export function buildJob(
   /** When the Job is created (epoch ms); without it the supervisor counts from its own start. */
   createdAt?: number,
 ): JobBuildResult {
-  const problem = templateProblem(station.spec.template);
+  const problem = templateProblem(station.spec.template, settings);
   if (problem) return { ok: false, reason: `invalid Station template: ${problem}` };
   const def = definition.spec;
   const model = effectiveModel(agent, definition);
@@ -455,7 +467,7 @@ export function buildJob(
 
   const supervisorArgs = realtime ? (agent.spec.resumeSession ? [] : [prompt]) : cliArgv(def, model, prompt);
   spec.containers = spec.containers.map((c): V1Container => {
-    if (c.name !== "agent") return c;
+    if (c.name !== "agent") return stationContainer(c);
     const controllerEnv = buildEnv(ctx, "agent");
     const taken = new Set(controllerEnv.map((e) => e.name));
     // docs/decisions.md D-21: the Station's own env stays, below the controller's and the recipe's.
@@ -522,7 +534,7 @@ export function buildJob(
     terminationMessagePolicy: "FallbackToLogsOnError",
   };
   // docs/decisions.md D-21: the Station's own init containers run after the controller's.
-  spec.initContainers = [init, ...(spec.initContainers ?? [])];
+  spec.initContainers = [init, ...(spec.initContainers ?? []).map(stationContainer)];
   const volumes: V1Volume[] = (spec.volumes ?? []).filter((v) => !RUN_VOLUMES.has(v.name));
   spec.volumes = [
     ...volumes,
