@@ -1,0 +1,212 @@
+/**
+ * The second hardening round on a real API server and controller (docs/security.md): a Station
+ * template that would hand the run pod the controller's powers or another run's secrets, and an
+ * Agent that would deliver outside its bounds, fail at Pending naming the field with no Job
+ * created; a terminal status the API server refuses does not leave the Agent Running.
+ */
+import type { V1Job } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Executor } from "../../../src/controller/executor.js";
+import { RunMemory } from "../../../src/controller/memory.js";
+import { ControllerMetrics } from "../../../src/controller/metrics.js";
+import type { ControllerReplica } from "../../../src/controller/process.js";
+import type { KubeEvent } from "../../../src/core/actions.js";
+import { jobNameFor } from "../../../src/core/names.js";
+import type { Agent } from "../../../src/core/types.js";
+import type { KubeClient } from "../../../src/kube/client.js";
+import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "../../../src/kube/resources.js";
+import { createTestNamespace, kubeConfig } from "../../harness/context.js";
+import { clientFor, createDefinition, getAgent, startReplica, waitFor, waitForPhase } from "./helpers.js";
+
+let client: KubeClient;
+let ns: string;
+let replica: ControllerReplica;
+
+beforeAll(async () => {
+  client = await clientFor(kubeConfig());
+  ns = await createTestNamespace("ctrl-hard");
+  await createDefinition(client, ns, "def");
+  await client.create(AGENT_DEFINITIONS, ns, {
+    apiVersion: "agents.re-cinq.com/v1beta1",
+    kind: "AgentDefinition",
+    metadata: { name: "deliver" },
+    spec: {
+      prompt: "Fix it.",
+      model: "claude-sonnet-5",
+      resources: { repos: [{ name: "app", url: "https://github.com/acme/app.git" }] },
+      delivery: { pullRequest: { tokenSecret: "GITHUB_TOKEN" } },
+    },
+  });
+  replica = await startReplica(await clientFor(kubeConfig()), ns, "replica-h");
+  await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+});
+
+afterAll(async () => {
+  await replica?.stop();
+  await client?.close();
+});
+
+async function stationWith(name: string, def: string, podSpec: Record<string, unknown>) {
+  await client.create(STATIONS, ns, {
+    apiVersion: "agents.re-cinq.com/v1beta1",
+    kind: "Station",
+    metadata: { name },
+    spec: {
+      agentDefRef: def,
+      template: { spec: { containers: [{ name: "agent", image: "x.test/a:1" }], ...podSpec } },
+    },
+  });
+}
+
+async function agentOn(name: string, station: string, spec: Record<string, unknown> = {}) {
+  await client.create(AGENTS, ns, {
+    apiVersion: "agents.re-cinq.com/v1beta1",
+    kind: "Agent",
+    metadata: { name },
+    spec: { stationRef: station, parameters: { topic: "x" }, ...spec },
+  });
+}
+
+async function failsNamingTheField(name: string, field: string): Promise<Agent> {
+  const agent = await waitForPhase(client, ns, name, ["Failed", "Succeeded", "Running"]);
+  expect(agent.status?.phase).toBe("Failed");
+  expect(agent.status?.failureReason).toContain(field);
+  expect(await client.get<V1Job>(JOBS, ns, jobNameFor(name))).toBeUndefined();
+  return agent;
+}
+
+const T = "spec.template.spec";
+
+describe("the Station template policy, attacked", () => {
+  it.each([
+    [
+      "sa",
+      "the controller's ServiceAccount with its token projected",
+      {
+        serviceAccountName: "agent-controller",
+        automountServiceAccountToken: false,
+        volumes: [{ name: "tok", projected: { sources: [{ serviceAccountToken: { path: "token" } }] } }],
+      },
+      `${T}.serviceAccountName`,
+    ],
+    [
+      "tok",
+      "a projected token beside the default ServiceAccount",
+      { volumes: [{ name: "tok", projected: { sources: [{ serviceAccountToken: { path: "token" } }] } }] },
+      `${T}.volumes[0] (tok): projected volumes are not allowed`,
+    ],
+    [
+      "secret",
+      "agent-secrets mounted whole",
+      { volumes: [{ name: "s", secret: { secretName: "agent-secrets" } }] },
+      `${T}.volumes[0] (s): secret volumes are not allowed`,
+    ],
+    ["pid", "shareProcessNamespace", { shareProcessNamespace: true }, `${T}.shareProcessNamespace`],
+    [
+      "spy",
+      "a root sidecar on the witness's result volume",
+      {
+        containers: [
+          { name: "agent", image: "x.test/a:1" },
+          {
+            name: "spy",
+            image: "x.test/s:1",
+            securityContext: { runAsUser: 0 },
+            volumeMounts: [{ name: "agent-result", mountPath: "/r" }],
+          },
+        ],
+      },
+      `${T}.containers[1].volumeMounts`,
+    ],
+    [
+      "hook",
+      "a postStart hook in the agent container",
+      {
+        containers: [
+          { name: "agent", image: "x.test/a:1", lifecycle: { postStart: { exec: { command: ["id"] } } } },
+        ],
+      },
+      `${T}.containers[0].lifecycle.postStart`,
+    ],
+  ])("%s: %s", async (id, _, podSpec, field) => {
+    await stationWith(`stn-${id}`, "def", podSpec);
+    await agentOn(`run-${id}`, `stn-${id}`);
+    const agent = await failsNamingTheField(`run-${id}`, field);
+    expect(agent.status?.failureReason).toMatch(/^invalid Station template: /);
+  });
+});
+
+describe("deliveries within bounds, attacked", () => {
+  beforeAll(() => stationWith("stn-deliver", "deliver", {}));
+
+  it("a branch outside the definition's prefix (release)", async () => {
+    await agentOn("br-release", "stn-deliver", { branch: "release" });
+    await failsNamingTheField("br-release", 'spec.branch "release" is outside the branch prefix "agent/"');
+  });
+
+  it("a targetRepo the definition never declared", async () => {
+    await agentOn("tr-other", "stn-deliver", { targetRepo: "evil/fork" });
+    await failsNamingTheField("tr-other", 'spec.targetRepo "evil/fork" is neither');
+  });
+
+  it("the CRD refuses a branch git would read as an option or a range", async () => {
+    for (const branch of ["-f", "agent/..", "agent/a..b", "agent/.hidden"]) {
+      await expect(agentOn(`br-bad-${branch.length}`, "stn-deliver", { branch })).rejects.toThrow(
+        /spec.branch/,
+      );
+    }
+  });
+});
+
+describe("a terminal status the API server refuses", () => {
+  it("is written without the refused field, the Agent leaves Running, an Event says so", async () => {
+    // A namespace no controller serves: nothing else writes this Agent's status meanwhile.
+    const quiet = await createTestNamespace("ctrl-hard-quiet");
+    await client.create(AGENTS, quiet, {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "Agent",
+      metadata: { name: "refused-status" },
+      spec: { stationRef: "any" },
+    });
+    const created = await waitFor("the Agent", () => getAgent(client, quiet, "refused-status"));
+    const events: KubeEvent[] = [];
+    const executor = new Executor({
+      client,
+      namespace: quiet,
+      memory: new RunMemory(),
+      metrics: new ControllerMetrics(),
+      provider: () => {
+        throw new Error("no provider");
+      },
+      kubeEvents: { record: (_: unknown, e: KubeEvent) => events.push(e) } as never,
+      now: () => Date.now(),
+      log: () => {},
+    });
+    const ref = { namespace: quiet, name: "refused-status", uid: created.metadata.uid ?? "" };
+    // The value a forged cost once produced: the CRD's pattern refuses it.
+    const status = {
+      phase: "Succeeded",
+      exitCode: 0,
+      completedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      costUSD: "1e+21.555072",
+      costSource: "reported",
+    };
+    const latest = (await getAgent(client, quiet, "refused-status")) as Agent;
+    const report = await executor.execute(latest, [
+      {
+        id: "patch-status",
+        type: "patchStatus",
+        agent: ref,
+        resourceVersion: latest.metadata.resourceVersion ?? "",
+        status,
+      } as never,
+    ]);
+    expect(report.succeeded).toEqual(["patch-status"]);
+    const after = (await getAgent(client, quiet, "refused-status")) as Agent;
+    expect(after.status?.phase).toBe("Succeeded");
+    expect(after.status?.costUSD).toBeUndefined();
+    expect(after.status?.costSource).toBe("reported");
+    expect(events[0]).toMatchObject({ reason: "StatusFieldsDropped" });
+    expect(events[0]?.note).toContain("status.costUSD");
+  });
+});
