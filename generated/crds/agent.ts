@@ -165,6 +165,10 @@ export interface AgentStatus {
      */
     costSource?: ("reported" | "estimated" | "unpriced");
     /**
+     * Set when the run's cost could not be read from its result: the tokens were summed from the model responses it streamed (no result line), or the run succeeded without any usage the controller could read (its cost is unknown). A CostNotReported Event says the same.
+     */
+    costNote?: string;
+    /**
      * Set when the run's own lines reported a cost above what their tokens could cost at the vendor's highest known rates: the reported figure, in US dollars, which was not believed. costUSD is then priced from the tokens (a model without a price at the vendor's highest rates), and a CostReportRejected Event says so.
      */
     costReportRejected?: string;

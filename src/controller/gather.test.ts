@@ -15,7 +15,17 @@ const COMPLETE: V1Job = {
   status: { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] },
 };
 
-function deps(list: GatherDeps["client"]["list"], readLog: GatherDeps["client"]["readLog"]): GatherDeps {
+/** A whole-log read as the fakes answer it; the controller streams it (streamLog). */
+type ReadLog = (ns: string, pod: string, container: string) => Promise<string | undefined>;
+
+function deps(list: GatherDeps["client"]["list"], readLog: ReadLog): GatherDeps {
+  const streamLog: GatherDeps["client"]["streamLog"] = async (ns, pod, container, onChunk) => {
+    const text = await readLog(ns, pod, container);
+    if (text === undefined) return false;
+    // In pieces that split lines, as a streamed body does.
+    for (let i = 0; i < text.length; i += 7_919) onChunk(text.slice(i, i + 7_919));
+    return true;
+  };
   return {
     cache: {
       agent: () => undefined,
@@ -24,7 +34,7 @@ function deps(list: GatherDeps["client"]["list"], readLog: GatherDeps["client"][
       job: () => COMPLETE,
       stationAgents: () => [],
     },
-    client: { get: async () => undefined, list, readLog },
+    client: { get: async () => undefined, list, streamLog },
     namespace: NS,
     settings: {
       namespace: NS,
@@ -56,14 +66,14 @@ describe("gather: the pod of a finished Job", () => {
       running(),
       deps(
         async () => ({ items: pods as never[], resourceVersion: "1" }),
-        async (_ns, pod, container, o) => {
-          reads.push(`${pod}/${container} limitBytes=${o?.limitBytes}`);
+        async (_ns, pod, container) => {
+          reads.push(`${pod}/${container}`);
           return "done\n";
         },
       ),
     );
-    // By bytes with the read bound, never by a line tail that silently drops output.
-    expect(reads).toEqual([`run-1-a/agent limitBytes=${LOG_READ_LIMIT_BYTES}`]);
+    // The whole log, in one streaming pass.
+    expect(reads).toEqual(["run-1-a/agent"]);
     expect(input.pod).toMatchObject({ found: true, agentLog: { available: true, text: "done\n" } });
   });
 
@@ -138,22 +148,36 @@ describe("gather: the pod of a finished Job", () => {
     expect(input.pod).toEqual({ found: true, agentLog: { available: false } });
   });
 
-  it("a log longer than the read bound is read again by its last lines; both parts are kept", async () => {
-    const reads: unknown[] = [];
-    const big = "x".repeat(LOG_READ_LIMIT_BYTES);
+  it("a log longer than the read bound keeps its head and its last lines, in one pass", async () => {
+    const big = "x".repeat(LOG_READ_LIMIT_BYTES - 16);
     const input = await gather(
       running(),
-      deps(onePod, async (_ns, _pod, _c, o) => {
-        reads.push(o);
-        return o?.tailLines ? '{"type":"result","session_id":"s-end"}' : big;
-      }),
+      deps(
+        onePod,
+        async () =>
+          `${big}\n${"filler\n".repeat(LOG_OVERFLOW_TAIL_LINES)}{"type":"result","session_id":"s-end"}`,
+      ),
     );
-    expect(reads).toEqual([
-      { limitBytes: LOG_READ_LIMIT_BYTES },
-      { limitBytes: LOG_READ_LIMIT_BYTES, tailLines: LOG_OVERFLOW_TAIL_LINES },
-    ]);
     const pod = input.pod as { agentLog: { text: string } };
+    expect(pod.agentLog.text.startsWith("xxx")).toBe(true);
     expect(pod.agentLog.text.endsWith('{"type":"result","session_id":"s-end"}')).toBe(true);
+  });
+
+  it("the bill cannot be hidden: 9 MiB before the result line and 2,100 lines after it", async () => {
+    const result = JSON.stringify({
+      type: "result",
+      total_cost_usd: 0.42,
+      usage: { input_tokens: 1000, output_tokens: 500 },
+    });
+    const log = `${"y".repeat(9 * 1024 * 1024)}\n${result}\n${"after\n".repeat(2_100)}`;
+    const input = await gather(
+      running(),
+      deps(onePod, async () => log),
+    );
+    const pod = input.pod as { agentLog: { text: string; usageLines: string } };
+    // The output keeps its bounds; the usage line is kept whatever surrounds it.
+    expect(pod.agentLog.text.includes(result)).toBe(false);
+    expect(pod.agentLog.usageLines).toBe(result);
   });
 
   it("the agent never ran: the init log is read instead (docs/decisions.md D-23)", async () => {

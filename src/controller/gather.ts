@@ -8,6 +8,7 @@
  * - the pod and its logs are read only once the Job has finished (one LIST by job-name, one log
  *   read by bytes per container needed; a read that fails is retried, never taken for a GC'd pod).
  */
+
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type {
   BatchMemory,
@@ -18,6 +19,7 @@ import type {
   PodObservation,
   ReconcileInput,
 } from "../core/input.js";
+import { LogMeter } from "../core/log-meter.js";
 import { jobNameFor, jobPodSelector } from "../core/names.js";
 import { initFailedBeforeAgent, jobState } from "../core/readback.js";
 import { DEFAULT_STUCK_POD_SECONDS, mayBeStuck, type RunningPodObservation } from "../core/stuck-pod.js";
@@ -36,7 +38,7 @@ export interface CacheView {
 
 export interface GatherDeps {
   cache: CacheView;
-  client: Pick<KubeClient, "get" | "list" | "readLog">;
+  client: Pick<KubeClient, "get" | "list" | "streamLog">;
   namespace: string;
   settings: ControllerSettings;
   pendingCreations: (station: string) => string[];
@@ -52,8 +54,10 @@ export interface GatherDeps {
  * was read, and the sessionId is taken from all of it.
  */
 export const LOG_READ_LIMIT_BYTES = 8 * 1024 * 1024;
-/** When a log is longer than the read bound, its end is read again by lines (docs/decisions.md D-106). */
+/** When a log is longer than the read bound, its last lines are kept too (docs/decisions.md D-106). */
 export const LOG_OVERFLOW_TAIL_LINES = 2000;
+/** Bound of the usage lines kept from one log (src/core/log-meter.ts). */
+export const LOG_USAGE_LIMIT_BYTES = 32 * 1024 * 1024;
 /**
  * How long after the Job finished a log read failing with 5xx, throttling or a timeout is
  * retried (by failing the reconcile) before the run is recorded with the read error. The Job
@@ -204,16 +208,22 @@ async function readContainerLog(
   container: string,
   retry: boolean,
 ): Promise<LogRead> {
-  const limitBytes = Math.max(LOG_READ_LIMIT_BYTES, d.settings.maxOutputBytes);
+  const meter = new LogMeter({
+    headBytes: Math.max(LOG_READ_LIMIT_BYTES, d.settings.maxOutputBytes),
+    tailLines: LOG_OVERFLOW_TAIL_LINES,
+    usageBytes: LOG_USAGE_LIMIT_BYTES,
+  });
   try {
-    const head = await d.client.readLog(d.namespace, pod, container, { limitBytes });
-    if (head === undefined) return { available: false };
-    if (Buffer.byteLength(head) < limitBytes) return { available: true, text: head };
-    const tail = await d.client.readLog(d.namespace, pod, container, {
-      tailLines: LOG_OVERFLOW_TAIL_LINES,
-      limitBytes,
-    });
-    return { available: true, text: tail === undefined ? head : `${head}\n${tail}` };
+    // One streaming pass over the whole log (docs/cost-and-budgets.md#a-bill-the-agent-cannot-hide).
+    const found = await d.client.streamLog(d.namespace, pod, container, (chunk) => meter.feed(chunk));
+    if (!found) return { available: false };
+    const m = meter.end();
+    return {
+      available: true,
+      text: m.text,
+      usageLines: m.usageLines,
+      ...(m.usageTruncated ? { usageTruncated: true } : {}),
+    };
   } catch (err) {
     if (retry) throw err;
     const error = err instanceof KubeApiError ? `${err.status} ${err.detail}`.trim() : String(err);

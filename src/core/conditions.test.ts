@@ -19,6 +19,7 @@ import {
 } from "./conditions.js";
 import type { ReconcileInput } from "./input.js";
 import { report } from "./report.js";
+import { MSG_USAGE_UNREAD } from "./state-machine/running-job.js";
 import type { AgentCondition } from "./types.js";
 
 const EARLIER = iso(T0 - 3600_000);
@@ -177,6 +178,14 @@ describe("transitions: the conditions ride in the rule's own status patch", () =
       cond("Complete", "True", "Succeeded", "the run succeeded (exit code 0)"),
     ]);
     expect(kubeEvents(actions)).toEqual([
+      // "done" is no CLI line: the run's cost is unknown, and says so (docs/cost-and-budgets.md).
+      {
+        regarding: "run-1",
+        type: "Warning",
+        reason: "CostNotReported",
+        note: MSG_USAGE_UNREAD,
+        dependsOn: ["patch-status"],
+      },
       {
         regarding: "run-1",
         type: "Normal",

@@ -49,7 +49,16 @@ export interface ControllerSettings {
  * container's log is gone (or the container never started). With `error`: the read kept failing
  * (5xx, timeout) past the retry window, so the log exists but could not be read.
  */
-export type LogRead = { available: true; text: string } | { available: false; error?: string };
+export type LogRead =
+  | {
+      available: true;
+      text: string;
+      /** Every usage line of the whole log (src/core/log-meter.ts); absent when only `text` was read. */
+      usageLines?: string;
+      /** Usage lines beyond the meter's bound were dropped from the middle. */
+      usageTruncated?: boolean;
+    }
+  | { available: false; error?: string };
 
 /** The Job as read for this reconcile (GET by status.jobName or the derived name). */
 export type JobObservation =

@@ -86,6 +86,12 @@ export const AGENT_EVENTS = {
     action: "Price",
     when: "the run's lines reported a cost above what its tokens could cost at the vendor's highest known rates; costUSD is priced from the tokens (docs/cost-and-budgets.md#a-bill-the-agent-cannot-inflate)",
   },
+  costNotReported: {
+    type: "Warning",
+    reason: "CostNotReported",
+    action: "Price",
+    when: "the run printed no result with its usage: its cost was summed from the model responses it streamed, or is unknown (status.costNote says which)",
+  },
   statusFieldsDropped: {
     type: "Warning",
     reason: "StatusFieldsDropped",
@@ -227,6 +233,9 @@ export function transitionEvents(b: Built, t: Transition): void {
       ),
       dep,
     );
+  }
+  if (after.costNote !== undefined && before.costNote === undefined) {
+    eventAction(b, "kube-event-cost-not-reported", self, kubeEvent("costNotReported", after.costNote), dep);
   }
   if (after.costReportRejected !== undefined && before.costReportRejected === undefined) {
     eventAction(

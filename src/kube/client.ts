@@ -433,6 +433,29 @@ export class KubeClient {
     throw toError(res.statusCode, text, `GET ${path}`, res.headers["retry-after"]);
   }
 
+  /**
+   * A container's whole log, streamed to `onChunk` as it arrives (no limitBytes: the caller bounds
+   * what it keeps). False when the pod or the container's log does not exist (404, 400); other
+   * failures throw, as readLog's do.
+   */
+  async streamLog(
+    ns: string,
+    pod: string,
+    container: string,
+    onChunk: (text: string) => void,
+  ): Promise<boolean> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log`;
+    const res = await this.send("GET", path, { query: { container } });
+    if (res.statusCode >= 300) {
+      const text = await res.body.text();
+      if (res.statusCode === 404 || res.statusCode === 400) return false;
+      throw toError(res.statusCode, text, `GET ${path}`, res.headers["retry-after"]);
+    }
+    res.body.setEncoding("utf8");
+    for await (const chunk of res.body) onChunk(chunk as string);
+    return true;
+  }
+
   private async guarded(
     write: () => Promise<unknown>,
     opts: { invalidIsConflict: boolean } = { invalidIsConflict: true },

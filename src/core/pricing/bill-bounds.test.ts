@@ -113,3 +113,28 @@ describe("a reported cost above what the tokens could cost is not believed", () 
     expect(formatUsd(u?.costUsd ?? 0)).toMatch(COST_PATTERN);
   });
 });
+
+describe("a bill the agent cannot hide: no result line", () => {
+  const assistant = (id: string, output: number) =>
+    j({
+      type: "assistant",
+      message: { id, model: "claude-opus-5-5", usage: { input_tokens: 1000, output_tokens: output } },
+    });
+
+  it("claude's streamed responses are priced, each message once (the last line of its id)", () => {
+    // claude prints a message once per content block: msg_1 twice, its usage growing.
+    const lines = [assistant("msg_1", 10), assistant("msg_1", 50), assistant("msg_2", 100)].join("\n");
+    const u = runUsage({ vendor: "claude", execution: "interactive", model: "claude-opus-5-5", lines });
+    expect(u?.fromMessages).toBe(2);
+    expect(u?.usage).toEqual({ inputTokens: 2000, outputTokens: 150, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(u?.costSource).toBe("estimated");
+    expect(u?.costUsd).toBeCloseTo((2000 * 4 + 150 * 20) / 1e6, 9);
+  });
+
+  it("a result line wins over the streamed responses", () => {
+    const lines = [assistant("msg_1", 50), claudeResult(0.01, 1000, 50)].join("\n");
+    const u = runUsage({ vendor: "claude", execution: "interactive", model: "claude-opus-5-5", lines });
+    expect(u?.fromMessages).toBeUndefined();
+    expect(u?.costUsd).toBe(0.01);
+  });
+});

@@ -50,6 +50,11 @@ export interface RunUsage {
    * figure they reported, not believed; costUsd is then priced from the tokens.
    */
   rejectedReportUsd?: number;
+  /**
+   * The run printed no result line with its usage: the tokens were summed from the model
+   * responses it streamed (claude's `assistant` lines), and costUsd is an estimate from them.
+   */
+  fromMessages?: number;
 }
 
 /**
@@ -187,6 +192,23 @@ function sinceLastResult(v: unknown): Part[] | undefined {
     });
   }
   return parts;
+}
+
+/**
+ * Tokens of the model responses claude streamed (`assistant` lines), one part per message id:
+ * claude prints a message once per content block with the same usage, so the last line of an
+ * id counts, once. For a run that printed no result line (it was killed, or its result was
+ * hidden), so what it spent is still priced.
+ */
+function claudeMessageParts(lines: JsonLine[], fallbackModel: string): Part[] {
+  const byId = new Map<string, Part>();
+  for (const line of lines) {
+    if (line.type !== "assistant" || !isObject(line.message) || !isObject(line.message.usage)) continue;
+    const id = typeof line.message.id === "string" ? line.message.id : `#${byId.size}`;
+    const model = typeof line.message.model === "string" ? line.message.model : fallbackModel;
+    byId.set(id, { model, usage: anthropicUsage(line.message.usage) });
+  }
+  return [...byId.values()];
 }
 
 function claudeParts(lines: JsonLine[], fallbackModel: string, batch: boolean): Part[] {
@@ -329,8 +351,13 @@ export function runUsage(input: RunUsageInput): RunUsage | undefined {
   const batch = input.execution === "batch";
   switch (input.vendor) {
     case "claude":
-    case "exec":
-      return summed(claudeParts(lines, input.model, batch), batch, input.vendor);
+    case "exec": {
+      const parts = claudeParts(lines, input.model, batch);
+      if (parts.length > 0 || batch) return summed(parts, batch, input.vendor);
+      const messages = claudeMessageParts(lines, input.model);
+      const u = summed(messages, batch, input.vendor);
+      return u && { ...u, fromMessages: messages.length };
+    }
     case "codex":
       return summed(codexParts(lines, input.model), batch, input.vendor);
     case "gemini":

@@ -94,6 +94,8 @@ export interface Terminal {
   failureKind?: FailureKind;
   /** Tokens and cost read from the run's terminal lines (docs/cost-and-budgets.md). */
   usage?: RunUsage;
+  /** Why the cost is unknown although the run must have spent some (status.costNote). */
+  costNote?: string;
 }
 
 /** The cost metrics' execution label. */
@@ -119,6 +121,11 @@ export function usageStatus(u: RunUsage): PatchStatusAction["status"] {
     costSource: u.costSource,
     ...(u.costUsd !== undefined ? { costUSD: formatUsd(u.costUsd) } : {}),
     ...(u.rejectedReportUsd !== undefined ? { costReportRejected: formatUsd(u.rejectedReportUsd) } : {}),
+    ...(u.fromMessages !== undefined
+      ? {
+          costNote: `the run printed no result line with its usage: its tokens and cost are summed from the ${u.fromMessages} model responses it streamed`,
+        }
+      : {}),
   };
 }
 
@@ -190,6 +197,7 @@ export function finish(
     ...(t.sessionId !== undefined ? { sessionId: t.sessionId } : {}),
     ...(t.prUrl !== undefined ? { prUrl: t.prUrl } : {}),
     ...(t.usage !== undefined ? usageStatus(t.usage) : {}),
+    ...(t.costNote !== undefined ? { costNote: t.costNote } : {}),
   };
   const dep = ["patch-status"];
   const metrics: Action[] = [

@@ -3,6 +3,7 @@
  * and its pod, a pod that never starts (docs/decisions.md D-22), a garbage-collected Job, pruning
  * after the terminal patch.
  */
+
 import { agent, NS, station, T0 } from "../../../test/support/core-builders.js";
 import {
   completed,
@@ -17,6 +18,7 @@ import {
   type Row,
 } from "../../../test/support/state-machine-rows.js";
 import * as runningJob from "./running-job.js";
+import { MSG_USAGE_UNREAD } from "./running-job.js";
 
 /** A Job run that ended Failed: its patch (no output read) and, apart, the metrics that follow it. */
 const failedPatch = (failureReason: string) =>
@@ -199,9 +201,73 @@ const ROWS: Row[] = [
         completedAt: NOW_ISO,
         output: '{"type":"result","is_error":false,"session_id":"s-9"}',
         sessionId: "s-9",
+        // A result without usage: the cost is unknown, and the status says so (never a silent $0).
+        costNote: MSG_USAGE_UNREAD,
       }),
       completed("Succeeded", "0"),
       duration("Succeeded", 60),
+    ],
+  },
+  {
+    name: "Job complete: usage from the whole log's usage lines, though the output's bounds cut the result line out",
+    in: {
+      agent: agent().running(T0).build(),
+      job: { found: true, status: { conditions: [{ type: "Complete", status: "True" }] } },
+      pod: {
+        found: true,
+        containerStatuses: [],
+        agentLog: {
+          available: true,
+          text: "the head of a long log\nthe tail of it",
+          usageLines:
+            '{"type":"result","total_cost_usd":0.5,"usage":{"input_tokens":1000,"output_tokens":100}}',
+        },
+      },
+    },
+    rules: ["job-finished"],
+    actions: [
+      patch({
+        phase: "Succeeded",
+        exitCode: 0,
+        completedAt: NOW_ISO,
+        output: "the head of a long log\nthe tail of it",
+        usage: {
+          inputTokens: 1000,
+          outputTokens: 100,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+          totalTokens: 1100,
+        },
+        costSource: "reported",
+        costUSD: "0.5",
+      }),
+      completed("Succeeded", "0"),
+      duration("Succeeded", 60),
+      ...(
+        [
+          ["input", 1000],
+          ["output", 100],
+        ] as const
+      ).map(([type, value]) => ({
+        id: `metric-tokens-${type}`,
+        type: "recordMetric" as const,
+        metric: {
+          name: "controller_run_tokens_total",
+          labels: { station: "st", model: "default", execution: "interactive", type },
+          value,
+        },
+        dependsOn: ["patch-status"],
+      })),
+      {
+        id: "metric-cost",
+        type: "recordMetric",
+        metric: {
+          name: "controller_run_cost_usd_total",
+          labels: { station: "st", model: "default", execution: "interactive" },
+          value: 0.5,
+        },
+        dependsOn: ["patch-status"],
+      },
     ],
   },
   {

@@ -11,6 +11,9 @@ import { finish, usageOf } from "./builders.js";
 import type { Ctx, Rule } from "./context.js";
 import { jobRun } from "./facts.js";
 
+export const MSG_USAGE_UNREAD =
+  "the run succeeded but its log carries no usage the controller could read: its cost is unknown";
+
 /** Job-run read-back into a terminal transition. */
 function finishJob(c: Ctx): Action[] {
   const state = jobState(c.input.job ?? { found: false });
@@ -22,12 +25,17 @@ function finishJob(c: Ctx): Action[] {
     c.input.settings.maxOutputBytes,
   );
   const pod = c.input.pod;
-  const log = pod?.found && pod.agentLog.available ? pod.agentLog.text : undefined;
-  const usage = usageOf(c, log);
+  const read = pod?.found && pod.agentLog.available ? pod.agentLog : undefined;
+  // The whole log's usage lines when the controller streamed it; else the text it read.
+  const usage = usageOf(c, read ? (read.usageLines ?? read.text) : undefined);
+  // A CLI run that succeeded called its model: no usage at all is flagged, never a silent $0.
+  const unread =
+    read !== undefined && usage === undefined && c.vendor !== "exec" && result.phase === "Succeeded";
   return finish(c, {
     ...result,
     ...(c.agent.status?.jobName ? {} : { jobName: jobNameFor(c.ref.name) }),
     ...(usage !== undefined ? { usage } : {}),
+    ...(unread ? { costNote: MSG_USAGE_UNREAD } : {}),
   });
 }
 
