@@ -126,7 +126,12 @@ describe("a bill the agent cannot hide: no result line", () => {
     const lines = [assistant("msg_1", 10), assistant("msg_1", 50), assistant("msg_2", 100)].join("\n");
     const u = runUsage({ vendor: "claude", execution: "interactive", model: "claude-opus-5-5", lines });
     expect(u?.fromMessages).toBe(2);
-    expect(u?.usage).toEqual({ inputTokens: 2000, outputTokens: 150, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(u?.usage).toEqual({
+      inputTokens: 2000,
+      outputTokens: 150,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
     expect(u?.costSource).toBe("estimated");
     expect(u?.costUsd).toBeCloseTo((2000 * 4 + 150 * 20) / 1e6, 9);
   });
