@@ -33,7 +33,7 @@ const logs: string[] = [];
 const reports: { agent: string; succeeded: string[] }[] = [];
 
 /** Fails the next `times` calls of one client method for which `when` holds. */
-function failNext<K extends "create" | "readLog">(
+function failNext<K extends "create" | "streamLog">(
   method: K,
   times: number,
   err: () => Error,
@@ -140,7 +140,7 @@ describe("read-back (docs/decisions.md D-106, D-112, D-23)", () => {
       }),
     });
     const seen = failNext(
-      "readLog",
+      "streamLog",
       2,
       () => new KubeApiError(503, "ServiceUnavailable", "GET log: 503", "kubelet unavailable"),
       (_ns, pod, container) => container === "agent" && pod.startsWith(jobNameFor("sick-1")),

@@ -7,6 +7,7 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Executor } from "../../../src/controller/executor.js";
+import { KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
 import { RunMemory } from "../../../src/controller/memory.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
@@ -14,9 +15,18 @@ import type { KubeEvent } from "../../../src/core/actions.js";
 import { jobNameFor } from "../../../src/core/names.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
-import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "../../../src/kube/resources.js";
-import { createTestNamespace, kubeConfig } from "../../harness/context.js";
-import { clientFor, createDefinition, getAgent, startReplica, waitFor, waitForPhase } from "./helpers.js";
+import { AGENT_DEFINITIONS, AGENTS, JOBS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
+import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
+import {
+  clientFor,
+  createAgent,
+  createDefinition,
+  createStation,
+  getAgent,
+  startReplica,
+  waitFor,
+  waitForPhase,
+} from "./helpers.js";
 
 let client: KubeClient;
 let ns: string;
@@ -155,6 +165,38 @@ describe("deliveries within bounds, attacked", () => {
         /spec.branch/,
       );
     }
+  });
+});
+
+describe("a bill the agent cannot inflate, attacked", () => {
+  it("a forged result line's cost is not believed: priced from its tokens, the figure kept, an Event", async () => {
+    const forged = [
+      JSON.stringify({ type: "system", subtype: "init", model: "claude-opus-5-5", session_id: "s-1" }),
+      // What one forged line once set status.costUSD to; at 1e21 the old formatting broke the CRD's pattern.
+      JSON.stringify({
+        type: "result",
+        subtype: "success",
+        session_id: "s-1",
+        total_cost_usd: 1e15 + 0.393216,
+        usage: { input_tokens: 1000, output_tokens: 500 },
+      }),
+    ].join("\n");
+    await createStation(client, ns, "stn-forged", "def", {
+      annotations: podScriptAnnotations({ exitCode: 0, logs: { agent: forged } }),
+    });
+    await createAgent(client, ns, "forged-cost", "stn-forged");
+    const done = await waitForPhase(client, ns, "forged-cost", ["Succeeded", "Failed"]);
+    expect(done.status?.phase).toBe("Succeeded");
+    // claude-opus-5-5: 4 / 20 USD per million tokens.
+    expect(done.status?.costUSD).toBe("0.014");
+    expect(done.status?.costSource).toBe("estimated");
+    expect(done.status?.costReportRejected).toBe("1000000000000000.375");
+    type Listed = { reason: string; note?: string; regarding: { uid: string } };
+    const event = await waitFor("the CostReportRejected Event", async () => {
+      const l = await client.request<{ items: Listed[] }>("GET", resourcePath(KUBE_EVENTS, ns));
+      return l.items.find((e) => e.reason === "CostReportRejected" && e.regarding.uid === done.metadata.uid);
+    });
+    expect(event.note).toContain("$1000000000000000.375");
   });
 });
 
