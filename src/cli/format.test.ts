@@ -63,6 +63,23 @@ const succeeded = agent("run-1", {
 const failed = agent("run-3", { phase: "Failed", failureReason: "Station writer not found" });
 
 describe("status of one Agent", () => {
+  it("a cost the controller did not believe, or could not read, says so (docs/cost-and-budgets.md)", () => {
+    const forged = {
+      ...succeeded,
+      status: {
+        ...succeeded.status,
+        costUSD: "0.014",
+        costSource: "estimated" as const,
+        costReportRejected: "1000000000000000.375",
+      },
+    };
+    expect(formatAgentDetail(forged)).toContain(
+      "Cost:       $0.014 estimated (3 in / 24 out tokens)\nCost note:  the run reported $1000000000000000.375, more than its tokens can cost: not believed\n",
+    );
+    const unread = { ...succeeded, status: { ...succeeded.status, costNote: "its cost is unknown" } };
+    expect(formatAgentDetail(unread)).toContain("Cost note:  its cost is unknown\n");
+  });
+
   it("a finished run: exit code, cost and tokens from the status fields, session and PR", () => {
     expect(formatAgentDetail(succeeded)).toBe(
       [

@@ -83,6 +83,17 @@ export function formatAgentDetail(agent: Agent): string {
     ["Completed", s.completedAt],
     ["Exit code", s.exitCode],
     ["Cost", costText(agent)],
+    [
+      "Cost note",
+      [
+        s.costReportRejected !== undefined
+          ? `the run reported $${s.costReportRejected}, more than its tokens can cost: not believed`
+          : "",
+        s.costNote ?? "",
+      ]
+        .filter((t) => t !== "")
+        .join("; "),
+    ],
     ["Session", s.sessionId],
     ["PR", s.prUrl],
   ];
