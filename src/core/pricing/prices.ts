@@ -31,6 +31,11 @@ export interface ModelPrice {
   source: string;
   /** When they were read (YYYY-MM or YYYY-MM-DD). */
   asOf: string;
+  /**
+   * The date the provider stopped serving the model (it refuses requests for it): kept for the
+   * cost of runs before it; no example or doc may name it (test/repo/retired-models.test.ts).
+   */
+  retired?: string;
 }
 
 const ANTHROPIC_SOURCE = "Anthropic list prices, platform.claude.com pricing page (docs/cost-and-budgets.md)";
@@ -75,7 +80,8 @@ export const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
   "claude-sonnet-5-5": anthropic(r(2, 10, 0.1, 2.5)),
   "claude-sonnet-5": anthropic(r(2, 10, 0.2, 2.5)),
   "claude-sonnet-4-6": anthropic(r(3, 15, 0.3, 3.75)),
-  "claude-sonnet-4-5": anthropic(r(3, 15, 0.3, 3.75)),
+  // Retired by Anthropic on 2026-11-30: requests for it are refused.
+  "claude-sonnet-4-5": anthropic(r(3, 15, 0.3, 3.75), { retired: "2026-11-30" }),
   "claude-sonnet-4": anthropic(r(3, 15, 0.3, 3.75)),
   "claude-haiku-5-5": anthropic(r(0.1, 0.5, 0.01, 0.125), {
     longPrompt: { aboveTokens: 100_000, rates: r(0.5, 2.5, 0.05, 0.625) },
