@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { formatUsd } from "./estimate.js";
-import { MODEL_PRICES } from "./prices.js";
+import { MODEL_PRICES, modelIdCandidates, priceFor } from "./prices.js";
 import { REPORT_HEADROOM, runUsage } from "./run-usage.js";
 import { vendorCeilingRates } from "./vendor-ceiling.js";
 
@@ -141,5 +141,28 @@ describe("a bill the agent cannot hide: no result line", () => {
     const u = runUsage({ vendor: "claude", execution: "interactive", model: "claude-opus-5-5", lines });
     expect(u?.fromMessages).toBeUndefined();
     expect(u?.costUsd).toBe(0.01);
+  });
+});
+
+describe("model id forms priced as their alias (docs/cost-and-budgets.md#the-price-table)", () => {
+  it.each([
+    ["claude-haiku-4-5-20251001", "claude-haiku-4-5"],
+    ["claude-opus-5-5[1m]", "claude-opus-5-5"],
+    ["claude-opus-5-5-20260101[1m]", "claude-opus-5-5"],
+    ["gpt-5-2025-08-07", "gpt-5"],
+    ["gemini-2.5-flash-preview-09-2025", "gemini-2.5-flash"],
+    ["gemini-2.5-flash-001", "gemini-2.5-flash"],
+    ["anthropic/claude-sonnet-4-6", "claude-sonnet-4-6"],
+  ])("%s → %s", (id, alias) => {
+    expect(priceFor(id)).toBe(MODEL_PRICES[alias]);
+  });
+
+  it("an id the table lists is its own entry, never a shorter one", () => {
+    expect(modelIdCandidates("gpt-5-mini")[0]).toBe("gpt-5-mini");
+    expect(priceFor("gpt-5-mini")).toBe(MODEL_PRICES["gpt-5-mini"]);
+  });
+
+  it("an unknown model stays unpriced", () => {
+    expect(priceFor("claude-unknown-9-20260101")).toBeUndefined();
   });
 });

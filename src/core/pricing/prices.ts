@@ -103,19 +103,44 @@ export const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
   "gemini-2.5-flash-lite": gemini(r(0.1, 0.4, 0.01, 0.1), "2025-10"),
 };
 
+/** Snapshot and variant suffixes that carry the same price as the id without them. */
+const SUFFIXES: readonly RegExp[] = [
+  /\[1m\]$/, // Claude Code's 1M-context ids: claude-opus-5-5[1m]
+  /-\d{8}$/, // Anthropic snapshots: claude-haiku-4-5-20251001
+  /-\d{4}-\d{2}-\d{2}$/, // OpenAI snapshots: gpt-5-2025-08-07
+  /-\d{3}$/, // Gemini stable versions: gemini-2.5-flash-001
+  /-preview(-\d{2}-\d{4}|-\d{2}-\d{2})?$/, // Gemini previews: gemini-2.5-flash-preview-09-2025
+];
+
 /**
- * The table entry for a model id as a CLI or provider reports it: exact first, then without a
- * `provider/` prefix (opencode's `anthropic/claude-sonnet-4-6`) and without a snapshot suffix
- * (`-20251001`, `-001`), which carries the same price as its alias.
+ * The ids a reported model id may be priced as, most specific first: itself, without a
+ * `provider/` prefix (opencode's `anthropic/claude-sonnet-4-6`), then without each snapshot or
+ * variant suffix in turn (so `claude-opus-5-5-20260101[1m]` reaches `claude-opus-5-5`).
  */
-export function priceFor(model: string): ModelPrice | undefined {
-  const candidates = new Set<string>();
+export function modelIdCandidates(model: string): string[] {
+  const out: string[] = [];
   const bare = model.includes("/") ? model.slice(model.lastIndexOf("/") + 1) : model;
   for (const id of [model, bare]) {
-    candidates.add(id);
-    candidates.add(id.replace(/-(\d{8}|\d{3})$/, ""));
+    let current = id;
+    out.push(current);
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const suffix of SUFFIXES) {
+        const next = current.replace(suffix, "");
+        if (next !== current && next !== "") {
+          current = next;
+          out.push(current);
+          changed = true;
+        }
+      }
+    }
   }
-  for (const id of candidates) {
+  return [...new Set(out)];
+}
+
+/** The table entry for a model id as a CLI or provider reports it (modelIdCandidates). */
+export function priceFor(model: string): ModelPrice | undefined {
+  for (const id of modelIdCandidates(model)) {
     const price = MODEL_PRICES[id];
     if (price !== undefined) return price;
   }
