@@ -161,9 +161,15 @@ export interface AgentStatus {
      */
     costUSD?: string;
     /**
-     * Where costUSD comes from. reported: the CLI's own figure (claude total_cost_usd, opencode step costs). estimated: priced from the controller's price table (codex, gemini, every batch run, a model the CLI could not price). unpriced: the lines carry tokens of a model the table has no price for, so there is no costUSD.
+     * Where costUSD comes from. reported: the CLI's own figure (claude total_cost_usd, opencode step costs). estimated: priced from the controller's price table (codex, gemini, every batch run, a model the CLI could not price; a model the table has no price for at its vendor's highest known rates, see unpricedModels). unpriced: written by earlier releases for a run with tokens of a model without a price (no costUSD); no longer written.
      */
     costSource?: ("reported" | "estimated" | "unpriced");
+    /**
+     * Models the run used that the controller's price table has no price for: their tokens are priced at that vendor's highest known rates (costSource estimated), so a Station's budget counts them. A ModelUnpriced Event names them.
+     *
+     * @maxItems 32
+     */
+    unpricedModels?: string[];
     /**
      * Set when the run's cost could not be read from its result: the tokens were summed from the model responses it streamed (no result line), or the run succeeded without any usage the controller could read (its cost is unknown). A CostNotReported Event says the same.
      */

@@ -191,6 +191,19 @@ describe("stationWarnings: the Station template policy (docs/security.md#the-sta
     ]);
   });
 
+  it("warns that a Station container without runAsUser starts only from a non-root image", () => {
+    const sidecar = withTemplate({
+      containers: [
+        { name: "agent" },
+        { name: "proxy", image: "envoy" },
+        { name: "ok", securityContext: { runAsUser: 1000 } },
+      ],
+    });
+    expect(stationWarnings(sidecar, NS, allModes, {})).toEqual([
+      "container proxy sets no securityContext.runAsUser: the controller runs Station containers as non-root, so it starts only if its image's user is a numeric non-root uid (else the pod fails with CreateContainerConfigError)",
+    ]);
+  });
+
   it("follows the installation's widening: a ServiceAccount it lists is no warning", () => {
     const template = withTemplate({ serviceAccountName: "runner" });
     expect(stationWarnings(template, NS, allModes, {})).toHaveLength(1);

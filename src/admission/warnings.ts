@@ -12,7 +12,7 @@ import {
   MSG_REALTIME_DISABLED,
   specCheckFailure,
 } from "../core/spec-checks.js";
-import { type StationPolicy, stationTemplateProblem } from "../core/station-policy.js";
+import { type StationPolicy, stationTemplateAdvice, stationTemplateProblem } from "../core/station-policy.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import { firstSchemaIssue } from "../validation/index.js";
 import type { Lookup } from "./facts.js";
@@ -161,7 +161,7 @@ export function stationWarnings(
   const problem = stationTemplateProblem(station.spec.template, modes.runPodPolicy);
   const policy =
     problem === undefined
-      ? []
+      ? stationTemplateAdvice(station.spec.template)
       : [`Agents of this Station will fail with "invalid Station template: ${problem}"`];
   return [...policy, ...definitionStateWarnings(namespace, modes, facts, defName)];
 }

@@ -18,6 +18,7 @@ describe("ControllerMetrics", () => {
       controller_sink_deliveries_total: "counter",
       controller_run_tokens_total: "counter",
       controller_run_cost_usd_total: "counter",
+      controller_run_unpriced_models_total: "counter",
     });
   });
 

@@ -83,6 +83,13 @@ export class ControllerMetrics {
     registers: [this.registry],
   });
 
+  readonly runUnpricedModels = new Counter({
+    name: "controller_run_unpriced_models_total",
+    help: "Finished runs that used a model the price table has no price for (priced at the vendor's highest known rates), by Station and model.",
+    labelNames: ["station", "model"],
+    registers: [this.registry],
+  });
+
   constructor() {
     // Known label values start at zero, so dashboards see the series before the first event.
     for (const phase of AGENT_PHASES) this.agents.set({ phase }, 0);
@@ -122,6 +129,9 @@ export class ControllerMetrics {
         return;
       case "controller_run_cost_usd_total":
         this.runCost.inc(m.labels, m.value);
+        return;
+      case "controller_run_unpriced_models_total":
+        this.runUnpricedModels.inc(m.labels);
         return;
     }
   }

@@ -294,6 +294,7 @@ export type MetricObservation =
       labels: { station: string; model: string; execution: CostExecution };
       value: number;
     }
+  | { name: "controller_run_unpriced_models_total"; labels: { station: string; model: string } }
   | { name: "controller_run_duration_seconds"; labels: { phase: "Succeeded" | "Failed" }; value: number }
   | { name: "controller_run_queue_seconds"; value: number }
   | { name: "controller_run_failures_total"; labels: { kind: FailureKind } }

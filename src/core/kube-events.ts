@@ -86,6 +86,12 @@ export const AGENT_EVENTS = {
     action: "Price",
     when: "the run's lines reported a cost above what its tokens could cost at the vendor's highest known rates; costUSD is priced from the tokens (docs/cost-and-budgets.md#a-bill-the-agent-cannot-inflate)",
   },
+  modelUnpriced: {
+    type: "Warning",
+    reason: "ModelUnpriced",
+    action: "Price",
+    when: "the run used a model the price table has no price for: its tokens are priced at the vendor's highest known rates (status.unpricedModels); add a price (docs/cost-and-budgets.md#no-run-is-free)",
+  },
   costNotReported: {
     type: "Warning",
     reason: "CostNotReported",
@@ -230,6 +236,18 @@ export function transitionEvents(b: Built, t: Transition): void {
       kubeEvent(
         "batchTimedOut",
         `batch ${before.batchId ?? ""} at ${before.batchProvider ?? "the provider"} timed out; cancel requested${timedOutToFallback ? ", falling back to a Job" : ""}`,
+      ),
+      dep,
+    );
+  }
+  if (after.unpricedModels !== undefined && before.unpricedModels === undefined) {
+    eventAction(
+      b,
+      "kube-event-model-unpriced",
+      self,
+      kubeEvent(
+        "modelUnpriced",
+        `no price for ${after.unpricedModels.join(", ")}: its tokens are priced at the vendor's highest known rates (costUSD $${after.costUSD ?? "0"}, estimated)`,
       ),
       dep,
     );

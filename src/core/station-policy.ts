@@ -160,3 +160,22 @@ export function stationTemplateProblem(
   }
   return undefined;
 }
+
+/**
+ * What the webhook says about a template the policy accepts but a kubelet may not start: the
+ * controller runs every Station container with runAsNonRoot, so one without a runAsUser starts
+ * only if its image's user is a numeric non-root uid.
+ */
+export function stationTemplateAdvice(template: unknown): string[] {
+  const spec = ((template ?? {}) as V1PodTemplateSpec).spec;
+  const added = [
+    ...(spec?.initContainers ?? []),
+    ...(spec?.containers ?? []).filter((c) => c?.name !== "agent"),
+  ];
+  return added
+    .filter((c) => c?.securityContext?.runAsUser === undefined)
+    .map(
+      (c) =>
+        `container ${c.name} sets no securityContext.runAsUser: the controller runs Station containers as non-root, so it starts only if its image's user is a numeric non-root uid (else the pod fails with CreateContainerConfigError)`,
+    );
+}

@@ -5,6 +5,7 @@ import { ANTHROPIC_PRICES, batchCostUsd } from "../../batch/pricing.js";
 import { estimateCostUsd, formatUsd, NO_TOKENS, parseUsd } from "./estimate.js";
 import { MODEL_PRICES, priceFor } from "./prices.js";
 import { type RunUsageInput, runUsage } from "./run-usage.js";
+import { vendorCeilingRates } from "./vendor-ceiling.js";
 
 const M = 1_000_000;
 /** Lines the real CLIs printed, captured by their helpers (test/fakes/models/fixtures/). */
@@ -262,10 +263,13 @@ describe("runUsage", () => {
       expect(r).toEqual({ usage: usage(M, 0), costUsd: 3, costSource: "estimated" });
     });
 
-    it("a model without a price and no reported cost is unpriced", () => {
+    it("a model without a price and no reported cost is priced at claude's highest rates, and named", () => {
+      const ceiling = vendorCeilingRates("exec");
       expect(run("exec", "interactive", "my-model", [claudeResult({ input: 10, output: 1 })])).toEqual({
         usage: usage(10, 1),
-        costSource: "unpriced",
+        costUsd: (10 * ceiling.input + 1 * ceiling.output) / M,
+        costSource: "estimated",
+        unpricedModels: ["my-model"],
       });
     });
 
@@ -325,8 +329,11 @@ describe("runUsage", () => {
       expect(r?.costSource).toBe("estimated");
     });
 
-    it("an unknown model is unpriced", () => {
-      expect(run("codex", "interactive", "", [codexTurn(10, 0, 1)])?.costSource).toBe("unpriced");
+    it("the CLI's own default (no model named) is priced at codex's highest rates, never free", () => {
+      const r = run("codex", "interactive", "", [codexTurn(10, 0, 1)]);
+      expect(r?.costSource).toBe("estimated");
+      expect(r?.unpricedModels).toEqual(["default"]);
+      expect(r?.costUsd).toBeGreaterThan(0);
     });
   });
 
@@ -371,7 +378,7 @@ describe("runUsage", () => {
       expect(run("gemini", "realtime", "gemini-2.5-flash", [turn, turn])?.usage).toEqual(usage(200, 20));
     });
 
-    it("a model without a price (gemini-3.1-flash-lite) leaves the run unpriced", () => {
+    it("a model without a price (gemini-3.1-flash-lite) is priced at gemini's highest rates, at half for batch", () => {
       const r = run("gemini", "batch", "gemini-3.1-flash-lite", [
         j({ type: "init", session_id: "uid", model: "gemini-3.1-flash-lite" }),
         j({
@@ -397,7 +404,13 @@ describe("runUsage", () => {
           },
         }),
       ]);
-      expect(r).toEqual({ usage: usage(48, 13), costSource: "unpriced" });
+      const ceiling = vendorCeilingRates("gemini");
+      expect(r).toEqual({
+        usage: usage(48, 13),
+        costUsd: ((48 * ceiling.input + 13 * ceiling.output) / M) * 0.5,
+        costSource: "estimated",
+        unpricedModels: ["gemini-3.1-flash-lite"],
+      });
     });
 
     it("batch on a priced model: half price", () => {
@@ -438,8 +451,10 @@ describe("runUsage", () => {
       expect(r).toEqual({ usage: usage(M, 0), costUsd: 3, costSource: "estimated" });
     });
 
-    it("and unpriced when the table does not know it either", () => {
-      expect(run("opencode", "interactive", "openai/my-model", [step(0, 5, 5)])?.costSource).toBe("unpriced");
+    it("and at the whole table's highest rates when the table does not know it either", () => {
+      const r = run("opencode", "interactive", "openai/my-model", [step(0, 5, 5)]);
+      expect(r?.costSource).toBe("estimated");
+      expect(r?.unpricedModels).toEqual(["openai/my-model"]);
     });
   });
 });

@@ -25,6 +25,7 @@ import type { Vendor } from "../routing.js";
 import { type JsonLine, parseJsonLine } from "../vendors.js";
 import {
   addUsage,
+  BATCH_DISCOUNT,
   costAtRates,
   estimateCostUsd,
   NO_TOKENS,
@@ -35,14 +36,14 @@ import { vendorCeilingRates } from "./vendor-ceiling.js";
 
 /**
  * reported: every part of the figure is the vendor's own; estimated: at least one part was priced
- * from the price table; unpriced: some tokens are of a model the table has no price for, so there
- * is no figure.
+ * from the price table (a model without a price at its vendor's highest rates, see
+ * unpricedModels); unpriced: no longer written (runs recorded before every token was priced).
  */
 export type CostSource = "reported" | "estimated" | "unpriced";
 
 export interface RunUsage {
   usage: TokenUsage;
-  /** Undefined when costSource is unpriced. */
+  /** Undefined only for runs recorded as unpriced before every token was priced. */
   costUsd?: number;
   costSource: CostSource;
   /**
@@ -55,6 +56,11 @@ export interface RunUsage {
    * responses it streamed (claude's `assistant` lines), and costUsd is an estimate from them.
    */
   fromMessages?: number;
+  /**
+   * Models the table has no price for: their tokens were priced at the vendor's highest known
+   * rates (docs/cost-and-budgets.md#no-run-is-free), so a budget counts them.
+   */
+  unpricedModels?: string[];
 }
 
 /**
@@ -119,7 +125,7 @@ function summed(all: Part[], batch: boolean, vendor: Vendor): RunUsage | undefin
   let usage = NO_TOKENS;
   let cost = 0;
   let estimated = false;
-  let unpriced = false;
+  const unpriced = new Set<string>();
   for (const p of parts) {
     usage = addUsage(usage, p.usage);
     if (p.reported !== undefined) {
@@ -127,16 +133,24 @@ function summed(all: Part[], batch: boolean, vendor: Vendor): RunUsage | undefin
       continue;
     }
     if (totalTokens(p.usage) === 0) continue;
-    const est = p.ceilingUsd ?? estimateCostUsd(p.model, p.usage, batch);
-    if (est === undefined) unpriced = true;
-    else {
-      cost += est;
-      estimated = true;
+    let est = p.ceilingUsd ?? estimateCostUsd(p.model, p.usage, batch);
+    if (est === undefined) {
+      // No price: the vendor's highest rates, never $0 under a budget.
+      est = costAtRates(p.usage, vendorCeilingRates(vendor)) * (batch ? BATCH_DISCOUNT : 1);
+      unpriced.add(p.model || "default");
     }
+    cost += est;
+    estimated = true;
   }
   const rejected = rejectedUsd !== undefined ? { rejectedReportUsd: rejectedUsd } : {};
-  if (unpriced) return { usage, costSource: "unpriced", ...rejected };
-  return { usage, costUsd: cost, costSource: estimated || batch ? "estimated" : "reported", ...rejected };
+  const noPrice = unpriced.size > 0 ? { unpricedModels: [...unpriced].sort() } : {};
+  return {
+    usage,
+    costUsd: cost,
+    costSource: estimated || batch ? "estimated" : "reported",
+    ...rejected,
+    ...noPrice,
+  };
 }
 
 function jsonLines(text: string): JsonLine[] {

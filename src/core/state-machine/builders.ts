@@ -121,6 +121,7 @@ export function usageStatus(u: RunUsage): PatchStatusAction["status"] {
     costSource: u.costSource,
     ...(u.costUsd !== undefined ? { costUSD: formatUsd(u.costUsd) } : {}),
     ...(u.rejectedReportUsd !== undefined ? { costReportRejected: formatUsd(u.rejectedReportUsd) } : {}),
+    ...(u.unpricedModels !== undefined ? { unpricedModels: u.unpricedModels } : {}),
     ...(u.fromMessages !== undefined
       ? {
           costNote: `the run printed no result line with its usage: its tokens and cost are summed from the ${u.fromMessages} model responses it streamed`,
@@ -155,6 +156,15 @@ export function costMetrics(c: Ctx, u: RunUsage, dep: string[]): Action[] {
   if (u.costUsd !== undefined && u.costUsd > 0) {
     out.push(
       metric("metric-cost", { name: "controller_run_cost_usd_total", labels: base, value: u.costUsd }, dep),
+    );
+  }
+  for (const model of u.unpricedModels ?? []) {
+    out.push(
+      metric(
+        `metric-unpriced-${model}`,
+        { name: "controller_run_unpriced_models_total", labels: { station: base.station, model } },
+        dep,
+      ),
     );
   }
   return out;

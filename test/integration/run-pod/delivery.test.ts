@@ -73,7 +73,13 @@ beforeAll(async () => {
   await createDefinition(env, "deliver-protected", definition("acme/protected"));
   // The CLI runs in /workspace; the init cloned the repo to /workspace/app.
   const edit = (content: string) => ({ answer: "edited", files: { "app/README.md": content } });
-  const envSidecar = { name: "sidecar", image: "busybox", command: ["/bin/sh", "-c", "env"] };
+  // Station containers run as non-root (docs/security.md#the-station-template-policy): busybox needs a user.
+  const envSidecar = {
+    name: "sidecar",
+    image: "busybox",
+    command: ["/bin/sh", "-c", "env"],
+    securityContext: { runAsUser: 1000 },
+  };
   await createStation(env, "edit", "deliver", edit("hello world\n"), {}, [envSidecar]);
   await createStation(env, "edit-first", "deliver", edit("first run on the shared branch\n"));
   await createStation(env, "edit-second", "deliver", edit("second run on the shared branch\n"));
@@ -215,27 +221,26 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("pull-request delivery on the local pla
   );
 
   it.concurrent(
-    "a second Agent on the same spec.branch reuses the open PR and replaces the branch",
+    "a second Agent on the same spec.branch cannot take it over: its delivery fails, the first run's commit and PR stay (docs/security.md#deliveries)",
     async () => {
-      const first = await run("shared-1", "edit-first", { branch: "feature/shared" });
+      const first = await run("shared-1", "edit-first", { branch: "agent/shared" });
       expect(first.status?.phase).toBe("Succeeded");
       const url = first.status?.prUrl ?? "";
       expect(url).toMatch(new RegExp(`^${HTML}/acme/app/pull/\\d+$`));
-      expect(await fileAt("acme/app", "feature/shared", "README.md")).toBe("first run on the shared branch");
+      const firstSha = await branchSha("acme/app", "agent/shared");
+      expect(await fileAt("acme/app", "agent/shared", "README.md")).toBe("first run on the shared branch");
 
-      const second = await run("shared-2", "edit-second", { branch: "feature/shared" });
-      expect(second.status?.phase).toBe("Succeeded");
-      expect(second.status?.prUrl).toBe(url);
-      const posts = github.requests.filter(
-        (r) => r.method === "POST" && (r.json as { head?: string } | undefined)?.head === "feature/shared",
+      const second = await run("shared-2", "edit-second", { branch: "agent/shared" });
+      expect(second.status?.phase).toBe("Failed");
+      expect(second.status?.failureReason).toContain(
+        "branch agent/shared already exists in acme/app and was not created by this Agent; refusing to overwrite it",
       );
-      expect(posts).toHaveLength(1);
-      expect(github.pulls.filter((p) => p.head === "feature/shared")).toMatchObject([
+      expect(await branchSha("acme/app", "agent/shared")).toBe(firstSha);
+      expect(github.pulls.filter((p) => p.head === "agent/shared")).toMatchObject([
         { state: "open", htmlUrl: url },
       ]);
-      expect(await fileAt("acme/app", "feature/shared", "README.md")).toBe("second run on the shared branch");
-      expect(await courierEvents(second)).toEqual([
-        { kind: "delivery", status: "succeeded", url, repo: "acme/app", branch: "feature/shared" },
+      expect(await courierEvents(second)).toMatchObject([
+        { kind: "delivery", status: "failed", repo: "acme/app", branch: "agent/shared" },
       ]);
     },
     2 * RUN_TIMEOUT_MS + 30_000,

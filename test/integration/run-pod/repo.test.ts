@@ -45,7 +45,13 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("a repository cloned with a token", () 
       resources: { repos: [{ name: "app", url: git.repoUrl("acme/app"), token_secret: "GIT_TOKEN" }] },
     });
     await createStation(env, "stn", "def", { answerFromFile: "app/README.md" }, {}, [
-      { name: "sidecar", image: "busybox", command: ["/bin/sh", "-c", "env"] },
+      // Station containers run as non-root (docs/security.md#the-station-template-policy).
+      {
+        name: "sidecar",
+        image: "busybox",
+        command: ["/bin/sh", "-c", "env"],
+        securityContext: { runAsUser: 1000 },
+      },
     ]);
     await createAgent(env, "clone", "stn");
     const agent = await finishedAgent(env, "clone");
