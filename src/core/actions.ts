@@ -237,6 +237,8 @@ export interface ReportWaitingAction extends ActionBase {
   message: string;
   /** Epoch ms of the next attempt, when the wait is a retry backoff. */
   retryAt?: number;
+  /** The Event's type when the rule says; otherwise Warning with a retryAt, Normal without. */
+  eventType?: "Normal" | "Warning";
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { BatchCleanupResult, BatchPollResult } from "../batch/provider.js";
 import type { CliVendor, ModelApiFamily } from "./agent-clis.js";
+import type { ProviderInput } from "./provider-limits/admission.js";
 import type { StationPolicy } from "./station-policy.js";
 import type { RunningPodObservation } from "./stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
@@ -182,6 +183,11 @@ export interface ReconcileInput {
   pendingCreations: string[];
   /** The last failed Job creation of this Agent, if the latest attempt failed. */
   jobCreateFailure?: JobCreateFailure;
+  /**
+   * A Pending Agent's provider endpoint and what the controller knows of it, when a limit may hold
+   * it (its Station declares providerLimits, or the controller learned one); docs/provider-limits.md.
+   */
+  provider?: ProviderInput;
   /** This Agent's batch memory (empty object when none). */
   batch: BatchMemory;
   settings: ControllerSettings;

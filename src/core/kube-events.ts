@@ -35,7 +35,7 @@ export const AGENT_EVENTS = {
     type: "Warning",
     reason: "<the rule's reason>",
     action: "Wait",
-    when: "a rule reports why the run waits (`reportWaiting`, e.g. JobCreateRetrying, BatchSubmitRetrying, BudgetExhausted) with a new message; Normal when no retry is pending",
+    when: "a rule reports why the run waits (`reportWaiting`, e.g. JobCreateRetrying, BatchSubmitRetrying, BudgetExhausted, ProviderThrottled, ProviderLimitReached) with a new message; Normal when no retry is pending, and for ProviderLimitReached (a limit the Station declares)",
   },
   jobCreated: {
     type: "Normal",

@@ -38,7 +38,7 @@ function waitingOf(input: ReconcileInput, rules: string[], actions: Action[]): W
       reason: reported.reason,
       message: reported.message,
       // A retry after an error is a Warning; a plain wait is not.
-      eventType: reported.retryAt !== undefined ? "Warning" : "Normal",
+      eventType: reported.eventType ?? (reported.retryAt !== undefined ? "Warning" : "Normal"),
     };
   }
   if (!station) return undefined;

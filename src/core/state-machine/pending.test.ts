@@ -4,6 +4,7 @@
  * budgets, admission and Replace, Job creation and its failures.
  */
 import { agent, definition, input, iso, NS, station, T0 } from "../../../test/support/core-builders.js";
+import { PROVIDER_HOLD_ROWS } from "../../../test/support/provider-hold-rows.js";
 import {
   batchDef,
   createJobAction,
@@ -418,6 +419,7 @@ const ROWS: Row[] = [
     rules: ["batch-submit", "finalizer-wait"],
     actions: [openAISubmit({ inputFileId: "file-1" })],
   },
+  ...PROVIDER_HOLD_ROWS,
 ];
 
 describeRules("Pending rules", ROWS, pending);

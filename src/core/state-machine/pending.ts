@@ -12,6 +12,7 @@ import type { BatchSubmitFailure, ReconcileInput } from "../input.js";
 import { buildJob } from "../job-builder.js";
 import { jobCreateRefusedReason, jobCreateRetryAt, jobCreateWaiting } from "../job-create.js";
 import { jobNameFor } from "../names.js";
+import { providerVerdict } from "../provider-limits/admission.js";
 import { specCheckFailure } from "../spec-checks.js";
 import { renderPrompt } from "../templating.js";
 import { type Agent, type AgentDefinition, agentRef, type Station } from "../types.js";
@@ -305,6 +306,44 @@ export const waitForSlot: Rule = {
   does: "nothing; retried on later reconciles",
   guard: (c) => pending(c) && admission(c)?.kind === "wait",
   act: () => [],
+};
+
+const providerHeld = (c: Ctx) => {
+  if (!pending(c) || !c.station || !c.input.provider) return undefined;
+  const v = providerVerdict({
+    agent: c.agent,
+    station: c.station,
+    stationAgents: c.input.stationAgents,
+    pendingCreations: c.input.pendingCreations,
+    provider: c.input.provider,
+    now: c.now,
+    rfc3339,
+  });
+  return v.kind === "hold" ? v : undefined;
+};
+
+export const providerHold: Rule = {
+  id: "provider-hold",
+  from: "Pending",
+  to: "Pending",
+  when: "the Station would start the run, but its provider endpoint and key is at a limit: a retry-after or a concurrent-run window the controller learned from the provider's throttling answers, or the Station's spec.providerLimits (concurrent runs; run starts per minute from requestsPerMinute or tokensPerMinute, evenly spaced, older Agents of the Station first)",
+  does: "reportWaiting `ProviderThrottled` (learned) or `ProviderLimitReached` (declared) naming the provider, its endpoint and key, the limit and when the next run starts; reconcile again at that time, or when a run against the endpoint ends (a waiting Agent is never failed for waiting)",
+  guard: (c) => providerHeld(c) !== undefined,
+  act: (c) => {
+    const v = providerHeld(c) as NonNullable<ReturnType<typeof providerHeld>>;
+    return [
+      {
+        id: "report-waiting",
+        type: "reportWaiting",
+        agent: c.ref,
+        reason: v.reason,
+        message: v.message,
+        ...(v.retryAt !== undefined ? { retryAt: v.retryAt } : {}),
+        // The provider throttling is a warning; a limit the Station declares is the plan working.
+        eventType: v.reason === "ProviderThrottled" ? "Warning" : "Normal",
+      },
+    ];
+  },
 };
 
 export const batchSubmit: Rule = {

@@ -1,0 +1,136 @@
+/**
+ * What the controller learns about one provider endpoint and key from its runs' outcomes
+ * (docs/provider-limits.md#what-the-controller-learns): plain data, updated by pure functions; the
+ * controller process keeps one record per endpoint and hands it to the reconcile core.
+ *
+ * The concurrent runs an endpoint takes are learned by additive increase, multiplicative decrease
+ * (AIMD), as TCP learns a path's capacity:
+ * - a throttle (a run that retried after 429/529/5xx, a batch submit answered 429) cuts the
+ *   window: the first one to half the runs that were going (nothing was known; converge fast),
+ *   later ones to 0.7 of it (CUBIC's factor: a shallower sawtooth keeps more of the capacity in
+ *   use than halving, which would average three quarters of it); a throttle of a run that started before the
+ *   last cut belongs to the episode that cut answered already and cuts nothing more (one cut per
+ *   round, as one per round trip in TCP), so a burst of reports at the end of an episode does
+ *   not collapse the window;
+ * - the provider's retry-after holds every new start until it has passed;
+ * - a run that ended without a provider retry, having started under the current window while the
+ *   window was in use, widens it by 1/window: one more run per window's worth of clean runs.
+ * An endpoint that has not throttled for FORGET_MS is trusted again (no window).
+ */
+
+/** One provider answer that made a run (or a batch submit) wait. */
+export interface ThrottleSignal {
+  /** anthropic, openai, gemini, … as the run reported it. */
+  provider: string;
+  /** HTTP status; 0 for a dropped connection. */
+  status: number;
+  /** Epoch ms the provider answered. */
+  at: number;
+  retryAfterSeconds?: number;
+  /** The Agent whose run or submit it was. */
+  agent: string;
+  /** Epoch ms that run started (a batch submit: the attempt). */
+  runStartedAt: number;
+  source: "run" | "batch";
+}
+
+export interface EndpointRecord {
+  /** Concurrent runs the endpoint is believed to take (fractional between whole steps); absent: no limit learned. */
+  window?: number;
+  /** Epoch ms of the last cut of the window. */
+  cutAt?: number;
+  /** Epoch ms before which no run starts against the endpoint (the provider's retry-after). */
+  holdUntil?: number;
+  /** The latest throttle learned from. */
+  lastThrottle?: ThrottleSignal;
+  /** Epoch ms of the latest run start against the endpoint (Job created or batch submitted). */
+  lastStartAt?: number;
+  /** Tokens a finished run against the endpoint used, moving average; absent until one finished with usage. */
+  tokensPerRun?: number;
+}
+
+/** The first cut: half the runs going when the endpoint first throttled. */
+export const FIRST_DECREASE_FACTOR = 0.5;
+/** Every later cut multiplies the window by this. */
+export const DECREASE_FACTOR = 0.7;
+/** Two cuts are at least this far apart even when runs start quickly (batch submits). */
+export const MIN_CUT_GAP_MS = 5_000;
+/** New starts wait this long after a throttle the provider gave no retry-after for. */
+export const DEFAULT_HOLD_MS = 15_000;
+/** An endpoint that has not throttled for this long is trusted again. */
+export const FORGET_MS = 30 * 60_000;
+/** Weight of the newest run in the tokens-per-run average. */
+export const TOKENS_WEIGHT = 0.2;
+
+/**
+ * A throttle learned: the hold until the provider's retry-after (else DEFAULT_HOLD_MS), and a cut of
+ * the window unless this throttle belongs to the episode the last cut answered. `inFlight`: the
+ * runs against the endpoint that were going, the throttled one included.
+ */
+export function learnThrottle(
+  rec: EndpointRecord | undefined,
+  t: ThrottleSignal,
+  inFlight: number,
+  now: number,
+): EndpointRecord {
+  const out: EndpointRecord = { ...rec };
+  const waitMs = t.retryAfterSeconds !== undefined ? t.retryAfterSeconds * 1000 : DEFAULT_HOLD_MS;
+  const until = t.at + waitMs;
+  if (until > now && until > (out.holdUntil ?? 0)) out.holdUntil = until;
+  if (!out.lastThrottle || t.at >= out.lastThrottle.at) out.lastThrottle = t;
+  const cut = out.cutAt;
+  const newEpisode = cut === undefined || (t.runStartedAt > cut && now - cut >= MIN_CUT_GAP_MS);
+  if (newEpisode) {
+    const factor = out.window === undefined ? FIRST_DECREASE_FACTOR : DECREASE_FACTOR;
+    const base = Math.min(out.window ?? Number.POSITIVE_INFINITY, Math.max(1, inFlight));
+    out.window = Math.max(1, Math.floor(base * factor));
+    out.cutAt = now;
+  }
+  return out;
+}
+
+/**
+ * A run that ended without a provider retry. `inFlight`: the runs against the endpoint that were
+ * going when it ended, itself included; the window only widens when it was in use.
+ */
+export function learnCleanRun(
+  rec: EndpointRecord | undefined,
+  runStartedAt: number,
+  inFlight: number,
+): EndpointRecord | undefined {
+  if (rec?.window === undefined) return rec;
+  if (rec.cutAt !== undefined && runStartedAt < rec.cutAt) return rec;
+  if (inFlight < Math.floor(rec.window)) return rec;
+  return { ...rec, window: rec.window + 1 / rec.window };
+}
+
+/** A finished run's tokens, into the endpoint's tokens-per-run average. */
+export function learnTokens(rec: EndpointRecord | undefined, tokens: number): EndpointRecord | undefined {
+  if (!(tokens > 0)) return rec;
+  const prev = rec?.tokensPerRun;
+  const tokensPerRun = prev === undefined ? tokens : prev + TOKENS_WEIGHT * (tokens - prev);
+  return { ...rec, tokensPerRun };
+}
+
+/** A run start against the endpoint. */
+export function learnStart(rec: EndpointRecord | undefined, at: number): EndpointRecord {
+  return { ...rec, lastStartAt: Math.max(at, rec?.lastStartAt ?? at) };
+}
+
+/** The record as it stands at `now`: a passed hold dropped, a window forgotten FORGET_MS after the last throttle. */
+export function settle(rec: EndpointRecord | undefined, now: number): EndpointRecord | undefined {
+  if (!rec) return rec;
+  const out: EndpointRecord = { ...rec };
+  if (out.holdUntil !== undefined && out.holdUntil <= now) delete out.holdUntil;
+  if (out.lastThrottle && now - out.lastThrottle.at >= FORGET_MS && out.holdUntil === undefined) {
+    delete out.window;
+    delete out.cutAt;
+    delete out.lastThrottle;
+  }
+  return out;
+}
+
+/** True when the record can hold a run: a hold in force or a learned window. */
+export function restrains(rec: EndpointRecord | undefined): boolean {
+  return rec?.window !== undefined || rec?.holdUntil !== undefined;
+}
