@@ -21,6 +21,7 @@ describe("parseConfig defaults", () => {
       agentImage: DEFAULT_AGENT_IMAGE,
       batchEnabled: false,
       batchPollSeconds: 60,
+      providerLearning: true,
       stuckPodSeconds: 300,
       realtimeEnabled: false,
       realtimeApiToken: "",
@@ -65,6 +66,8 @@ describe("parseConfig accepted values", () => {
   it.each([
     [{ BATCH_ENABLED: "true" }, "batchEnabled", true],
     [{ BATCH_ENABLED: "false" }, "batchEnabled", false],
+    [{ PROVIDER_LEARNING: "false" }, "providerLearning", false],
+    [{ PROVIDER_LEARNING: "true" }, "providerLearning", true],
     [{ BATCH_POLL_SECONDS: "0" }, "batchPollSeconds", 0],
     [{ BATCH_POLL_SECONDS: "300" }, "batchPollSeconds", 300],
     [{ HEALTH_PORT: "9090" }, "healthPort", 9090],
@@ -124,6 +127,7 @@ describe("parseConfig accepted values", () => {
 describe("parseConfig rejects with exact messages", () => {
   it.each([
     [{ BATCH_ENABLED: "yes" }, 'BATCH_ENABLED must be "true" or "false", got: "yes"'],
+    [{ PROVIDER_LEARNING: "off" }, 'PROVIDER_LEARNING must be "true" or "false", got: "off"'],
     [
       { RUN_POD_VOLUME_KINDS: "secret,hostPath" },
       'RUN_POD_VOLUME_KINDS must be comma-separated volume kinds as a pod spec spells them (e.g. secret,persistentVolumeClaim; never hostPath), got: "hostPath"',

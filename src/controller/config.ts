@@ -71,6 +71,8 @@ export interface ControllerConfig {
   agentImage: string;
   batchEnabled: boolean;
   batchPollSeconds: number;
+  /** PROVIDER_LEARNING: learn provider limits from the runs' throttling and hold runs by them (docs/provider-limits.md). */
+  providerLearning: boolean;
   /** STUCK_POD_SECONDS: a run pod waiting this long on a never-starts reason fails its Agent (docs/decisions.md D-22). */
   stuckPodSeconds: number;
   realtimeEnabled: boolean;
@@ -327,6 +329,8 @@ export function parseConfig(
     agentImage: nonEmpty("AGENT_IMAGE", env.AGENT_IMAGE, DEFAULT_AGENT_IMAGE),
     batchEnabled,
     batchPollSeconds,
+    providerLearning:
+      env.PROVIDER_LEARNING === undefined ? true : strictBool("PROVIDER_LEARNING", env.PROVIDER_LEARNING),
     stuckPodSeconds: positiveInt("STUCK_POD_SECONDS", env.STUCK_POD_SECONDS, DEFAULT_STUCK_POD_SECONDS),
     realtimeEnabled,
     realtimeApiToken,

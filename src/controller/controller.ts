@@ -26,6 +26,7 @@ import { apiEventWriter } from "./kube-events/api-writer.js";
 import { EventRecorder, type KubeEventRecorder } from "./kube-events/recorder.js";
 import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
+import { ProviderLimits } from "./provider-limits.js";
 import { StationIndex } from "./station-index.js";
 import { cachedAgent, cachedDefinition, cachedJob, cachedStation } from "./transform.js";
 import { WorkQueue } from "./workqueue.js";
@@ -56,6 +57,8 @@ export class AgentController {
   readonly definitions: Informer<AgentDefinition>;
   readonly jobs: Informer<V1Job>;
   readonly memory = new RunMemory();
+  /** Provider endpoints: who runs against which, what was learned of each (docs/provider-limits.md). */
+  readonly providers: ProviderLimits;
   /** Where the core's recordEvent actions go (own recorder unless one was passed in). */
   readonly kubeEvents: KubeEventRecorder;
   private readonly ownRecorder: EventRecorder | undefined;
@@ -105,6 +108,15 @@ export class AgentController {
       log: this.log,
     };
     this.byStation = new StationIndex((name) => this.agents.cache.get(name));
+    this.providers = new ProviderLimits({
+      learning: c.providerLearning,
+      settings: this.settings,
+      now: this.now,
+      agent: (n) => this.agents.cache.get(n),
+      station: (n) => this.stations.cache.get(n),
+      definition: (n) => this.definitions.cache.get(n),
+      issued: (n) => this.memory.isIssued(n),
+    });
     this.agents = new Informer<Agent>({
       ...common,
       resource: AGENTS,
@@ -119,14 +131,25 @@ export class AgentController {
       resource: STATIONS,
       transform: cachedStation,
       onChanges: (ch) => {
-        for (const x of ch) this.enqueueWaiting(x.name);
+        for (const x of ch) {
+          this.providers.restation(this.byStation.agents(x.name) as Agent[]);
+          this.enqueueWaiting(x.name);
+        }
       },
     });
     this.definitions = new Informer<AgentDefinition>({
       ...common,
       resource: AGENT_DEFINITIONS,
       transform: cachedDefinition,
-      onChanges: () => {},
+      onChanges: (ch) => {
+        // A changed recipe (its key, its base URL) may move its Stations' waiting Agents to another endpoint.
+        const names = new Set(ch.map((x) => x.name));
+        for (const st of this.stations.cache.values()) {
+          if (names.has(st.spec.agentDefRef)) {
+            this.providers.restation(this.byStation.agents(st.metadata.name ?? "") as Agent[]);
+          }
+        }
+      },
     });
     this.jobs = new Informer<V1Job>({
       ...common,
@@ -152,6 +175,8 @@ export class AgentController {
       sinks: d.sinks,
       kubeEvents: this.kubeEvents,
       observeAgent: (agent) => this.agents.observe(agent),
+      onRunStarted: (name) => this.providers.started(name),
+      onBatchThrottled: (name, status, retryAfter) => this.providers.batchThrottled(name, status, retryAfter),
       now: this.now,
       log: this.log,
     });
@@ -272,14 +297,21 @@ export class AgentController {
   }
 
   private onAgentChanges(changes: Change<Agent>[]): void {
+    const freedEndpoints = new Set<string>();
     for (const ch of changes) {
       this.memory.observe(ch.object, ch.type === "delete");
       this.byStation.apply(ch);
+      const freed = this.providers.observe(ch.object, ch.type === "delete");
+      if (freed) freedEndpoints.add(freed);
     }
     const keys = keysForAgentChanges(changes);
     for (const name of keys.reconcile) this.queue.add(name);
     for (const job of keys.forgetJobs) this.jobs.forget(job);
     for (const station of keys.freedStations) this.enqueueWaiting(station);
+    // A run against a provider endpoint ended: the Agents of every Station waiting on it, oldest first.
+    for (const endpoint of freedEndpoints) {
+      for (const name of this.providers.waitingOn(endpoint)) this.queue.add(name);
+    }
   }
 
   /** True when the Agent that owns this Job is cached as finished (its Job is no longer read). */
@@ -299,6 +331,16 @@ export class AgentController {
   private async reconcileOne(name: string): Promise<void> {
     const agent = this.agents.cache.get(name);
     if (!agent) return;
+    // Starts against a limited provider endpoint are made one at a time (docs/provider-limits.md).
+    const endpoint = this.providers.limits(agent, this.stations.cache.get(agent.spec.stationRef));
+    if (endpoint !== undefined) return this.providers.exclusive(endpoint, () => this.reconcileAgent(name));
+    return this.reconcileAgent(name);
+  }
+
+  private async reconcileAgent(name: string): Promise<void> {
+    // Read again: a wait for the endpoint may have let the cache move on.
+    const agent = this.agents.cache.get(name);
+    if (!agent) return;
     const uid = agent.metadata.uid ?? "";
     const input = await gather(agent, {
       cache: {
@@ -315,6 +357,7 @@ export class AgentController {
       pendingCreations: (s) => this.memory.issuedFor(s),
       batch: (u) => this.memory.peekBatch(u) ?? {},
       jobCreateFailure: (u) => this.memory.jobCreateFailure(u),
+      provider: (a, st, def) => this.providers.inputFor(a, st, def),
       now: this.now,
     });
     const actions = reconcile(input);

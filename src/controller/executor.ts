@@ -41,6 +41,10 @@ export interface ExecutorDeps {
   kubeEvents?: KubeEventRecorder;
   /** Receives the Agent as stored by a successful status patch (the cache's write-through). */
   observeAgent?: (agent: Agent) => void;
+  /** A run started: its Job was created or its batch submitted (provider limits space starts by it). */
+  onRunStarted?: (agentName: string) => void;
+  /** A batch submit was answered 429 or 529: the provider throttled (docs/provider-limits.md). */
+  onBatchThrottled?: (agentName: string, status: number, retryAfterSeconds: number | undefined) => void;
   now: () => number;
   log: (msg: string) => void;
 }
@@ -114,6 +118,7 @@ export class Executor {
         }
         this.d.memory.setJobCreateFailure(a.agent.uid, undefined);
         this.d.memory.markIssued(a.agent.name, agent.spec.stationRef);
+        this.d.onRunStarted?.(a.agent.name);
         return true;
       }
       case "patchStatus": {
@@ -163,8 +168,12 @@ export class Executor {
           m.submitted = { batchId: res.batchId, at: this.d.now() };
           delete m.submitFailure;
           this.d.memory.markIssued(a.agent.name, agent.spec.stationRef);
+          this.d.onRunStarted?.(a.agent.name);
           return true;
         } catch (err) {
+          if (err instanceof BatchProviderError && (err.status === 429 || err.status === 529)) {
+            this.d.onBatchThrottled?.(a.agent.name, err.status, err.retryAfterSeconds);
+          }
           // docs/decisions.md D-101: the core fails the Agent (permanent) or waits and retries (transient) from this.
           m.submitFailure = submitFailureOf(err, m.submitFailure, this.d.now(), a.request.inputFileId);
           this.d.log(

@@ -21,6 +21,7 @@ import type {
 } from "../core/input.js";
 import { LogMeter } from "../core/log-meter.js";
 import { jobNameFor, jobPodSelector } from "../core/names.js";
+import type { ProviderInput } from "../core/provider-limits/admission.js";
 import { initFailedBeforeAgent, jobState } from "../core/readback.js";
 import { DEFAULT_STUCK_POD_SECONDS, mayBeStuck, type RunningPodObservation } from "../core/stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
@@ -45,6 +46,12 @@ export interface GatherDeps {
   batch: (uid: string) => BatchMemory;
   /** The Agent's last failed Job creation, if the latest attempt failed. */
   jobCreateFailure?: (uid: string) => JobCreateFailure | undefined;
+  /** What the controller knows of a Pending Agent's provider endpoint, when a limit may hold it. */
+  provider?: (
+    agent: Agent,
+    station: Station | undefined,
+    definition: AgentDefinition | undefined,
+  ) => ProviderInput | undefined;
   now: () => number;
 }
 
@@ -110,6 +117,7 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
     pendingCreations: d.pendingCreations(agent.spec.stationRef),
     batch: { ...d.batch(agent.metadata.uid ?? "") },
     ...withJobCreateFailure(d.jobCreateFailure?.(agent.metadata.uid ?? "")),
+    ...withProvider(d.provider?.(agent, station, definition)),
     settings: d.settings,
     now: d.now(),
   };
@@ -134,6 +142,7 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
 }
 
 const withJobCreateFailure = (f: JobCreateFailure | undefined) => (f ? { jobCreateFailure: { ...f } } : {});
+const withProvider = (p: ProviderInput | undefined) => (p ? { provider: p } : {});
 
 /** When the Job's outcome was decided: completionTime, else the terminal condition's transition. */
 export function jobFinishedAt(job: V1Job | undefined): number | undefined {

@@ -39,6 +39,11 @@ export class RunMemory {
     this.issued.set(agentName, station);
   }
 
+  /** True when a creation was issued for this Agent and the cache does not show it Running yet. */
+  isIssued(agentName: string): boolean {
+    return this.issued.has(agentName);
+  }
+
   /** Names issued for this Station whose Running status the cache does not show yet. */
   issuedFor(station: string): string[] {
     const out: string[] = [];
