@@ -113,6 +113,32 @@ describe("cachedAgent", () => {
     });
   });
 
+  it("keeps of a finished Agent what the provider limits learn from: its model, usage and providerRetries", () => {
+    const usage = {
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      totalTokens: 15,
+    };
+    const providerRetries = {
+      count: 2,
+      waitedSeconds: 30,
+      last: { provider: "anthropic", status: 429, at: iso(T0 - 1000), retryAfterSeconds: 20 },
+    };
+    const served = asServed(
+      agent("h")
+        .spec({ model: "claude-sonnet-4-6" })
+        .running(T0 - 60_000, { output: OUTPUT, usage, providerRetries })
+        .completed("Succeeded", T0)
+        .build(),
+    );
+    const cached = cachedAgent(served);
+    expect(cached.spec).toEqual({ stationRef: "st", model: "claude-sonnet-4-6" });
+    expect(cached.status).toMatchObject({ usage, providerRetries });
+    expect(cached.status?.output).toBeUndefined();
+  });
+
   it("keeps a finished Agent whole (but its output) while a finalizer or a deletion still has work for it", () => {
     const withFinalizer = agent("f")
       .spec({ model: "claude-sonnet-4-6" })

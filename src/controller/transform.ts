@@ -10,7 +10,8 @@
  *   decides reads it back: a terminal Agent is a no-op and a terminal patch computes the output
  *   afresh). An Agent that has finished, carries no finalizer and is not being deleted is
  *   history: the reconcile only counts it (pruning, concurrency) and a terminal Agent is never
- *   patched again, so it keeps its identity, `spec.stationRef` and the phase and times.
+ *   patched again, so it keeps its identity, `spec.stationRef` and the phase and times, and what
+ *   the provider limits learn from (`spec.model`, `status.usage`, `status.providerRetries`).
  * - Jobs: the identity, the controlling owner reference and `status` (conditions, counters,
  *   completionTime): what gather.ts reads. The pod template and the rest of the spec go.
  * - Stations and AgentDefinitions are kept whole apart from the metadata above: the Job builder
@@ -43,13 +44,19 @@ export function cachedAgent(agent: Agent): Agent {
       apiVersion: agent.apiVersion,
       kind: agent.kind,
       metadata,
-      spec: { stationRef: agent.spec?.stationRef },
+      spec: {
+        stationRef: agent.spec?.stationRef,
+        ...(agent.spec?.model ? { model: agent.spec.model } : {}),
+      },
       status: {
         phase: s.phase,
         ...(s.startedAt !== undefined ? { startedAt: s.startedAt } : {}),
         ...(s.completedAt !== undefined ? { completedAt: s.completedAt } : {}),
         ...(s.exitCode !== undefined ? { exitCode: s.exitCode } : {}),
         ...(s.jobName !== undefined ? { jobName: s.jobName } : {}),
+        // What the provider limits learn from a finished run (provider-limits.ts), a few numbers.
+        ...(s.usage !== undefined ? { usage: s.usage } : {}),
+        ...(s.providerRetries !== undefined ? { providerRetries: s.providerRetries } : {}),
       },
     } as Agent;
   }

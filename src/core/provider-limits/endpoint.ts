@@ -158,5 +158,5 @@ export function providerEndpointOf(
 export function describeEndpoint(e: ProviderEndpoint): string {
   if (e.provider === "unknown") return `the provider of ${e.endpoint}`;
   const where = e.endpoint === "batch API" ? "the batch API" : e.endpoint;
-  return `${e.provider} at ${where} (key ${e.key})`;
+  return `${e.provider} at ${where} (${e.key === "no key" ? "no key set" : `key ${e.key}`})`;
 }
