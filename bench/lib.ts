@@ -125,6 +125,8 @@ export class ControllerProcess {
     namespace: string;
     logFile: string;
     nodeArgs?: string[];
+    /** More controller settings (env), e.g. PROVIDER_LEARNING. */
+    env?: Record<string, string>;
   }): Promise<ControllerProcess> {
     const healthPort = await freePort();
     const child = spawn(
@@ -141,6 +143,7 @@ export class ControllerProcess {
           HEALTH_PORT: String(healthPort),
           HEALTH_HOST: "127.0.0.1",
           BENCH_API_ORIGIN: new URL(o.server).origin,
+          ...o.env,
         },
         stdio: ["ignore", "pipe", "pipe", "ipc"],
       },
@@ -262,7 +265,7 @@ export const agentObj = (ns: string, name: string, station: string) => ({
 });
 
 /** Runs a watch loop (re-listing after an error) until `signal` aborts. */
-function watchLoop<T extends { metadata?: { resourceVersion?: string } }>(
+export function watchLoop<T extends { metadata?: { resourceVersion?: string } }>(
   client: KubeClient,
   resource: Resource,
   ns: string,

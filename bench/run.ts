@@ -14,7 +14,8 @@
  *
  * `--scale` runs bench/scale.ts instead (10,000 Agents held in one namespace); `--prompt-api`
  * bench/prompt-latency.ts; `--cli-startup` bench/cli-startup.ts (what a run pays before its real
- * CLI's first model request). Prints a table and
+ * CLI's first model request); `--provider-limits` bench/provider-limits.ts (runs against a model
+ * provider enforcing requests and tokens per minute, with and without the controller's throttling). Prints a table and
  * writes bench/results/<time>-n<N>.json (gitignored).
  */
 import { mkdirSync } from "node:fs";
@@ -53,6 +54,7 @@ import {
   writeResult,
 } from "./lib.js";
 import { promptLatency } from "./prompt-latency.js";
+import { providerLimitsBench } from "./provider-limits.js";
 import { scale } from "./scale.js";
 
 function parseArgs(argv: string[]): Args {
@@ -309,6 +311,7 @@ async function main() {
   const a = parseArgs(process.argv.slice(2));
   if (process.argv.includes("--prompt-api")) return promptLatency(process.argv.slice(2));
   if (process.argv.includes("--cli-startup")) return cliStartup(process.argv.slice(2));
+  if (process.argv.includes("--provider-limits")) return providerLimitsBench(process.argv.slice(2));
   if (a.build) await build();
   mkdirSync(RESULTS, { recursive: true });
   if (a.scale) await scale(a);
