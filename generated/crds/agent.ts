@@ -178,6 +178,7 @@ export interface AgentStatus {
      * Set when the run's own lines reported a cost above what their tokens could cost at the vendor's highest known rates: the reported figure, in US dollars, which was not believed. costUSD is then priced from the tokens (a model without a price at the vendor's highest rates), and a CostReportRejected Event says so.
      */
     costReportRejected?: string;
+    providerRetries?: ProviderRetries;
     /**
      * The run's state in the standard metav1.Condition form, one entry per type: Queued (True while the Agent waits for a free slot on its Station, with its queue position in the message), Ready (True while the run executes; False with the reason while it waits or after it ended), Complete (True once it Succeeded) and Failed (True once it Failed, reason and message say why). So `kubectl wait --for=condition=Complete agent/<name>` returns once a run succeeds.
      */
@@ -207,6 +208,41 @@ export interface TokenUsage {
      * The sum of the four.
      */
     totalTokens?: number;
+}
+/**
+ * The retries the run took because its model provider limited it (429 too many requests, 529 overloaded, 5xx, a dropped connection), written when the run ends. The controller learns from it how many runs the provider takes and holds new runs against the same endpoint and key accordingly.
+ */
+export interface ProviderRetries {
+    /**
+     * Retries the run took because of provider limits.
+     */
+    count: number;
+    /**
+     * Seconds the run waited in all before those retries.
+     */
+    waitedSeconds: number;
+    last?: ProviderRetry;
+}
+/**
+ * The last provider answer the run retried after.
+ */
+export interface ProviderRetry {
+    /**
+     * The provider that answered (anthropic, openai, gemini, …).
+     */
+    provider: string;
+    /**
+     * The HTTP status it answered; 0 for a dropped connection.
+     */
+    status: number;
+    /**
+     * When it answered (RFC 3339, UTC).
+     */
+    at: string;
+    /**
+     * The wait the provider asked for (retry-after), when it gave one.
+     */
+    retryAfterSeconds?: number;
 }
 /**
  * One aspect of the run's state (metav1.Condition).

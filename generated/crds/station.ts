@@ -50,6 +50,7 @@ export interface StationSpec {
      */
     failedRunsHistoryLimit?: number;
     budget?: StationBudget;
+    providerLimits?: ProviderLimits;
 }
 /**
  * Required. A core/v1 PodTemplateSpec ({metadata, spec}) the run's Pod is built from. spec.containers must hold a container named agent; the controller adds its init container, volumes, env and security settings and rejects host access (hostNetwork/hostPID/hostIPC, hostPath volumes, privileged containers) by failing the Agent. Required even for batch definitions: a batch fallback Job uses it. Not validated at admission beyond being an object; see `kubectl explain pod.spec` for its fields.
@@ -69,6 +70,23 @@ export interface StationBudget {
      * Required. The rolling window the spend is summed over: a whole number of minutes, hours or days, such as 90m, 24h or 30d (at most 999999m, 9999h or 999d).
      */
     window: string;
+}
+/**
+ * Optional. The limits the platform team knows its model provider enforces on the endpoint and key this Station's runs use (its organisation's rate limits). The controller never starts a run of this Station while the runs against that same endpoint and key, of every Station, would go past one of them; the Agent waits Pending (Ready condition reason ProviderLimitReached, and a Kubernetes Event) and starts by itself, in its turn, when the limit allows. Besides these, the controller learns the limit from the provider's own answers (429, overloaded) and holds runs with reason ProviderThrottled. Each figure is a whole number, 1 or more; leave a figure out for no limit of that kind.
+ */
+export interface ProviderLimits {
+    /**
+     * Runs against the endpoint and key going at once (every Station's, Running or being started), at most.
+     */
+    concurrentRuns?: number;
+    /**
+     * The provider's requests-per-minute limit. A run makes at least one request, so at most this many runs start per minute, evenly spaced.
+     */
+    requestsPerMinute?: number;
+    /**
+     * The provider's tokens-per-minute limit. Runs start at most at this figure divided by the tokens a finished run against the endpoint used on average (Anthropic: cache reads left out, as Anthropic counts them), evenly spaced; until one has finished, one run at a time.
+     */
+    tokensPerMinute?: number;
 }
 /**
  * Written by the controller only, through the status subresource.
