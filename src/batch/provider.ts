@@ -8,6 +8,8 @@
  * failure (cleanup), never as a run outcome.
  */
 
+import { batchAnswer } from "../core/provider-limits/index.js";
+
 /** The batch APIs we submit to; also the value of status.batchProvider. */
 export type BatchProviderName = "anthropic" | "gemini" | "openai";
 
@@ -87,11 +89,12 @@ export class BatchProviderError extends Error {
 
   /**
    * A 4xx other than 408, 409 and 429: the request itself is wrong (bad key, unknown model,
-   * invalid field), so repeating it cannot help. Everything else (408, 409, 429, 5xx, a
-   * transport failure, an unreadable body) may pass on a later attempt.
+   * invalid field), so repeating it cannot help; so is a 429 that says the billing period's quota
+   * is used up (docs/provider-limits.md#recognising-a-limit). Everything else (408, 409, a rate
+   * limit, 5xx, a transport failure, an unreadable body) may pass on a later attempt.
    */
   get permanent(): boolean {
-    return isPermanentHttpStatus(this.status);
+    return isPermanentHttpStatus(this.status) || batchAnswer("", this).kind === "quota_exhausted";
   }
 }
 

@@ -20,8 +20,14 @@ export type ModelStep =
   | { text: string; usage?: ModelUsage }
   /** A call of one of the CLI's own tools (with optional text before it); the CLI runs it and asks again. */
   | { toolCall: { name: string; input: Record<string, unknown> }; text?: string; usage?: ModelUsage }
-  /** An HTTP error in the API's own error shape (401, 429, 500, 529/503 overloaded). */
-  | { error: { status: number; message?: string; type?: string }; retryAfterSeconds?: number }
+  /**
+   * An HTTP error in the API's own error shape (401, 429, 500, 529/503 overloaded). `quotaId`: the
+   * Gemini API's QuotaFailure violation (e.g. `GenerateRequestsPerDayPerProjectPerModel`).
+   */
+  | {
+      error: { status: number; message?: string; type?: string; quotaId?: string };
+      retryAfterSeconds?: number;
+    }
   /** Headers sent, then nothing until the server closes. */
   | { stall: true }
   /** The stream starts (with optional text), then the socket is destroyed mid-stream. */

@@ -78,20 +78,23 @@ export function googleError(
   message?: string,
   statusName?: string,
   retryAfterSeconds?: number,
+  quotaId?: string,
 ): { error: { code: number; message: string; status: string; details?: unknown[] } } {
   const known = GOOGLE_STATUS[status] ?? { status: "UNKNOWN", message: "Unknown error." };
+  const details = [
+    ...(quotaId !== undefined
+      ? [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaId }] }]
+      : []),
+    ...(retryAfterSeconds !== undefined
+      ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${retryAfterSeconds}s` }]
+      : []),
+  ];
   return {
     error: {
       code: status,
       message: message ?? known.message,
       status: statusName ?? known.status,
-      ...(retryAfterSeconds !== undefined
-        ? {
-            details: [
-              { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${retryAfterSeconds}s` },
-            ],
-          }
-        : {}),
+      ...(details.length > 0 ? { details } : {}),
     },
   };
 }
@@ -123,9 +126,9 @@ function streamText(res: ServerResponse, model: string, text: string, usage: Mod
 
 function respondStream(step: ModelStep, model: string, res: ServerResponse): void {
   if ("error" in step) {
-    const { status, message, type } = step.error;
+    const { status, message, type, quotaId } = step.error;
     res.writeHead(status, { "content-type": "application/json; charset=UTF-8" });
-    res.end(JSON.stringify(googleError(status, message, type, step.retryAfterSeconds)));
+    res.end(JSON.stringify(googleError(status, message, type, step.retryAfterSeconds, quotaId)));
     return;
   }
   if ("stall" in step) {
