@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok) and the real node's kubelet and kube-proxy (docs/real-node.md) from
+# kube-scheduler, kwok) and the real node's kubelet, kube-proxy and pause (docs/real-node.md) from
 # pinned Go module versions into a cache directory keyed by version. Nothing here is
 # committed; see docs/control-plane.md.
 #
 # Usage: scripts/cluster/build.sh   -> prints the bin directory on stdout
-# KUBEBUILDER_ASSETS, when it names a directory holding all seven binaries,
+# KUBEBUILDER_ASSETS, when it names a directory holding all eight binaries,
 # is used instead of building.
 set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 K8S_VERSION="${K8S_VERSION:-v1.33.13}"
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
@@ -15,7 +16,8 @@ KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
 # Each binary is built only when missing, so adding one to this list builds just that one into an
 # existing cache (the kubelet and kube-proxy came after the first five).
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
-BINARIES=(etcd kwok "${K8S_COMMANDS[@]}")
+# pause: the real node's sandbox process (scripts/cluster/pause), a static program of this repository.
+BINARIES=(etcd kwok "${K8S_COMMANDS[@]}" pause)
 
 # One cache per machine (not per checkout), so every clone and CI run on it reuses one build.
 CACHE="${CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ai-agent-subsystem/control-plane}"
@@ -94,10 +96,16 @@ build_kwok() {
   GOBIN="$BIN" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" >&2
 }
 
+build_pause() {
+  log "building pause"
+  (cd "$HERE/pause" && go build -trimpath -ldflags="-s -w" -o "$BIN/pause" . >&2)
+}
+
 start=$(date +%s)
 [[ -x "$BIN/etcd" ]] || build_etcd
 [[ -x "$BIN/kwok" ]] || build_kwok
 build_k8s
+[[ -x "$BIN/pause" ]] || build_pause
 have_all "$BIN" || { echo "build.sh: build finished but binaries are missing in $BIN" >&2; exit 1; }
 log "built in $(( $(date +%s) - start ))s into $BIN"
 echo "$BIN"
