@@ -34,9 +34,10 @@ mkdir -p "$CACHE/archives"
 # buildah's images live under its --root and --runroot. It still creates a few paths of its own
 # whatever the flags (a blob-info cache, a CNI lock, a networks dir, seen with buildah 1.28): those
 # that did not exist before are removed when this script ends, so the machine keeps only the cache.
+# (test/harness/images.ts keeps the same list for its own buildah calls.)
 bh() { buildah --root "$CACHE/storage" --runroot "$CACHE/run" --storage-driver overlay "$@"; }
 created=()
-for p in /var/lib/containers /run/containers /etc/cni; do [[ -e "$p" ]] || created+=("$p"); done
+for p in /var/lib/containers /run/containers /run/runc /etc/cni; do [[ -e "$p" ]] || created+=("$p"); done
 # shellcheck disable=SC2317 # run by the trap
 forget_created() { local p; for p in "${created[@]}"; do rm -rf "$p"; done; }
 trap forget_created EXIT
@@ -142,9 +143,17 @@ PAUSE_IMAGE="registry.k8s.io/pause:3.10"
 pause_image() {
   local bin ctr
   bin="$(bash scripts/cluster/build.sh)"
+  # Rebuilt only when the program changed: a new image id means a new import into the node.
+  local sum
+  sum="$(sha256sum "$bin/pause" | cut -c1-64)"
+  if has_image "$PAUSE_IMAGE" &&
+    [[ "$(bh inspect --type image --format '{{index .Docker.Config.Labels "pause.sha256"}}' "$PAUSE_IMAGE")" == "$sum" ]]; then
+    export_archive "$PAUSE_IMAGE"
+    return
+  fi
   ctr="$(bh from scratch)"
   bh copy --chmod 0755 "$ctr" "$bin/pause" /pause >/dev/null
-  bh config --entrypoint '["/pause"]' --user 65535:65535 "$ctr"
+  bh config --entrypoint '["/pause"]' --user 65535:65535 --label "pause.sha256=$sum" "$ctr"
   bh commit --quiet --rm "$ctr" "$PAUSE_IMAGE" >/dev/null
   export_archive "$PAUSE_IMAGE"
 }
@@ -168,7 +177,6 @@ build_target() {
   # --format docker keeps HEALTHCHECK (OCI image configs have no field for it); --network=host: the
   # RUN steps reach the package registries as the host does (no CNI network for the build).
   bh bud --pull=never --network=host --layers --format docker --target "$target" \
-    --label "org.opencontainers.image.revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
     -t "$name" -f Dockerfile . >&2 || die "buildah bud --target $target failed (output above)"
   local id
   id="$(export_archive "$name")"

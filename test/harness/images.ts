@@ -5,7 +5,7 @@
  * what they hold, and hand their docker archives to the real node (real-node/).
  */
 import { execFile, spawn } from "node:child_process";
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO_ROOT } from "./cluster.js";
@@ -77,8 +77,24 @@ export async function buildImages(
   return JSON.parse(readFileSync(manifestPath, "utf8")) as ImagesManifest;
 }
 
+/**
+ * Paths buildah 1.28 creates whatever its --root/--runroot say (scripts/images/build.sh removes the
+ * same ones): those absent when this module loaded are removed after each call, so reading an image
+ * leaves the machine as it was.
+ */
+const BUILDAH_OWN_PATHS = ["/var/lib/containers", "/run/containers", "/run/runc", "/etc/cni"];
+const absentAtLoad = BUILDAH_OWN_PATHS.filter((p) => !existsSync(p));
+
 /** buildah against the project's image store. */
 export async function buildah(manifest: ImagesManifest, args: string[]): Promise<string> {
+  try {
+    return await buildahCall(manifest, args);
+  } finally {
+    for (const p of absentAtLoad) rmSync(p, { recursive: true, force: true });
+  }
+}
+
+async function buildahCall(manifest: ImagesManifest, args: string[]): Promise<string> {
   const { stdout } = await run(
     "buildah",
     [
