@@ -38,7 +38,8 @@ export const OUT_DIR = path.join(ROOT, "dist", "agent");
 export const EXECUTABLE = path.join(OUT_DIR, "ai-agent");
 /** The names the executable answers to (src/run-pod/dispatch.ts), as hard links of it. */
 export const LINK_NAMES = ["ai-agent-init", "ai-agent-supervisor", "ai-agent-courier"] as const;
-const BUNDLE = path.join(OUT_DIR, "ai-agent.cjs");
+/** The bundle the executable embeds, kept beside it. */
+export const BUNDLE = path.join(OUT_DIR, "ai-agent.cjs");
 const FINGERPRINT = path.join(OUT_DIR, ".fingerprint");
 // The sentinel Node's SEA loader looks for (documented in Node's single-executable-applications page).
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
@@ -103,6 +104,9 @@ async function bundleEntry(): Promise<Buffer> {
     entryPoints: [ENTRY],
     // Paths in the bundle's comments are relative to this: the same bundle from any directory.
     absWorkingDir: ROOT,
+    // ...and from a checkout whose node_modules is a symlink (a git worktree sharing another's):
+    // resolved, its paths would name the real directory, and the image build's bundle would differ.
+    preserveSymlinks: true,
     bundle: true,
     platform: "node",
     target: "node20",

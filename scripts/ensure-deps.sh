@@ -33,5 +33,21 @@ if [[ ! -x /usr/bin/tini-static ]] && [[ "$(id -u)" == 0 ]] && command -v apt-ge
     echo "[setup] tini could not be installed; the reaper test will skip" >&2
 fi
 
+# The real images and the real node (docs/images.md, docs/real-node.md): buildah and debootstrap build
+# the Dockerfile's images; containerd, runc and the CNI plugins run pods on a real kubelet; iptables
+# is what kube-proxy programs. Debian packages, installed when we may; else those tests skip and say why.
+node_packages=(buildah debootstrap containerd runc containernetworking-plugins iptables)
+missing_packages=()
+for p in "${node_packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing_packages+=("$p"); done
+if ((${#missing_packages[@]} > 0)); then
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    echo "[setup] ${missing_packages[*]} (apt-get)" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_packages[@]}"; } >&2 ||
+      echo "[setup] ${missing_packages[*]} could not be installed; the image and real-node tests will skip" >&2
+  else
+    echo "[setup] not installed: ${missing_packages[*]} (needs root and apt-get); the image and real-node tests will skip" >&2
+  fi
+fi
+
 echo "[setup] control-plane binaries" >&2
 bash scripts/cluster/build.sh >/dev/null

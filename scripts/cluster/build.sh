@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok) from pinned Go module versions into a cache directory
-# keyed by version. Nothing here is committed; see docs/control-plane.md.
+# kube-scheduler, kwok) and the real node's kubelet, kube-proxy and pause (docs/real-node.md) from
+# pinned Go module versions into a cache directory keyed by version. Nothing here is
+# committed; see docs/control-plane.md.
 #
 # Usage: scripts/cluster/build.sh   -> prints the bin directory on stdout
-# KUBEBUILDER_ASSETS, when it names a directory holding all five binaries,
+# KUBEBUILDER_ASSETS, when it names a directory holding all eight binaries,
 # is used instead of building.
 set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 K8S_VERSION="${K8S_VERSION:-v1.33.13}"
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
-BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+# Each binary is built only when missing, so adding one to this list builds just that one into an
+# existing cache (the kubelet and kube-proxy came after the first five).
+K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+# pause: the real node's sandbox process (scripts/cluster/pause), a static program of this repository.
+BINARIES=(etcd kwok "${K8S_COMMANDS[@]}" pause)
 
 # One cache per machine (not per checkout), so every clone and CI run on it reuses one build.
 CACHE="${CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ai-agent-subsystem/control-plane}"
@@ -44,7 +50,9 @@ log() { echo "[control-plane build] $*" >&2; }
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 
 build_k8s() {
-  local dir="$WORK/k8sbin" minor patch v0
+  local dir="$WORK/k8sbin" minor patch v0 c missing=()
+  for c in "${K8S_COMMANDS[@]}"; do [[ -x "$BIN/$c" ]] || missing+=("$c"); done
+  [[ ${#missing[@]} -gt 0 ]] || return 0
   minor="$(echo "$K8S_VERSION" | cut -d. -f2)"; patch="$(echo "$K8S_VERSION" | cut -d. -f3)"
   v0="v0.${minor}.${patch}"
   mkdir -p "$dir"
@@ -60,17 +68,18 @@ build_k8s() {
     done
     echo ")"
   } > "$dir/go.mod"
+  local pkgs=() gets=()
+  for c in "${missing[@]}"; do
+    pkgs+=("k8s.io/kubernetes/cmd/$c"); gets+=("k8s.io/kubernetes/cmd/$c@$K8S_VERSION")
+  done
   log "resolving k8s.io/kubernetes $K8S_VERSION"
-  (cd "$dir" && go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" \
-      "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" "k8s.io/kubernetes/cmd/kube-scheduler@$K8S_VERSION" >&2)
+  (cd "$dir" && go get "${gets[@]}" >&2)
   local ld="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
   done
-  log "compiling kube-apiserver, kube-controller-manager, kube-scheduler"
-  (cd "$dir" && go build -trimpath -tags=selinux,notest,grpcnotrace -ldflags="$ld" -o "$BIN/" \
-      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-      k8s.io/kubernetes/cmd/kube-scheduler >&2)
+  log "compiling ${missing[*]}"
+  (cd "$dir" && go build -trimpath -tags=selinux,notest,grpcnotrace -ldflags="$ld" -o "$BIN/" "${pkgs[@]}" >&2)
 }
 
 build_etcd() {
@@ -87,10 +96,16 @@ build_kwok() {
   GOBIN="$BIN" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" >&2
 }
 
+build_pause() {
+  log "building pause"
+  (cd "$HERE/pause" && go build -trimpath -ldflags="-s -w" -o "$BIN/pause" . >&2)
+}
+
 start=$(date +%s)
 [[ -x "$BIN/etcd" ]] || build_etcd
 [[ -x "$BIN/kwok" ]] || build_kwok
-[[ -x "$BIN/kube-apiserver" && -x "$BIN/kube-controller-manager" && -x "$BIN/kube-scheduler" ]] || build_k8s
+build_k8s
+[[ -x "$BIN/pause" ]] || build_pause
 have_all "$BIN" || { echo "build.sh: build finished but binaries are missing in $BIN" >&2; exit 1; }
 log "built in $(( $(date +%s) - start ))s into $BIN"
 echo "$BIN"

@@ -118,16 +118,38 @@ export async function writeAdminKubeconfig(path: string, server: string, certs: 
 
 /**
  * A serving certificate signed by the plane's CA (`ca.crt`/`ca.key` in `dir`) for a local server
- * on 127.0.0.1, e.g. the pod runner's kubelet endpoint. Returns the cert and key paths.
+ * on 127.0.0.1 (and `ips`), e.g. the pod runner's kubelet endpoint. Returns the cert and key paths.
  */
-export async function generateServingCert(dir: string, name: string): Promise<{ cert: string; key: string }> {
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+export async function generateServingCert(
+  dir: string,
+  name: string,
+  ips: string[] = [],
+): Promise<{ cert: string; key: string }> {
+  const san = ["DNS:localhost", `DNS:${name}`, "IP:127.0.0.1", ...ips.map((ip) => `IP:${ip}`)].join(",");
   await writeFile(
     join(dir, `${name}.ext`),
-    `subjectAltName=DNS:localhost,DNS:${name},IP:127.0.0.1\n` +
+    `subjectAltName=${san}\n` +
       "extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
   );
-  await openssl(dir, ["req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`]);
+  return await signLeaf(dir, name, `/CN=${name}`);
+}
+
+/** A client certificate signed by the plane's CA for `subject` (e.g. `/O=system:nodes/CN=system:node:n`). */
+export async function generateClientCert(
+  dir: string,
+  name: string,
+  subject: string,
+): Promise<{ cert: string; key: string }> {
+  await writeFile(
+    join(dir, `${name}.ext`),
+    "extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
+  );
+  return await signLeaf(dir, name, subject);
+}
+
+async function signLeaf(dir: string, name: string, subject: string): Promise<{ cert: string; key: string }> {
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  await openssl(dir, ["req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]);
   await openssl(dir, [
     "x509",
     "-req",

@@ -20,6 +20,7 @@ import { PodRunner, RUNNER_SCHEDULING } from "./pod-runner/index.js";
 import { PodScripter } from "./pod-scripter.js";
 import { freePorts, portIsFree } from "./ports.js";
 import { groupAlive, type ProcessSpec, startProcess, stopGroup } from "./processes.js";
+import { type RealNode, type RealNodeOptions, type RealNodeState, startRealNode } from "./real-node/index.js";
 
 const runFile = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -50,6 +51,8 @@ export interface PlaneState {
   nodes: string[];
   /** The pod runner's node (pods opt in with RUNNER_SCHEDULING) and its error log. */
   runner?: { node: string; logFile: string };
+  /** The real node, when the plane was started with one (pods opt in with REAL_NODE_SCHEDULING). */
+  realNode?: RealNodeState;
 }
 
 export interface ControlPlaneOptions {
@@ -70,6 +73,11 @@ export interface ControlPlaneOptions {
   extraArgs?: Partial<Record<ComponentName, string[]>>;
   /** Progress messages (default: silent). */
   log?: (message: string) => void;
+  /**
+   * A real kubelet + containerd node beside the kwok nodes (docs/real-node.md). Opt-in per plane:
+   * one real node runs per machine at a time, so a second plane asking for one waits for the first.
+   */
+  realNode?: boolean | RealNodeOptions;
 }
 
 export class ControlPlaneStartError extends Error {}
@@ -434,6 +442,9 @@ export class ControlPlane {
     process.on("exit", this.exitHook);
   }
 
+  /** Set once the plane's real node started (startControlPlane's realNode option). */
+  realNode?: RealNode;
+
   get state(): PlaneState {
     return readPlaneState(this.stateFile);
   }
@@ -447,6 +458,7 @@ export class ControlPlane {
   /** Last-resort SIGKILL of every group if the owning process exits without calling stop(). */
   private killNow(): void {
     if (this.stopped) return;
+    this.realNode?.stopNow();
     let pids: number[];
     try {
       pids = Object.values(this.state.pids);
@@ -465,6 +477,8 @@ export class ControlPlane {
     if (this.stopped) return;
     await this.scripter.stop();
     await this.runner?.stop();
+    // First, while the API server still answers: the machine is put back as it was.
+    await this.realNode?.stop();
     const state = this.state;
     for (const name of [...COMPONENTS].reverse()) {
       const pid = state.pids[name];
@@ -608,6 +622,19 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     pids: { etcd: 0, "kube-apiserver": 0, "kube-controller-manager": 0, "kube-scheduler": 0, kwok: 0 },
     nodes: [],
   };
+  if (options.realNode) {
+    const apiServer = state.specs["kube-apiserver"].args;
+    // The kubelet authenticates as system:node:<name>; the Node authorizer and NodeRestriction give
+    // it exactly a kubelet's rights (only its own node, its pods' secrets). Replaced, not appended:
+    // kube-apiserver adds up repeated --authorization-mode flags and refuses RBAC twice.
+    apiServer.splice(apiServer.indexOf("--authorization-mode=RBAC"), 1, "--authorization-mode=Node,RBAC");
+    apiServer.push(
+      "--enable-admission-plugins=NodeRestriction",
+      // pods/log, exec and attach: the API server calls the kubelet with the plane's admin certificate.
+      `--kubelet-client-certificate=${certs.adminCert}`,
+      `--kubelet-client-key=${certs.adminKey}`,
+    );
+  }
   for (const [name, extra] of Object.entries(options.extraArgs ?? {})) {
     state.specs[name as ComponentName].args.push(...(extra ?? []));
   }
@@ -676,6 +703,14 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     });
     await probeWorkloads(state, scripter, timeoutMs);
     await probeRunner(state, runner, timeoutMs);
+    if (options.realNode) {
+      plane.realNode = await startRealNode(
+        { planeDir: dir, server, caFile: certs.caCert, binDir: bin, api, log },
+        options.realNode === true ? {} : options.realNode,
+      );
+      state.realNode = plane.realNode.state;
+      writePlaneState(stateFile, state);
+    }
     log(`control plane ready; KUBECONFIG=${kubeconfig}`);
     return plane;
   } catch (err) {

@@ -1,0 +1,3 @@
+module example.invalid/pause
+
+go 1.24.0
