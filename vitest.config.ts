@@ -48,6 +48,20 @@ export default defineConfig({
           testTimeout: 120_000,
         },
       },
+      {
+        extends: true,
+        test: {
+          name: "own-node",
+          // Files that start a plane with a real node of their own (its teardown, the install from
+          // deploy/). One real node per machine (docs/real-node.md) and the shared plane above holds
+          // it for its whole run, so scripts/test.sh runs this project in a second vitest run, after
+          // the first, and one file at a time.
+          sequence: { groupOrder: 2 },
+          include: ["test/own-node/**/*.test.ts"],
+          maxWorkers: 1,
+          testTimeout: 600_000,
+        },
+      },
     ],
   },
 });

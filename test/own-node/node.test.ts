@@ -7,15 +7,15 @@
 import { spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HarnessApi } from "../../harness/api.js";
-import { type ControlPlane, startControlPlane } from "../../harness/cluster.js";
-import { type Footprint, takeFootprint } from "../../harness/real-node/footprint.js";
+import type { HarnessApi } from "../harness/api.js";
+import { type ControlPlane, startControlPlane } from "../harness/cluster.js";
+import { type Footprint, takeFootprint } from "../harness/real-node/footprint.js";
 import {
   MACHINE,
   REAL_NODE_LABEL,
   REAL_NODE_SCHEDULING,
   realNodeProblem,
-} from "../../harness/real-node/index.js";
+} from "../harness/real-node/index.js";
 
 const problem = realNodeProblem();
 const log = (m: string) => process.stderr.write(`[real-node test] ${m}\n`);
