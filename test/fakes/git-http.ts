@@ -31,6 +31,8 @@ export interface GitHttpOptions {
   refusePush?: boolean;
   /** Refuse pushes with 403 to these repositories only (`owner/name`, as in repoUrl). */
   refusePushTo?: readonly string[];
+  /** Where it listens (default 127.0.0.1; run pods on the real node reach podReachableHost()). */
+  host?: string;
 }
 
 export interface GitHttpRequest {
@@ -103,9 +105,10 @@ export async function startGitHttpServer(options: GitHttpOptions): Promise<GitHt
     }
     serveCgi(req, res, options.root, record);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${host}:${port}`;
   return {
     url,
     repoUrl: (name) => `${url}/${name.endsWith(".git") ? name : `${name}.git`}`,

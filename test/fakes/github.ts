@@ -35,6 +35,8 @@ export interface FakeGitHubOptions {
   gitRoot?: string;
   /** Base of `html_url`; default `https://github.com`. */
   htmlUrl?: string;
+  /** Where it listens (default 127.0.0.1; run pods on the real node reach podReachableHost()). */
+  host?: string;
 }
 
 export interface FakePull {
@@ -200,6 +202,7 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
   const server = await startFakeServer({
     errorBody: (status, message) => ({ message, documentation_url: DOCS, status: String(status) }),
     handle,
+    ...(options.host !== undefined ? { host: options.host } : {}),
   });
   return {
     url: server.origin,

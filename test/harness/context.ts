@@ -7,8 +7,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import * as plane from "./cluster.js";
-import { RUNNER_SCHEDULING } from "./pod-runner/index.js";
 import { type PodScript, SCRIPT_RULE_LABEL, validatePodScript } from "./pod-script.js";
+import { MACHINE } from "./real-node/config.js";
+import { REAL_NODE_SCHEDULING } from "./real-node/index.js";
 
 export {
   EXIT_CODE_ANNOTATION,
@@ -148,7 +149,7 @@ export async function eventually<T>(
   );
 }
 
-// Pods that really run: the pod runner (test/harness/README.md, "Pods that really run").
+// Pods that really run: the real node (docs/real-node.md, test/harness/README.md).
 export {
   createFakeCliJournal,
   type FakeCliInvocation,
@@ -156,13 +157,38 @@ export {
   type FakeCliScript,
   fakeCliEnv,
 } from "../fakes/cli/script.js";
+export { debianStandInImage } from "./images.js";
+export { MACHINE as REAL_NODE } from "./real-node/config.js";
 export {
-  NO_CLI_AGENT_IMAGE,
-  REAL_CLI_AGENT_IMAGE,
-  RUNNER_AGENT_IMAGE,
-  runPodProgramsBuilt,
-} from "./pod-runner/images.js";
-export { RUNNER_NODE_NAME, RUNNER_SCHEDULING } from "./pod-runner/index.js";
+  FAKE_CLI_STATION_IMAGE,
+  NO_CLI_STATION_IMAGE,
+  REAL_CLI_STATION_IMAGE,
+} from "./station-images.js";
+
+/**
+ * Why run pods cannot run in this run ("" when they can): the shared plane has a real node only
+ * where the machine can run one (root, the Debian packages). A test that runs pods skips with it.
+ */
+export function realNodeProblem(): string {
+  return inject("realNodeProblem");
+}
+
+/** The agent image built from the Dockerfile and imported into the real node: the controller's AGENT_IMAGE. */
+export function agentImage(): string {
+  const name = controlPlaneState().realNode?.images.agent?.name;
+  if (name === undefined)
+    throw new Error(`the plane has no real node with the agent image: ${realNodeProblem()}`);
+  return name;
+}
+
+/**
+ * The address a pod on the real node reaches this machine's listeners at: the node's bridge
+ * gateway (pods cannot reach 127.0.0.1 of the host). Servers a run pod calls (model servers, sinks,
+ * git, file sources) listen on it.
+ */
+export function podReachableHost(): string {
+  return MACHINE.gateway;
+}
 
 /**
  * Why the real agent CLIs cannot be used in this run ("" when they can): the global setup installs
@@ -174,15 +200,16 @@ export function agentClisProblem(): string {
 }
 
 /**
- * The pod-spec fragment (nodeSelector + toleration) that puts a pod on the runner node; spread it
- * into a pod template's `spec` (e.g. a Station's `spec.template.spec`). A fresh copy per call.
+ * The pod-spec fragment (nodeSelector + toleration) that puts a pod on the real node; spread it
+ * into a pod template's `spec` (e.g. a Station's `spec.template.spec`), as a platform team does for
+ * a node pool. A fresh copy per call.
  */
-export function runnerPodTemplate(): {
+export function realNodePodTemplate(): {
   nodeSelector: Record<string, string>;
   tolerations: { key: string; operator: string; value: string; effect: string }[];
 } {
   return structuredClone({
-    nodeSelector: { ...RUNNER_SCHEDULING.nodeSelector },
-    tolerations: RUNNER_SCHEDULING.tolerations.map((t) => ({ ...t })),
+    nodeSelector: { ...REAL_NODE_SCHEDULING.nodeSelector },
+    tolerations: REAL_NODE_SCHEDULING.tolerations.map((t) => ({ ...t })),
   });
 }

@@ -1,14 +1,19 @@
 /**
  * Vitest globalSetup of the `integration` project: installs the real agent CLIs into their cache
  * on first use (agent-clis.ts; before the plane starts, whose real-CLI image needs them), starts
- * ONE control plane for the whole run, installs deploy/crds/*.yaml, and provides the kubeconfig
- * and state-file paths to the tests (read them through test/harness/context.ts).
+ * ONE control plane for the whole run, with the machine's real node when it can run one (run pods
+ * run there, from images built from the Dockerfile and the Station images of station-images.ts;
+ * docs/real-node.md), installs deploy/crds/*.yaml, and provides the kubeconfig and state-file
+ * paths to the tests (read them through test/harness/context.ts).
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { ensureAgentClis, ensureNpmCache } from "./agent-clis.js";
 import { type ControlPlane, installCrds, REPO_ROOT, startControlPlane } from "./cluster.js";
+import { buildImages, debianStandInImage, saveArchive } from "./images.js";
+import { realNodeProblem } from "./real-node/index.js";
+import { buildStationImages } from "./station-images.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -17,6 +22,8 @@ declare module "vitest" {
     installedCrds: string[];
     /** "" when the real agent CLIs are installed, else why not. */
     agentClisProblem: string;
+    /** "" when the plane has a real node (run pods run there), else why not. */
+    realNodeProblem: string;
   }
 }
 
@@ -51,8 +58,28 @@ export default async function setup(project: TestProject): Promise<() => Promise
     );
   }
   project.provide("agentClisProblem", agentClisProblem);
-  plane = await startControlPlane({ log });
+  // Run pods need the real node; without one (no root, a missing package) their tests skip with
+  // this reason, printed once here.
+  const nodeProblem = realNodeProblem();
+  if (nodeProblem !== "") log(`no real node, the run-pod tests will be skipped: ${nodeProblem}`);
+  plane = await startControlPlane({
+    log,
+    ...(nodeProblem === "" ? { realNode: { images: ["agent"] } } : {}),
+  });
+  project.provide("realNodeProblem", nodeProblem);
   try {
+    if (plane.realNode) {
+      const manifest = await buildImages(["agent"], log);
+      const stations = await buildStationImages(
+        manifest,
+        agentClisProblem === "" ? ["fakeClis", "realClis", "noCli"] : ["fakeClis"],
+        log,
+      );
+      // The Debian stand-in is the shell image of the tests' sidecars (debianStandInImage()).
+      const shell = await saveArchive(manifest, debianStandInImage());
+      for (const image of [...Object.values(stations), shell])
+        if (image) await plane.realNode.importImage(image, log);
+    }
     const crds = await installCrds(plane.api(), projectCrdFiles());
     project.provide("kubeconfigPath", plane.kubeconfig);
     project.provide("controlPlaneStateFile", plane.stateFile);

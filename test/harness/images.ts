@@ -6,7 +6,8 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { rename } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { REPO_ROOT } from "./cluster.js";
 
@@ -149,4 +150,39 @@ export async function withImageRoot<T>(
   } finally {
     await buildah(manifest, ["rm", container]).catch(() => {});
   }
+}
+
+/** The Node stand-in's name, as the Dockerfile's `FROM node:${NODE_VERSION}-bookworm-slim` resolves. */
+export function nodeStandInImage(): string {
+  const version = /^ARG NODE_VERSION=(\S+)$/m.exec(readFileSync(join(REPO_ROOT, "Dockerfile"), "utf8"))?.[1];
+  if (version === undefined) throw new Error("the Dockerfile has no ARG NODE_VERSION default");
+  return `docker.io/library/node:${version}-bookworm-slim`;
+}
+
+/** The Debian stand-in's name (`FROM debian:${DEBIAN_VERSION}`): a shell image for test sidecars. */
+export function debianStandInImage(): string {
+  const version = /^ARG DEBIAN_VERSION=(\S+)$/m.exec(
+    readFileSync(join(REPO_ROOT, "Dockerfile"), "utf8"),
+  )?.[1];
+  if (version === undefined) throw new Error("the Dockerfile has no ARG DEBIAN_VERSION default");
+  return `docker.io/library/debian:${version}`;
+}
+
+/**
+ * A built image of the store as a docker archive named by its id, beside the archives
+ * scripts/images/build.sh writes (once per id), for the real node's `ctr images import`.
+ */
+export async function saveArchive(manifest: ImagesManifest, name: string): Promise<BuiltImage> {
+  const id = (
+    await buildah(manifest, ["inspect", "--type", "image", "--format", "{{.FromImageID}}", name])
+  ).trim();
+  const dir = dirname(manifest.agent?.archive ?? manifest.pause?.archive ?? "");
+  if (dir === ".")
+    throw new Error("the images manifest names no archive (run scripts/images/build.sh first)");
+  const archive = join(dir, `${id}.tar`);
+  if (!existsSync(archive)) {
+    await buildah(manifest, ["push", "--quiet", name, `docker-archive:${archive}.tmp:${name}`]);
+    await rename(`${archive}.tmp`, archive);
+  }
+  return { name, id, archive };
 }

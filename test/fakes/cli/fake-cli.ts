@@ -39,9 +39,10 @@ export interface FakeCliScript {
   /** Keep running on SIGTERM (the supervisor then has to SIGKILL). */
   ignoreSigterm?: boolean;
   /**
-   * Host directory of gates: a run whose prompt contains `[gate <name>]` waits, before printing
-   * anything, until the file `<gates>/<name>` exists (polled every 50 ms). A test opens a gate to
-   * let that turn end, so what piles up meanwhile never depends on speed.
+   * Gates: a run whose prompt contains `[gate <name>]` waits, before printing anything, until the
+   * gate is open (polled every 50 ms): the file `<gates>/<name>` exists, or, when `gates` is an
+   * http URL (a run pod on the real node sees no host file), `GET <gates>/<name>` answers 200. A test
+   * opens a gate to let that turn end, so what piles up meanwhile never depends on speed.
    */
   gates?: string;
   /**
@@ -371,8 +372,27 @@ export function main(): void {
       uid: process.getuid?.(),
       time: new Date(),
     };
-    appendFileSync(journal, `${JSON.stringify(entry)}\n`);
+    const line = `${JSON.stringify(entry)}\n`;
+    if (!/^https?:\/\//.test(journal)) appendFileSync(journal, line);
+    else {
+      // A run pod on the real node journals to the test's listener; the run starts once it is kept.
+      fetch(journal, { method: "POST", body: line }).then(
+        (res) => (res.ok ? proceed(cli, argv) : fail(`journal ${journal}: HTTP ${res.status}`)),
+        (err: Error) => fail(`journal ${journal}: ${err.message}`),
+      );
+      return;
+    }
   }
+  proceed(cli, argv);
+}
+
+function fail(message: string): void {
+  process.stderr.write(`fake CLI: ${message}\n`);
+  process.exit(2);
+}
+
+/** The invocation after it was journalled. */
+function proceed(cli: CliName, argv: string[]): void {
   let script: FakeCliScript;
   try {
     script = parseScript(process.env.FAKE_CLI_SCRIPT);
@@ -391,12 +411,19 @@ export function main(): void {
     run(cli, inv, script);
     return;
   }
-  const gateFile = join(script.gates as string, gate);
-  const poll = setInterval(() => {
-    if (!existsSync(gateFile)) return;
-    clearInterval(poll);
-    run(cli, inv, script);
-  }, 50);
+  const gates = script.gates as string;
+  const open = /^https?:\/\//.test(gates)
+    ? () =>
+        fetch(`${gates.replace(/\/$/, "")}/${encodeURIComponent(gate)}`).then(
+          (res) => res.status === 200,
+          () => false,
+        )
+    : () => Promise.resolve(existsSync(join(gates, gate)));
+  const poll = async (): Promise<void> => {
+    if (await open()) run(cli, inv, script);
+    else setTimeout(poll, 50);
+  };
+  void poll();
 }
 
 /** What a run does once its gate (if any) is open. */

@@ -273,7 +273,7 @@ export interface AnthropicMessagesServer extends ModelServer {
   lastTools(): Map<string, unknown>;
 }
 
-export async function startAnthropicMessages(): Promise<AnthropicMessagesServer> {
+export async function startAnthropicMessages(host?: string): Promise<AnthropicMessagesServer> {
   const models = new Set<string>([DEFAULT_MODEL]);
   let tools = new Map<string, unknown>();
   const api: ModelApi = {
@@ -323,7 +323,7 @@ export async function startAnthropicMessages(): Promise<AnthropicMessagesServer>
       return false;
     },
   };
-  const server = await startModelServer(api);
+  const server = await startModelServer(api, host);
   return { ...server, lastTools: () => tools };
 }
 

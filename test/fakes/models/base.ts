@@ -64,7 +64,7 @@ export interface ModelApi {
 }
 
 export interface ModelServer {
-  /** http://127.0.0.1:<port> (each API module documents what to append for its CLI). */
+  /** http://<host>:<port> (each API module documents what to append for its CLI). */
   origin: string;
   /** Answers for the next model requests, in order (appended to what is left). */
   script(steps: ModelStep[]): void;
@@ -110,7 +110,8 @@ export function startSse(res: ServerResponse, headers: Record<string, string> = 
   res.flushHeaders();
 }
 
-export async function startModelServer(api: ModelApi): Promise<ModelServer> {
+/** `host`: where it listens; a run pod on the real node reaches this machine at podReachableHost(). */
+export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promise<ModelServer> {
   const steps: ModelStep[] = [];
   let fallbackStep: ModelStep = { text: "Done." };
   const entries: JournalEntry[] = [];
@@ -153,10 +154,10 @@ export async function startModelServer(api: ModelApi): Promise<ModelServer> {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://${host}:${port}`,
     script(more) {
       steps.push(...more);
     },

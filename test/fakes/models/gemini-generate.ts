@@ -214,8 +214,8 @@ const geminiApi: ModelApi = {
 
 export type GeminiServer = ModelServer;
 
-export function startGeminiServer(): Promise<GeminiServer> {
-  return startModelServer(geminiApi);
+export function startGeminiServer(host?: string): Promise<GeminiServer> {
+  return startModelServer(geminiApi, host);
 }
 
 /** One turn of the history a request carried, flattened for assertions. */

@@ -40,6 +40,8 @@ export interface OpenAiResponsesServer extends Omit<ModelServer, "script" | "fal
 export interface OpenAiResponsesOptions {
   /** Model ids `GET /v1/models` lists (default: ["gpt-5-codex"]). */
   models?: string[];
+  /** Where it listens (default 127.0.0.1; run pods on the real node reach podReachableHost()). */
+  host?: string;
 }
 
 /** OpenAI's own error wording and type per status (what api.openai.com answers). */
@@ -367,7 +369,7 @@ export async function startOpenAiResponsesServer(
       return false;
     },
   };
-  const server = await startModelServer(api);
+  const server = await startModelServer(api, options.host);
   return {
     ...server,
     url: `${server.origin}/v1`,

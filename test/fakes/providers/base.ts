@@ -79,6 +79,8 @@ export interface StartOptions {
   /** The vendor's error envelope for a status and message. */
   errorBody(status: number, message: string): unknown;
   handle(req: FakeRequest, origin: string): FakeResponse | Promise<FakeResponse>;
+  /** Where it listens (default 127.0.0.1; run pods on the real node reach podReachableHost()). */
+  host?: string;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -194,10 +196,10 @@ export async function startFakeServer(options: StartOptions): Promise<FakeServer
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(0, options.host ?? "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = `http://${options.host ?? "127.0.0.1"}:${port}`;
 
   return {
     origin,

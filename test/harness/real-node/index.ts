@@ -96,11 +96,19 @@ export interface PlaneForNode {
 }
 
 export class RealNode {
-  constructor(readonly state: RealNodeState) {}
+  constructor(
+    readonly state: RealNodeState,
+    private readonly paths: NodePaths,
+  ) {}
 
   /** Takes the node off the machine and restores what it changed (idempotent). */
   async stop(): Promise<void> {
     await run("bash", [TEARDOWN, this.state.dir], { timeout: 120_000 });
+  }
+
+  /** Imports one more image (e.g. a Station image a test built) into the node's containerd. */
+  async importImage(image: BuiltImage, log: (m: string) => void = () => {}): Promise<void> {
+    await importImage(this.paths, image, log);
   }
 
   /** The same, synchronously: for a process `exit` hook. */
@@ -211,16 +219,19 @@ export async function startRealNode(plane: PlaneForNode, options: RealNodeOption
   const manifest = await buildImages(["pause", ...keys], plane.log);
 
   await acquireLock(dir, options.lockTimeoutMs ?? 600_000, plane.log);
-  const node = new RealNode({
-    name: MACHINE.nodeName,
-    dir,
-    ip: MACHINE.gateway,
-    kubeletPort: 0,
-    containerdSocket: p.containerdSocket,
-    specs: {} as RealNodeState["specs"],
-    pids: { containerd: 0, kubelet: 0 },
-    images: {},
-  });
+  const node = new RealNode(
+    {
+      name: MACHINE.nodeName,
+      dir,
+      ip: MACHINE.gateway,
+      kubeletPort: 0,
+      containerdSocket: p.containerdSocket,
+      specs: {} as RealNodeState["specs"],
+      pids: { containerd: 0, kubelet: 0 },
+      images: {},
+    },
+    p,
+  );
   try {
     // Recorded before anything is changed, so a crash at any point can be undone.
     await writeFile(join(t, "lock"), `${MACHINE.lockFile}\n`);

@@ -38,7 +38,8 @@ export interface SinkListener {
   close(): Promise<void>;
 }
 
-export async function startSinkListener(): Promise<SinkListener> {
+/** An http sink on `host` (a run pod on the real node reaches this machine at podReachableHost()). */
+export async function startSinkListener(host = "127.0.0.1"): Promise<SinkListener> {
   const received: Received[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -52,10 +53,10 @@ export async function startSinkListener(): Promise<SinkListener> {
       }
     });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  await new Promise<void>((r) => server.listen(0, host, () => r()));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/events`,
+    url: `http://${host}:${port}/events`,
     received,
     eventsFor: (agent) =>
       received.filter((r) => r.envelope.source.agent === agent).map((r) => r.envelope.event),

@@ -21,13 +21,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Agent } from "../../../src/core/types.js";
 import { createBareRepo, type GitHttpServer, startGitHttpServer } from "../../fakes/git-http.js";
 import { type FakeGitHub, startFakeGitHub } from "../../fakes/github.js";
+import { debianStandInImage, podReachableHost } from "../../harness/context.js";
 import {
   createAgent,
   createDefinition,
   createStation,
   finishedAgent,
   podLog,
-  RUN_POD_PROGRAMS_BUILT,
+  RUN_POD_SKIP,
   type RunPodEnv,
   runPod,
   SINK_HEADERS_KEY,
@@ -47,7 +48,7 @@ let github: FakeGitHub;
 let root: string;
 
 beforeAll(async () => {
-  if (!RUN_POD_PROGRAMS_BUILT) return;
+  if (RUN_POD_SKIP !== "") return;
   root = mkdtempSync(join(tmpdir(), "run-pod-delivery-"));
   createBareRepo(root, "acme/app", { "README.md": "helo world\n" });
   createBareRepo(root, "acme/protected", { "README.md": "protected\n" });
@@ -56,8 +57,14 @@ beforeAll(async () => {
     token: CLONE_TOKEN,
     moreTokens: { delivery: DELIVERY_TOKEN },
     refusePushTo: ["acme/protected"],
+    host: podReachableHost(),
   });
-  github = await startFakeGitHub({ token: DELIVERY_TOKEN, gitRoot: root, htmlUrl: HTML });
+  github = await startFakeGitHub({
+    token: DELIVERY_TOKEN,
+    gitRoot: root,
+    htmlUrl: HTML,
+    host: podReachableHost(),
+  });
   env = await startRunPodEnv(
     "run-pod-delivery",
     { GIT_TOKEN: CLONE_TOKEN, [DELIVERY_KEY]: DELIVERY_TOKEN },
@@ -73,10 +80,10 @@ beforeAll(async () => {
   await createDefinition(env, "deliver-protected", definition("acme/protected"));
   // The CLI runs in /workspace; the init cloned the repo to /workspace/app.
   const edit = (content: string) => ({ answer: "edited", files: { "app/README.md": content } });
-  // Station containers run as non-root (docs/security.md#the-station-template-policy): busybox needs a user.
+  // Station containers run as non-root (docs/security.md#the-station-template-policy): a shell image needs a user.
   const envSidecar = {
     name: "sidecar",
-    image: "busybox",
+    image: debianStandInImage(),
     command: ["/bin/sh", "-c", "env"],
     securityContext: { runAsUser: 1000 },
   };
@@ -137,7 +144,7 @@ async function run(name: string, station: string, spec: Record<string, unknown> 
 }
 
 // The cases are independent (own Stations, Agents and branches): they run at the same time.
-describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("pull-request delivery on the local plane", () => {
+describe.skipIf(RUN_POD_SKIP !== "")("pull-request delivery on the local plane", () => {
   it.concurrent(
     "an edit is committed, pushed to agent/<name> and opened as a PR once; status.prUrl and the sink have it; the token stays in the courier",
     async () => {

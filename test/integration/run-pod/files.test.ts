@@ -13,12 +13,13 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Agent } from "../../../src/core/types.js";
 import { type GitHttpServer, startGitHttpServer } from "../../fakes/git-http.js";
+import { podReachableHost } from "../../harness/context.js";
 import {
   createAgent,
   createDefinition,
   createStation,
   finishedAgent,
-  RUN_POD_PROGRAMS_BUILT,
+  RUN_POD_SKIP,
   type RunPodEnv,
   startRunPodEnv,
 } from "./setup.js";
@@ -62,18 +63,18 @@ function createSymlinkRepo(root: string, name: string): void {
 }
 
 beforeAll(async () => {
-  if (!RUN_POD_PROGRAMS_BUILT) return;
+  if (RUN_POD_SKIP !== "") return;
   files = createServer((req, res) => {
     if (req.headers["x-files-auth"] !== FILES_HEADER_VALUE) return void res.writeHead(401).end("no auth");
     if (req.url === "/brief.md")
       return void res.writeHead(200, { "content-type": "text/markdown" }).end(BRIEF);
     res.writeHead(404).end("not found");
   });
-  await new Promise<void>((r) => files.listen(0, "127.0.0.1", () => r()));
-  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => files.listen(0, podReachableHost(), () => r()));
+  filesUrl = `http://${podReachableHost()}:${(files.address() as AddressInfo).port}`;
   gitRoot = mkdtempSync(join(tmpdir(), "run-pod-git-"));
   createSymlinkRepo(gitRoot, "links");
-  git = await startGitHttpServer({ root: gitRoot });
+  git = await startGitHttpServer({ root: gitRoot, host: podReachableHost() });
   env = await startRunPodEnv("run-pod-files", { "files-auth": `X-Files-Auth: ${FILES_HEADER_VALUE}\n` });
   await createDefinition(env, "def", { model: "claude-sonnet-4-5" });
   await createDefinition(env, "def-links", {
@@ -90,7 +91,7 @@ afterAll(async () => {
   if (gitRoot) rmSync(gitRoot, { recursive: true, force: true });
 });
 
-describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("spec.files", () => {
+describe.skipIf(RUN_POD_SKIP !== "")("spec.files", () => {
   it("downloads each file with its header block before the agent starts", async () => {
     await createAgent(env, "fetch-ok", "stn", {
       files: [{ path: "notes/brief.md", url: `${filesUrl}/brief.md`, headers_secret: "files-auth" }],

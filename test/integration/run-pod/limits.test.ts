@@ -13,7 +13,7 @@ import {
   createDefinition,
   createStation,
   finishedAgent,
-  RUN_POD_PROGRAMS_BUILT,
+  RUN_POD_SKIP,
   type RunPodEnv,
   runPod,
   startRunPodEnv,
@@ -21,13 +21,13 @@ import {
 
 let env: RunPodEnv;
 beforeAll(async () => {
-  if (RUN_POD_PROGRAMS_BUILT) env = await startRunPodEnv("run-pod-limits", {}, { STUCK_POD_SECONDS: "5" });
+  if (RUN_POD_SKIP === "") env = await startRunPodEnv("run-pod-limits", {}, { STUCK_POD_SECONDS: "5" });
 });
 afterAll(async () => {
   await env?.close();
 });
 
-describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("run limits", () => {
+describe.skipIf(RUN_POD_SKIP !== "")("run limits", () => {
   it.concurrent("the supervisor's deadline ends a sleeping agent with exit code 124", async () => {
     await createDefinition(env, "def-sleep", { model: "claude-sonnet-4-5" });
     await createStation(env, "stn-sleep", "def-sleep", { durationMs: 600_000 }, { deadlineMinutes: 1 });

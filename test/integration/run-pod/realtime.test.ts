@@ -22,13 +22,13 @@ import { AGENTS } from "../../../src/kube/resources.js";
 import { type PromptApiServer, runToken } from "../../../src/prompt-api/index.js";
 import { type CliName, parseInvocation } from "../../fakes/cli/fake-cli.js";
 import { createFakeCliGates, type FakeCliGates, type FakeCliScript } from "../../fakes/cli/script.js";
-import { eventually } from "../../harness/context.js";
+import { eventually, podReachableHost } from "../../harness/context.js";
 import {
   createAgent,
   createDefinition,
   createStation,
   finishedAgent,
-  RUN_POD_PROGRAMS_BUILT,
+  RUN_POD_SKIP,
   type RunPodEnv,
   runPod,
   startRunPodEnv,
@@ -48,7 +48,7 @@ let gates: FakeCliGates;
 let side: SideServer;
 
 beforeAll(async () => {
-  if (!RUN_POD_PROGRAMS_BUILT) return;
+  if (RUN_POD_SKIP !== "") return;
   env = await startRunPodEnv(
     "run-pod-rt",
     {},
@@ -61,13 +61,13 @@ beforeAll(async () => {
     host: "127.0.0.1",
     logger: quiet,
   });
-  gates = createFakeCliGates();
+  gates = await createFakeCliGates(podReachableHost());
   side = await startSideServer();
 }, 120_000);
 afterAll(async () => {
   await api?.close(1000);
   await side?.close();
-  gates?.remove();
+  await gates?.remove();
   await env?.close();
 });
 
@@ -240,7 +240,7 @@ async function agentStatus(name: string) {
 
 // ---------------------------------------------------------------------------------------------
 
-describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane", () => {
+describe.skipIf(RUN_POD_SKIP !== "")("realtime sessions on the local plane", () => {
   it.concurrent.each([
     // The queue is the supervisor's, the same for every vendor: one session fills it to the limit.
     { vendor: "claude" as const, scriptSession: undefined, fill: true },
@@ -255,7 +255,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane",
         prompt: `Summarise {topic}. [gate ${name}-1]`,
         script: {
           ...TRANSCRIPT_SCRIPT,
-          gates: gates.dir,
+          gates: gates.target,
           ...(scriptSession ? { sessionId: scriptSession } : {}),
         },
       });
@@ -349,7 +349,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("realtime sessions on the local plane",
     const name = "rt-answers";
     await realtimeAgent(name, "claude", {
       prompt: `Summarise {topic}. [gate ${name}-1]`,
-      script: { gates: gates.dir },
+      script: { gates: gates.target },
       // The init downloads this before the supervisor may start; the side server holds it.
       agent: { files: [{ path: "brief.md", url: `${side.url}/held/brief.md` }] },
     });
@@ -612,10 +612,10 @@ async function startSideServer(): Promise<SideServer> {
       res.writeHead(404).end("not found\n");
     });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  await new Promise<void>((r) => server.listen(0, podReachableHost(), () => r()));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${podReachableHost()}:${port}`,
     held,
     release: () => {
       released = true;

@@ -9,13 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBareRepo, type GitHttpServer, startGitHttpServer } from "../../fakes/git-http.js";
+import { debianStandInImage, podReachableHost } from "../../harness/context.js";
 import {
   createAgent,
   createDefinition,
   createStation,
   finishedAgent,
   podLog,
-  RUN_POD_PROGRAMS_BUILT,
+  RUN_POD_SKIP,
   type RunPodEnv,
   startRunPodEnv,
 } from "./setup.js";
@@ -26,10 +27,10 @@ let git: GitHttpServer;
 let root: string;
 
 beforeAll(async () => {
-  if (!RUN_POD_PROGRAMS_BUILT) return;
+  if (RUN_POD_SKIP !== "") return;
   root = mkdtempSync(join(tmpdir(), "run-pod-repo-"));
   createBareRepo(root, "acme/app", { "README.md": "app readme from the clone\n" });
-  git = await startGitHttpServer({ root, token: TOKEN });
+  git = await startGitHttpServer({ root, token: TOKEN, host: podReachableHost() });
   env = await startRunPodEnv("run-pod-repo", { GIT_TOKEN: TOKEN });
 });
 afterAll(async () => {
@@ -38,7 +39,7 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("a repository cloned with a token", () => {
+describe.skipIf(RUN_POD_SKIP !== "")("a repository cloned with a token", () => {
   it("is cloned before the agent runs, and the token shows up in no argv, log, status or sidecar env", async () => {
     await createDefinition(env, "def", {
       model: "claude-sonnet-4-5",
@@ -48,7 +49,7 @@ describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("a repository cloned with a token", () 
       // Station containers run as non-root (docs/security.md#the-station-template-policy).
       {
         name: "sidecar",
-        image: "busybox",
+        image: debianStandInImage(),
         command: ["/bin/sh", "-c", "env"],
         securityContext: { runAsUser: 1000 },
       },

@@ -1,8 +1,9 @@
 /**
- * Shared setup of the end-to-end run-pod tests: the in-process controller (AGENT_IMAGE = the image
- * the pod runner maps to dist/agent) on the real local API server, Stations whose pods go to the
- * pod runner, where the real init, the real supervisor and a scripted fake CLI run as processes,
- * and a loopback http listener for the run's sinks.
+ * Shared setup of the end-to-end run-pod tests: the in-process controller (AGENT_IMAGE = the agent
+ * image built from the Dockerfile) on the real local API server, Stations whose pods run on the
+ * plane's real node (kubelet, containerd, runc; docs/real-node.md), where the image's init, witness
+ * and supervisor run a scripted fake CLI from a Station image, and an http listener for the run's
+ * sinks on the address pods reach this machine at.
  */
 import { CoreV1Api, type V1Pod, Watch } from "@kubernetes/client-node";
 import { parseConfig } from "../../../src/controller/config.js";
@@ -13,16 +14,18 @@ import { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, SECRETS, STATIONS } from "../../../src/kube/resources.js";
 import { agentSecretsReader, SinkDispatcher } from "../../../src/sinks/index.js";
 import {
+  agentImage,
   createFakeCliJournal,
   createTestNamespace,
   eventually,
+  FAKE_CLI_STATION_IMAGE,
   type FakeCliJournal,
   type FakeCliScript,
   fakeCliEnv,
   kubeConfig,
-  RUNNER_AGENT_IMAGE,
-  runnerPodTemplate,
-  runPodProgramsBuilt,
+  podReachableHost,
+  realNodePodTemplate,
+  realNodeProblem,
 } from "../../harness/context.js";
 import { type SinkListener, startSinkListener } from "../batch/setup.js";
 
@@ -30,14 +33,10 @@ export const SINK_HEADERS_KEY = "sink-headers";
 export const SINK_TOKEN = "Bearer run-pod-sink-token";
 
 /**
- * False until `npm run build:agent` has produced dist/agent: the run-pod tests are skipped then,
- * locally. In CI (CI=true, where scripts/ensure-deps.sh always builds them) a missing build is an
- * error, never a silent skip.
+ * Why run pods cannot run here ("" when they can): they need the plane's real node (root, the
+ * Debian packages). Use as `describe.skipIf(RUN_POD_SKIP)`; the reason is printed by the global setup.
  */
-export const RUN_POD_PROGRAMS_BUILT = runPodProgramsBuilt();
-if (!RUN_POD_PROGRAMS_BUILT && process.env.CI === "true") {
-  throw new Error("dist/agent is missing: run `npm run build:agent` (scripts/ensure-deps.sh does it)");
-}
+export const RUN_POD_SKIP = realNodeProblem();
 
 export interface RunPodEnv {
   ns: string;
@@ -56,8 +55,8 @@ export async function startRunPodEnv(
 ): Promise<RunPodEnv> {
   const client = await KubeClient.fromKubeConfig(kubeConfig());
   const ns = await createTestNamespace(prefix);
-  const listener = await startSinkListener();
-  const journal = createFakeCliJournal();
+  const listener = await startSinkListener(podReachableHost());
+  const journal = await createFakeCliJournal(podReachableHost());
   const data: Record<string, string> = { [SINK_HEADERS_KEY]: `Authorization: ${SINK_TOKEN}\n`, ...secrets };
   await client.create(SECRETS, ns, {
     apiVersion: "v1",
@@ -72,7 +71,7 @@ export async function startRunPodEnv(
   });
   const controller = new AgentController({
     config: parseConfig(
-      { NAMESPACE: ns, POD_NAME: `${prefix}-controller`, AGENT_IMAGE: RUNNER_AGENT_IMAGE, ...controllerEnv },
+      { NAMESPACE: ns, POD_NAME: `${prefix}-controller`, AGENT_IMAGE: agentImage(), ...controllerEnv },
       {},
       {
         pollIntervalMs: 1000,
@@ -98,7 +97,7 @@ export async function startRunPodEnv(
       await sinks.drain(5000);
       await listener.close();
       await client.close();
-      journal.remove();
+      await journal.remove();
     },
   };
 }
@@ -117,7 +116,7 @@ export async function createDefinition(
 }
 
 /**
- * A Station whose pods run on the pod runner with the fake CLI following `script`; `sidecars` are
+ * A Station whose pods run on the real node with the fake CLI following `script`; `sidecars` are
  * extra containers of the template, kept as they are by the controller.
  */
 export async function createStation(
@@ -138,9 +137,9 @@ export async function createStation(
       ...spec,
       template: {
         spec: {
-          ...runnerPodTemplate(),
+          ...realNodePodTemplate(),
           containers: [
-            { name: "agent", image: "example.test/agent:1", env: fakeCliEnv(script, env.journal) },
+            { name: "agent", image: FAKE_CLI_STATION_IMAGE, env: fakeCliEnv(script, env.journal) },
             ...sidecars,
           ],
         },

@@ -12,7 +12,7 @@ import {
   createDefinition,
   createStation,
   podLog,
-  RUN_POD_PROGRAMS_BUILT,
+  RUN_POD_SKIP,
   type RunPodEnv,
   SINK_HEADERS_KEY,
   SINK_TOKEN,
@@ -22,7 +22,7 @@ import {
 
 let env: RunPodEnv;
 beforeAll(async () => {
-  if (RUN_POD_PROGRAMS_BUILT) env = await startRunPodEnv("run-pod-vendors");
+  if (RUN_POD_SKIP === "") env = await startRunPodEnv("run-pod-vendors");
 });
 afterAll(async () => {
   await env?.close();
@@ -36,7 +36,7 @@ const vendors = [
   { vendor: "opencode", model: "opencode/big-pickle", sessionId: "ses_opencode1" },
 ];
 
-describe.skipIf(!RUN_POD_PROGRAMS_BUILT)("a run pod per vendor", () => {
+describe.skipIf(RUN_POD_SKIP !== "")("a run pod per vendor", () => {
   it.concurrent.each(vendors)(
     "$vendor: Pending → Running → Succeeded with its output and session",
     async (v) => {
