@@ -4,7 +4,7 @@
  * through the real `kubectl`, which finds it there by its name, with `--kubeconfig` and `-n`
  * passed explicitly. The cluster side is the local plane with the controller in-process
  * (setup.ts): kwok Stations whose run pods end as scripted for `run`, `status` and `logs`, and a
- * real realtime session on the pod runner (init + supervisor + fake claude) behind the controller's
+ * real realtime session on the real node (init + supervisor + fake claude) behind the controller's
  * prompt API for `prompt` and `close`. docs/kubectl-plugin.md.
  */
 import { spawn } from "node:child_process";
@@ -25,8 +25,8 @@ import {
   type ClientEnv,
   createDefinition,
   createKwokStation,
-  createRunnerStation,
-  RUN_POD_PROGRAMS_BUILT,
+  createRealNodeStation,
+  RUN_POD_SKIP,
   startClientEnv,
 } from "./setup.js";
 
@@ -59,7 +59,7 @@ beforeAll(async () => {
     prompt: "Start on {topic}.",
     permission_mode: "bypass",
   });
-  await createRunnerStation(env, "rt", "rt-def", { answer: "turn done" });
+  await createRealNodeStation(env, "rt", "rt-def", { answer: "turn done" });
   agents = await AgentsClient.connect({ kubeconfig: kubeconfigPath(), namespace: env.ns });
 });
 
@@ -399,7 +399,7 @@ describe("kubectl agent prompt and close", () => {
     );
   });
 
-  it.skipIf(!RUN_POD_PROGRAMS_BUILT)(
+  it.skipIf(RUN_POD_SKIP !== "")(
     "a realtime run: prompt prints turn/queued/sessionId (token from the agent-realtime Secret), close prints queued",
     async () => {
       const started = await kubectlAgent(["run", "rt", "-p", "topic=[gate plugin-first]"]);

@@ -1,7 +1,7 @@
 /**
  * PromptApiClient (src/client/prompt-api.ts) against the controller's real prompt API, served
  * over HTTP as the controller serves it on 8082, reading Agents, Jobs and pods from the API server.
- * The session itself is a real one: the pod runner runs the init and the supervisor in realtime
+ * The session itself is a real one: the real node runs the init and the supervisor in realtime
  * mode with a fake claude (a gate holds the first turn so the queue can be filled deterministically).
  * Every documented refusal arrives as its typed error with the server's literal message, and a 503
  * is retried after the server's Retry-After.
@@ -28,9 +28,9 @@ import {
   type ClientEnv,
   createDefinition,
   createKwokStation,
-  createRunnerStation,
+  createRealNodeStation,
   createUnschedulableStation,
-  RUN_POD_PROGRAMS_BUILT,
+  RUN_POD_SKIP,
   startClientEnv,
 } from "./setup.js";
 
@@ -46,7 +46,7 @@ beforeAll(async () => {
     permission_mode: "bypass",
   });
   await createDefinition(env, "plain-def");
-  await createRunnerStation(env, "rt", "rt-def", { answer: "turn done" });
+  await createRealNodeStation(env, "rt", "rt-def", { answer: "turn done" });
   await createUnschedulableStation(env, "rt-nowhere", "rt-def");
   await createKwokStation(
     env,
@@ -164,7 +164,7 @@ describe("PromptApiClient against the controller's prompt API", () => {
     expect(closeErr).toMatchObject({ status: 503, attempts: 1, retryAfterMs: 2000 });
   });
 
-  it.skipIf(!RUN_POD_PROGRAMS_BUILT)(
+  it.skipIf(RUN_POD_SKIP !== "")(
     "a real session: prompt (turn, queued, sessionId), 413 and 429 from the supervisor, close, 409 after it, Succeeded",
     async () => {
       const name = "sess";

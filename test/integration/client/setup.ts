@@ -1,13 +1,13 @@
 /**
  * Shared setup of the typed-client and `kubectl agent` tests: a namespace on the local plane, the
- * controller in-process (realtime enabled, AGENT_IMAGE = the pod runner's image of dist/agent) and
+ * controller in-process (realtime enabled, AGENT_IMAGE = the agent image built from the Dockerfile) and
  * its prompt API served over HTTP on 127.0.0.1 as the controller serves it on 8082, the
  * `agent-realtime` Secret the plugin reads the api-token from, and Station builders:
  *
  * - kwok Stations whose pods end as scripted (exit code, run time, the agent container's log),
  *   for interactive runs: fast, and the controller, Job, pod log and read-back are all real;
- * - pod-runner Stations, where the real init and the real supervisor run with a fake CLI, for
- *   realtime sessions (skipped until `npm run build:agent` has produced dist/agent, an error in CI);
+ * - real-node Stations, where the agent image's init and supervisor run a fake CLI from a Station
+ *   image, for realtime sessions (skipped, with the reason, on a machine without the real node);
  * - a Station whose pods can never be scheduled, for a realtime run that stays "not serving".
  */
 import { parseConfig } from "../../../src/controller/config.js";
@@ -28,9 +28,11 @@ import {
   kubeConfig,
   type PodScript,
   podScriptAnnotations,
-  RUNNER_AGENT_IMAGE,
-  runnerPodTemplate,
-  runPodProgramsBuilt,
+  agentImage,
+  FAKE_CLI_STATION_IMAGE,
+  podReachableHost,
+  realNodePodTemplate,
+  realNodeProblem,
 } from "../../harness/context.js";
 
 export const API_TOKEN = "client-test-api-token";
@@ -38,13 +40,10 @@ const SIGNING_KEY = "client-test-signing-key";
 export const GROUP_VERSION = "agents.re-cinq.com/v1beta1";
 
 /**
- * False until `npm run build:agent` has produced dist/agent: the realtime-session tests are skipped
- * then, locally; in CI (where scripts/ensure-deps.sh builds it) a missing build is an error.
+ * Why run pods cannot run here ("" when they can): the realtime-session tests need the plane's real
+ * node (the global setup prints the reason) and skip without it.
  */
-export const RUN_POD_PROGRAMS_BUILT = runPodProgramsBuilt();
-if (!RUN_POD_PROGRAMS_BUILT && process.env.CI === "true") {
-  throw new Error("dist/agent is missing: run `npm run build:agent` (scripts/ensure-deps.sh does it)");
-}
+export const RUN_POD_SKIP = realNodeProblem();
 
 /** Claude's stream-json for one run with a tool call (docs/agent-clis.md#claude), as a pod logs it. */
 export const CLAUDE_LINES = [
@@ -79,8 +78,8 @@ export interface ClientEnv {
 export async function startClientEnv(prefix: string): Promise<ClientEnv> {
   const client = await KubeClient.fromKubeConfig(kubeConfig());
   const ns = await createTestNamespace(prefix);
-  const journal = createFakeCliJournal();
-  const gates = createFakeCliGates();
+  const journal = await createFakeCliJournal(RUN_POD_SKIP === "" ? podReachableHost() : undefined);
+  const gates = await createFakeCliGates(RUN_POD_SKIP === "" ? podReachableHost() : undefined);
   const secret = (name: string, data: Record<string, string>) =>
     client.create(SECRETS, ns, {
       apiVersion: "v1",
@@ -96,7 +95,8 @@ export async function startClientEnv(prefix: string): Promise<ClientEnv> {
     {
       NAMESPACE: ns,
       POD_NAME: `${prefix}-controller`,
-      AGENT_IMAGE: RUNNER_AGENT_IMAGE,
+      // Without a real node no run pod runs, and the kwok-scripted pods need no real image.
+      AGENT_IMAGE: RUN_POD_SKIP === "" ? agentImage() : "agent.invalid/no-real-node:0",
       REALTIME_ENABLED: "true",
       REALTIME_API_TOKEN: API_TOKEN,
       REALTIME_SIGNING_KEY: SIGNING_KEY,
@@ -138,8 +138,8 @@ export async function startClientEnv(prefix: string): Promise<ClientEnv> {
       await controller.stop();
       await sinks.drain(2000);
       await client.close();
-      journal.remove();
-      gates.remove();
+      await journal.remove();
+      await gates.remove();
     },
   };
 }
@@ -192,8 +192,8 @@ export function createKwokStation(
   );
 }
 
-/** A Station whose run pods go to the pod runner, where the fake CLI follows `script`. */
-export function createRunnerStation(
+/** A Station whose run pods run on the real node, where the fake CLI follows `script`. */
+export function createRealNodeStation(
   env: ClientEnv,
   name: string,
   definition: string,
@@ -201,12 +201,12 @@ export function createRunnerStation(
 ): Promise<void> {
   return createStation(env, name, definition, {
     spec: {
-      ...runnerPodTemplate(),
+      ...realNodePodTemplate(),
       containers: [
         {
           name: "agent",
-          image: "example.test/agent:1",
-          env: fakeCliEnv({ ...script, gates: env.gates.dir }, env.journal),
+          image: FAKE_CLI_STATION_IMAGE,
+          env: fakeCliEnv({ ...script, gates: env.gates.target }, env.journal),
         },
       ],
     },

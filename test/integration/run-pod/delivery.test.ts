@@ -1,7 +1,7 @@
 /**
  * End to end: pull-request delivery (docs/run-pod.md#delivery, docs/decisions.md D-47, D-48, D-49) through the controller, the real
  * init (cloning over smart HTTP with a read token), the real supervisor with a fake CLI that edits
- * the clone, and the real courier, all run by the pod runner. The forge is local: bare
+ * the clone, and the real courier, all run on the real node. The forge is local: bare
  * repositories served by git's http-backend (test/fakes/git-http.ts) and the GitHub pulls API fake
  * (test/fakes/github.ts), which the controller's GITHUB_SERVER_URL / GITHUB_API_URL point the
  * courier at.

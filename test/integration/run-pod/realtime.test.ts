@@ -1,6 +1,6 @@
 /**
  * End to end, realtime sessions (docs/prompt-api.md, docs/supervisor.md#realtime-sessions, docs/decisions.md D-39 to D-46): the controller
- * (REALTIME_ENABLED) creates the Job, the pod runner runs the real init and the real supervisor in
+ * (REALTIME_ENABLED) creates the Job, the real node runs the real init and the real supervisor in
  * session mode on the pod's own loopback IP, and every prompt goes through the controller's prompt
  * API served over HTTP (the server the controller runs on 8082, here on a free port) with the
  * api-token; the supervisor runs each as a turn of the fake CLI.

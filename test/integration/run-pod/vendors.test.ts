@@ -1,6 +1,6 @@
 /**
  * End to end, per vendor: an Agent through the controller, the real init and supervisor on the
- * pod runner, and a scripted fake CLI: Pending → Running → Succeeded with status.output = the agent
+ * real node, and a scripted fake CLI: Pending → Running → Succeeded with status.output = the agent
  * container's log (the supervisor's stdout) and status.sessionId from it; the http sink receives the
  * run's events in order with its header; an agent exit 3 ends the Agent Failed with exitCode 3.
  */
