@@ -73,16 +73,18 @@ export function cliArgv(def: AgentDefinitionSpec, model: string, prompt: string)
       return argv;
     }
     case "codex": {
-      // docs/agent-clis.md (codex): /workspace is never a git repository, hence the skip; under
-      // `auto` the sandbox lets the CLI write the workspace (its default is read-only); `exec
-      // resume` has no --sandbox, so the setting goes through -c for both.
+      // docs/agent-clis.md (codex): /workspace is never a git repository, hence the skip. Under
+      // `auto` codex runs without its own sandbox (its default is read-only; workspace-write needs
+      // bwrap and user namespaces, which the run pod's RuntimeDefault seccomp profile forbids, so
+      // every write failed and the run "succeeded" having changed nothing): the pod is the sandbox.
+      // `exec resume` has no --sandbox, so the setting goes through -c for both.
       const opts = [
         "--json",
         "--skip-git-repo-check",
         ...(model !== "" ? ["--model", model] : []),
         ...(bypass
           ? ["--dangerously-bypass-approvals-and-sandbox"]
-          : ["-c", 'sandbox_mode="workspace-write"']),
+          : ["-c", 'sandbox_mode="danger-full-access"']),
       ];
       if (conv.id) return ["codex", "exec", "resume", conv.id, ...opts, "--", prompt];
       return ["codex", "exec", ...opts, "--", prompt];

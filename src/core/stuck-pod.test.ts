@@ -58,6 +58,21 @@ describe("neverStartsReason (docs/decisions.md D-22)", () => {
       "ErrImagePull: x",
     ],
     [
+      "imagePullPolicy Never and no such image on the node",
+      {
+        createdAt: T0,
+        containerStatuses: [
+          waiting(
+            "agent",
+            "ErrImageNeverPull",
+            'Container image "x:1" is not present with pull policy of Never',
+          ),
+        ],
+      },
+      600,
+      'ErrImageNeverPull: Container image "x:1" is not present with pull policy of Never',
+    ],
+    [
       "CreateContainerError",
       { createdAt: T0, containerStatuses: [waiting("agent", "CreateContainerError", "y")] },
       600,

@@ -19,6 +19,8 @@ export const NEVER_STARTS_REASONS: ReadonlySet<string> = new Set([
   "ErrImagePull",
   "ImagePullBackOff",
   "InvalidImageName",
+  // imagePullPolicy: Never and the image is not on the node: the kubelet will never fetch it.
+  "ErrImageNeverPull",
 ]);
 
 /** The containers whose wait decides: the controller's init and the agent (docs/run-pod.md#overview). */

@@ -78,6 +78,12 @@ export interface ControlPlaneOptions {
    * one real node runs per machine at a time, so a second plane asking for one waits for the first.
    */
   realNode?: boolean | RealNodeOptions;
+  /**
+   * The pod runner (pod-runner/): this project's own stand-in kubelet, which runs pods as local
+   * processes. Only `npm run dev` asks for it, on a machine that cannot run the real node (no root,
+   * missing packages); every test that runs pods uses the real node (docs/real-node.md).
+   */
+  podRunner?: boolean;
 }
 
 export class ControlPlaneStartError extends Error {}
@@ -164,7 +170,7 @@ export function readPlaneState(stateFile: string): PlaneState {
   return JSON.parse(readFileSync(stateFile, "utf8")) as PlaneState;
 }
 
-function writePlaneState(stateFile: string, state: PlaneState): void {
+export function writePlaneState(stateFile: string, state: PlaneState): void {
   const tmp = `${stateFile}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
   renameSync(tmp, stateFile);
@@ -647,11 +653,13 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   watchdog.unref();
 
   const scripter = new PodScripter(apiOf(state), join(dir, "pod-logs"), join(dir, "pod-scripter.log"));
-  const runner = new PodRunner({
-    api: apiOf(state),
-    planeDir: dir,
-    ...(await prepareRunnerImages(join(dir, "image-bin"))),
-  });
+  const runner = options.podRunner
+    ? new PodRunner({
+        api: apiOf(state),
+        planeDir: dir,
+        ...(await prepareRunnerImages(join(dir, "image-bin"))),
+      })
+    : undefined;
   const plane = new ControlPlane(stateFile, scripter, keepDir, runner);
   try {
     log(`starting etcd on 127.0.0.1:${ports.etcdClient} (dir ${dir})`);
@@ -670,8 +678,10 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     startComponent(state, stateFile, "kube-scheduler");
     startComponent(state, stateFile, "kwok");
     scripter.start();
-    await runner.start();
-    state.runner = { node: runner.nodeName, logFile: runner.logFile };
+    if (runner) {
+      await runner.start();
+      state.runner = { node: runner.nodeName, logFile: runner.logFile };
+    }
 
     const nodeCount = options.nodes ?? 1;
     for (let i = 0; i < nodeCount; i++) {
@@ -702,7 +712,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       return true;
     });
     await probeWorkloads(state, scripter, timeoutMs);
-    await probeRunner(state, runner, timeoutMs);
+    if (runner) await probeRunner(state, runner, timeoutMs);
     if (options.realNode) {
       plane.realNode = await startRealNode(
         { planeDir: dir, server, caFile: certs.caCert, binDir: bin, api, log },

@@ -9,7 +9,7 @@ import { inject } from "vitest";
 import * as plane from "./cluster.js";
 import { type PodScript, SCRIPT_RULE_LABEL, validatePodScript } from "./pod-script.js";
 import { MACHINE } from "./real-node/config.js";
-import { REAL_NODE_SCHEDULING } from "./real-node/index.js";
+import { REAL_NODE_SCHEDULING, restartKubelet } from "./real-node/index.js";
 
 export {
   EXIT_CODE_ANNOTATION,
@@ -124,6 +124,21 @@ export function compactEtcd(): Promise<number> {
  */
 export function restartApiServer(): Promise<void> {
   return plane.restartApiServer(controlPlaneStateFile());
+}
+
+/**
+ * Kills the real node's kubelet and starts it again after `downMs` (same flags), from a test
+ * process: its pods keep running in containerd meanwhile. The new pid goes into the state file.
+ */
+export async function restartRealKubelet(downMs = 0): Promise<void> {
+  const state = controlPlaneState();
+  if (!state.realNode) throw new Error(`the plane has no real node: ${realNodeProblem()}`);
+  const node = { state: structuredClone(state.realNode) };
+  await restartKubelet(node, downMs);
+  plane.writePlaneState(controlPlaneStateFile(), {
+    ...plane.readPlaneState(controlPlaneStateFile()),
+    realNode: node.state,
+  });
 }
 
 /** Polls `check` until it returns a value other than undefined/false; the error names `what`. */

@@ -122,7 +122,7 @@ async function main(): Promise<void> {
   const realCli = USE_RUNNER ? await realCliReady() : "the pod runner is not in use";
   if (USE_RUNNER && realCli !== true) log(`the fake claude runs instead of the real one: ${realCli}`);
 
-  plane = await startControlPlane({ log: (m) => log(m) });
+  plane = await startControlPlane({ log: (m) => log(m), podRunner: USE_RUNNER });
   const api = plane.api();
   const crds = await installCrds(api, yamlFiles(join(REPO_ROOT, "deploy/crds")));
   log(crds.length > 0 ? `CRDs Established: ${crds.join(", ")}` : "no CRDs in deploy/crds yet");

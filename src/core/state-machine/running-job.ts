@@ -76,7 +76,7 @@ export const podNeverStarts: Rule = {
   id: "pod-never-starts",
   from: "Running",
   to: "Failed",
-  when: "Job running; its pod's init or agent container has waited longer than STUCK_POD_SECONDS (5 min) with CreateContainerConfigError, CreateContainerError, ErrImagePull, ImagePullBackOff or InvalidImageName",
+  when: "Job running; its pod's init or agent container has waited longer than STUCK_POD_SECONDS (5 min) with CreateContainerConfigError, CreateContainerError, ErrImagePull, ImagePullBackOff, InvalidImageName or ErrImageNeverPull",
   does: "patch Failed, exitCode 1, failureReason `<reason>: <message>`; then delete the Job; prune (docs/decisions.md D-22)",
   guard: (c) => jobRun(c) && jobObserved(c) === "running" && neverStarts(c) !== undefined,
   act: (c) => giveUpOnPod(c, neverStarts(c) as string),

@@ -26,6 +26,11 @@ export interface FakeCliScript {
   exitCode?: number;
   /** Milliseconds to wait before printing the answer and terminal line (default 0). */
   durationMs?: number;
+  /**
+   * After the session line, allocate and touch memory 16 MiB at a time until killed (a container's
+   * memory limit, enforced by the kernel's OOM killer on a real node).
+   */
+  hogMemory?: boolean;
   /** Session id when the argv does not name one (default: a random UUID). */
   sessionId?: string;
   /** Files written before answering, paths relative to the working directory. */
@@ -474,6 +479,11 @@ function run(cli: CliName, inv: Invocation, scripted: FakeCliScript): void {
   const lines = outputLines(inv, script, new Date(), script.durationMs ?? 0);
   // The session line comes at once, as from the real CLIs; the answer after the scripted duration.
   process.stdout.write(`${lines[0]}\n`);
+  if (script.hogMemory) {
+    const held: Buffer[] = [];
+    setInterval(() => held.push(Buffer.alloc(16 * 1024 * 1024, 1)), 20);
+    return;
+  }
   const finish = () => {
     const rest = outputLines(inv, script, new Date(), Date.now() - started).slice(1);
     process.stdout.write(rest.map((l) => `${l}\n`).join(""), () => process.exit(script.exitCode ?? 0));

@@ -150,6 +150,10 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
     res.writeHead(404, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { message: `no route ${entry.method} ${url.pathname}` } }));
   });
+  // The providers' front ends keep an idle connection open for a minute or more; Node's 5 s default
+  // closed sockets the CLIs' pools (claude and opencode run on Bun) then reused for their next request,
+  // which failed with ECONNRESET instead of the provider's answer.
+  server.keepAliveTimeout = 120_000;
   server.on("connection", (s) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));

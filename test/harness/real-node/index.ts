@@ -377,14 +377,17 @@ async function probePod(api: HarnessApi, node: RealNode): Promise<void> {
   });
 }
 
-async function startNodeProcess(node: RealNode, name: "containerd" | "kubelet"): Promise<void> {
+async function startNodeProcess(
+  node: Pick<RealNode, "state">,
+  name: "containerd" | "kubelet",
+): Promise<void> {
   const proc = startProcess(node.state.specs[name]);
   node.state.pids[name] = proc.pid;
   await appendFile(join(node.state.dir, "teardown", "pgids"), `${proc.pid}\n`);
 }
 
 /** Restarts the kubelet alone (same flags); its pods keep running in containerd meanwhile. */
-export async function restartKubelet(node: RealNode, downMs = 0): Promise<void> {
+export async function restartKubelet(node: Pick<RealNode, "state">, downMs = 0): Promise<void> {
   const pid = node.state.pids.kubelet;
   try {
     process.kill(-pid, "SIGKILL");

@@ -20,17 +20,17 @@ import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { agentSecretsReader, SinkDispatcher } from "../../../src/sinks/index.js";
 import { createFakeCliGates, type FakeCliGates } from "../../fakes/cli/script.js";
 import {
+  agentImage,
   createFakeCliJournal,
   createTestNamespace,
+  FAKE_CLI_STATION_IMAGE,
   type FakeCliJournal,
   type FakeCliScript,
   fakeCliEnv,
   kubeConfig,
   type PodScript,
-  podScriptAnnotations,
-  agentImage,
-  FAKE_CLI_STATION_IMAGE,
   podReachableHost,
+  podScriptAnnotations,
   realNodePodTemplate,
   realNodeProblem,
 } from "../../harness/context.js";

@@ -1,7 +1,8 @@
 /**
  * The pod runner runs opted-in pods as local processes, like a kubelet: init then main containers,
  * a shared emptyDir, env from value/secretKeyRef/fieldRef, statuses and phase, logs through the real
- * `pods/log` API, graceful deletion, and Job pods through the real job controller.
+ * `pods/log` API, graceful deletion, and Job pods through the real job controller. Only `npm run dev`
+ * uses it (on a machine without the real node), so this file starts a plane of its own with it.
  */
 import { execFile } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -10,30 +11,33 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { BatchV1Api, CoreV1Api, KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane } from "../../harness/cluster.js";
-import {
-  createTestNamespace,
-  eventually,
-  kubeConfig,
-  kubeconfigPath,
-  RUNNER_NODE_NAME,
-  runnerPodTemplate,
-} from "../../harness/context.js";
+import { type ControlPlane, startControlPlane } from "../../harness/cluster.js";
+import { eventually } from "../../harness/context.js";
+import { RUNNER_NODE_NAME, RUNNER_SCHEDULING } from "../../harness/pod-runner/index.js";
 
 const run = promisify(execFile);
-let ns: string;
+const ns = "pod-runner";
+let runnerPlane: ControlPlane;
 let core: CoreV1Api;
 let batch: BatchV1Api;
 let scratch: string;
 
+const runnerPodTemplate = () => structuredClone(RUNNER_SCHEDULING) as unknown as Partial<V1Pod["spec"]>;
+
 beforeAll(async () => {
-  ns = await createTestNamespace("pod-runner");
-  core = kubeConfig().makeApiClient(CoreV1Api);
-  batch = kubeConfig().makeApiClient(BatchV1Api);
+  runnerPlane = await startControlPlane({ podRunner: true });
+  const kc = new KubeConfig();
+  kc.loadFromFile(runnerPlane.kubeconfig);
+  core = kc.makeApiClient(CoreV1Api);
+  batch = kc.makeApiClient(BatchV1Api);
+  await core.createNamespace({ body: { metadata: { name: ns } } });
   scratch = mkdtempSync(join(tmpdir(), "pod-runner-it-"));
   chmodSync(scratch, 0o777);
 });
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(async () => {
+  await runnerPlane?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 const sh = (script: string) => ["/bin/sh", "-c", script];
 
@@ -186,7 +190,7 @@ describe("pod runner", () => {
     expect(await log("logs", "main", { tailLines: 2 })).toBe("line 5\nerr\n");
     expect(await log("logs", "main", { limitBytes: 9 })).toBe("line 1\nli");
     const { stdout } = await run("kubectl", [
-      `--kubeconfig=${kubeconfigPath()}`,
+      `--kubeconfig=${runnerPlane.kubeconfig}`,
       "-n",
       ns,
       "logs",
@@ -315,7 +319,7 @@ describe("pod runner", () => {
 
 describe("stopping a plane with a running runner pod", () => {
   it("kills the pod's processes (its whole process group) and removes its directories", async () => {
-    const plane = await startControlPlane();
+    const plane = await startControlPlane({ podRunner: true });
     const pidFile = join(scratch, "stop-pids");
     const podDir = join(plane.state.dir, "pod-runner");
     try {

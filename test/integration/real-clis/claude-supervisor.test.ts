@@ -9,7 +9,7 @@
  *
  * The supervisor runs as the current user (the cache lives under /root, which uid 1000 cannot
  * enter). Claude refuses --dangerously-skip-permissions as root, so these runs allow their tools by
- * name (`allowed_tools`); the pod runner's e2e runs the CLI as uid 1000 with `permission_mode: bypass`.
+ * name (`allowed_tools`); the real node's e2e runs the CLI as uid 1000 with `permission_mode: bypass`.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 /**
- * End to end with the REAL claude CLI (the pinned @anthropic-ai/claude-code on the pod runner's
- * real-CLI image) through the controller, the real init, supervisor and courier, against the local
+ * End to end with the REAL claude CLI (the pinned @anthropic-ai/claude-code on the real node's Station
+ * image) through the controller, the real init, supervisor and courier, against the local
  * Anthropic Messages API (test/fakes/models/anthropic-messages.ts):
  * - an interactive run whose model edits the cloned repository through claude's own Edit tool ends
  *   Succeeded with status.sessionId from claude's init and result lines, the cost from its result

@@ -1,14 +1,14 @@
 /**
  * End to end: how a run gets its agent CLI (docs/agent-clis.md "How a run gets its CLI"), with the
  * real claude CLI against the local Anthropic Messages server, through the controller, the real
- * init and supervisor on the pod runner.
+ * init and supervisor on the real node.
  *
- * - A Station image without the CLI (NO_CLI_AGENT_IMAGE: Node and npm only): the supervisor
+ * - A Station image without the CLI (NO_CLI_STATION_IMAGE: Node and npm only): the supervisor
  *   installs exactly the pinned version with npm, offline from the warm npm cache the global setup
- *   filled (mounted at /opt/npm-cache; `npm_config_cache` and `npm_config_offline` come from the
+ *   filled (copied into the image at /opt/npm-cache: pods here reach no registry; `npm_config_cache` and `npm_config_offline` come from the
  *   recipe's env, as a platform team would point npm at a mirror), logs the version, and the run
  *   goes on with the CLI it installed.
- * - A Station image with the CLI preinstalled (REAL_CLI_AGENT_IMAGE): used as is, version logged,
+ * - A Station image with the CLI preinstalled (REAL_CLI_STATION_IMAGE): used as is, version logged,
  *   nothing installed.
  * - A pinned version npm cannot get: the run fails before the CLI starts, npm's own words in the
  *   supervisor's log.
@@ -19,7 +19,7 @@ import type { Agent } from "../../../src/core/types.js";
 import { AGENTS } from "../../../src/kube/resources.js";
 import { startAnthropicMessages } from "../../fakes/models/anthropic-messages.js";
 import { CONTAINER_NPM_CACHE, npmCacheMissing } from "../../harness/agent-clis.js";
-import { NO_CLI_AGENT_IMAGE } from "../../harness/context.js";
+import { NO_CLI_STATION_IMAGE, podReachableHost } from "../../harness/context.js";
 import {
   createAgent,
   createDefinition,
@@ -67,7 +67,7 @@ describe.skipIf(skip !== undefined)("the run's agent CLI: preinstalled or instal
   let env: RealCliEnv;
 
   beforeAll(async () => {
-    const model = await startAnthropicMessages();
+    const model = await startAnthropicMessages(podReachableHost());
     env = await startRealCliEnv({
       prefix: "real-cli-install",
       model,
@@ -85,7 +85,7 @@ describe.skipIf(skip !== undefined)("the run's agent CLI: preinstalled or instal
     ];
     await createDefinition(env, "offline-npm", recipe(offline));
     await createDefinition(env, "plain", recipe([]));
-    await createRealCliStation(env, "no-cli", "offline-npm", { image: NO_CLI_AGENT_IMAGE });
+    await createRealCliStation(env, "no-cli", "offline-npm", { image: NO_CLI_STATION_IMAGE });
     await createRealCliStation(env, "preinstalled", "plain");
   });
   afterAll(async () => {
@@ -126,7 +126,7 @@ describe.skipIf(skip !== undefined)("a pinned version npm cannot get", () => {
   let env: RealCliEnv;
 
   beforeAll(async () => {
-    const model = await startAnthropicMessages();
+    const model = await startAnthropicMessages(podReachableHost());
     env = await startRealCliEnv({
       prefix: "real-cli-install-missing",
       model,
@@ -144,7 +144,7 @@ describe.skipIf(skip !== undefined)("a pinned version npm cannot get", () => {
         ],
       },
     });
-    await createRealCliStation(env, "no-cli", "offline-npm", { image: NO_CLI_AGENT_IMAGE });
+    await createRealCliStation(env, "no-cli", "offline-npm", { image: NO_CLI_STATION_IMAGE });
   });
   afterAll(async () => {
     await env?.close();

@@ -8,7 +8,7 @@
  * the Kubernetes end-to-end test (codex.test.ts) covers the rest.
  *
  * The supervisor runs as the current user (the cache lives under /root, which uid 1000 cannot
- * enter); the pod runner's e2e runs it as uid 1000.
+ * enter); the real node's e2e runs it as uid 1000.
  */
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -109,8 +109,10 @@ describe.skipIf(SKIP)("the real codex CLI under the built supervisor", PAST_DEAD
     expect(config).not.toContain("sk-proj-supervisor-test-key");
   });
 
-  it("permission_mode auto: shell commands run sandboxed, writing the workspace but not outside it", async () => {
-    const outside = `/var/tmp/codex-sandbox-probe-${process.pid}`;
+  // docs/agent-clis.md (codex): under auto codex runs without bwrap (the run pod's seccomp profile
+  // forbids the user namespaces it needs); the pod confines the run.
+  it("permission_mode auto: shell commands run without codex's sandbox, in the workspace", async () => {
+    const outside = `/var/tmp/codex-no-sandbox-probe-${process.pid}`;
     const callsBefore = model.modelCalls().length;
     model.script([
       { toolCall: { name: "exec_command", input: { cmd: "echo made > made.txt && cat made.txt" } } },
@@ -119,28 +121,15 @@ describe.skipIf(SKIP)("the real codex CLI under the built supervisor", PAST_DEAD
     ]);
     const dir = runDir("shell");
     try {
-      const run = await superviseCodex(dir, argvFor("Make files"));
+      const argv = argvFor("Make files");
+      expect(argv).toContain('sandbox_mode="danger-full-access"');
+      const run = await superviseCodex(dir, argv);
       expect(run.code, run.stderr).toBe(0);
       expect(readFileSync(join(dir.workspace, "made.txt"), "utf8")).toBe("made\n");
-      expect(existsSync(outside)).toBe(false);
-      // What codex told the model each command did: the write outside the workspace was refused by
-      // the sandbox. (Read from the requests, not from codex's item lines: in two full-suite runs
-      // under load codex printed an item.completed for the first command only; see docs/agent-clis.md.)
+      // No bwrap: what confines the command is the pod (here: the uid the supervisor gives the CLI).
+      expect(readFileSync(outside, "utf8")).toBe("x\n");
       const calls = model.modelCalls().slice(callsBefore);
       expect(calls, JSON.stringify(run.cliLines)).toHaveLength(3);
-      const outputs = inputItems(calls[2] ?? { body: undefined })
-        .filter((i) => i.type === "function_call_output")
-        .map((i) => JSON.stringify(i.output));
-      expect(outputs).toHaveLength(2);
-      expect(outputs[0]).toContain("made");
-      expect(outputs[1]).toContain("Read-only file system");
-      // Whatever codex reports on stdout about the outside write, it never reports a success.
-      const reported = run.cliLines
-        .filter(
-          (l) => l.type === "item.completed" && (l.item as { type: string }).type === "command_execution",
-        )
-        .map((l) => l.item as { command: string; exit_code: number });
-      expect(reported.filter((c) => c.command.includes(outside) && c.exit_code === 0)).toEqual([]);
     } finally {
       rmSync(outside, { force: true });
     }

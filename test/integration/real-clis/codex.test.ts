@@ -1,9 +1,9 @@
 /**
- * End to end with the REAL codex CLI (the pinned @openai/codex on the pod runner's real-CLI image)
+ * End to end with the REAL codex CLI (the pinned @openai/codex on the real node, from a Station image with the CLI preinstalled)
  * through the controller, the real init, supervisor and courier, against the local OpenAI Responses
  * API (test/fakes/models/openai-responses.ts):
- * - an interactive run under the default `permission_mode: auto` whose model reads the clone with a
- *   sandboxed shell command and edits it through codex's own `apply_patch` tool ends Succeeded with
+ * - an interactive run under the default `permission_mode: auto` whose model reads the clone with a shell
+ *   command (no codex sandbox: the pod is the sandbox) and edits it through codex's own `apply_patch` tool ends Succeeded with
  *   status.sessionId from codex's `thread.started` line, tokens from its `turn.completed` line,
  *   `output.select` and `kubectl agent logs` on its real lines, and the edit as a pull request on
  *   the GitHub fake;
@@ -48,7 +48,7 @@ const suite = realCliSuite({
   vendor: "codex",
   api: "openai",
   model: MODEL,
-  startModel: startOpenAiResponsesServer,
+  startModel: (host) => startOpenAiResponsesServer({ host }),
   baseUrl: (model) => model.url,
   runTimeoutMs: RUN_TIMEOUT_MS,
   realtime: true,
@@ -106,7 +106,7 @@ describe.skipIf(SKIP)("the real codex CLI on the local plane", () => {
         .join("\n");
       const lines = cliText.split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(lines[0], output).toEqual({ type: "thread.started", thread_id: sessionId });
-      // The shell command ran in codex's sandbox inside the pod and read the clone.
+      // The shell command ran in the pod (without codex's own sandbox, docs/agent-clis.md) and read the clone.
       const command = lines.find(
         (l) => l.type === "item.completed" && (l.item as { type: string }).type === "command_execution",
       )?.item as { exit_code: number; aggregated_output: string } | undefined;
@@ -188,7 +188,7 @@ describe.skipIf(SKIP)("the real codex CLI on the local plane", () => {
       const agent = await run("cx-401-1", "cx-401");
       expect(agent.status?.phase).toBe("Failed");
       expect(agent.status?.failureReason).toMatch(
-        /^codex exited with code 1: unexpected status 401 Unauthorized: Incorrect API key provided: sk-test\. You can find your API key at https:\/\/platform\.openai\.com\/account\/api-keys\., url: http:\/\/127\.0\.0\.1:\d+\/v1\/responses, request id: req_\w+$/,
+        /^codex exited with code 1: unexpected status 401 Unauthorized: Incorrect API key provided: sk-test\. You can find your API key at https:\/\/platform\.openai\.com\/account\/api-keys\., url: http:\/\/[\d.]+:\d+\/v1\/responses, request id: req_\w+$/,
       );
       expect(model.modelCalls()).toHaveLength(CODEX_STREAM_MAX_RETRIES + 1);
     },

@@ -8,7 +8,7 @@
  * end-to-end test (gemini.test.ts) covers the rest.
  *
  * The supervisor runs as the current user (the cache lives under /root, which uid 1000 cannot
- * enter); the pod runner's e2e runs it as uid 1000.
+ * enter); the real node's e2e runs it as uid 1000.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";

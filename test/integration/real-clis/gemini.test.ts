@@ -1,5 +1,5 @@
 /**
- * End to end with the REAL gemini CLI (the pinned @google/gemini-cli on the pod runner's real-CLI
+ * End to end with the REAL gemini CLI (the pinned @google/gemini-cli on the real node's Station
  * image) through the controller, the real init, supervisor and courier, against the local Gemini
  * API (test/fakes/models/gemini-generate.ts):
  * - an interactive run whose model edits the cloned repository through gemini's own `write_file`

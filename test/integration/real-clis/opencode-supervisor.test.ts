@@ -9,7 +9,7 @@
  *
  * Each test has its own model server, so the runs go concurrently (opencode takes 4 s to start on
  * an idle machine and much longer on a busy one). The supervisor runs as the current user (the
- * cache lives under /root, which uid 1000 cannot enter); the pod runner's e2e runs it as uid 1000.
+ * cache lives under /root, which uid 1000 cannot enter); the real node's e2e runs it as uid 1000.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

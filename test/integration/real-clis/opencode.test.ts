@@ -1,5 +1,5 @@
 /**
- * End to end with the REAL opencode CLI (the pinned opencode-ai on the pod runner's real-CLI image)
+ * End to end with the REAL opencode CLI (the pinned opencode-ai on the real node's Station image)
  * through the controller, the real init, supervisor and courier, against the local Anthropic
  * Messages server (the installation's AGENT_ANTHROPIC_BASE_URL; opencode routes
  * `opencode/anthropic/…` models there): a run whose model edits the cloned repository through

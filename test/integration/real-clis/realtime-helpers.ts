@@ -60,7 +60,8 @@ export interface ConversationStore {
 }
 
 /** `/conv/<id>`: POST saves the archive, GET restores it (the conversation source's contract); 404 else. */
-export async function startConversationStore(): Promise<ConversationStore> {
+/** `host`: where it listens (run pods on the real node reach this machine at podReachableHost()). */
+export async function startConversationStore(host = "127.0.0.1"): Promise<ConversationStore> {
   const archives = new Map<string, Buffer>();
   const saves = new Map<string, number>();
   const server = createServer((req, res) => {
@@ -83,11 +84,11 @@ export async function startConversationStore(): Promise<ConversationStore> {
       res.writeHead(404).end("not found\n");
     });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  await new Promise<void>((r) => server.listen(0, host, () => r()));
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : 0;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     saves: (id) => saves.get(id) ?? 0,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

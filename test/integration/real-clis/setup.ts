@@ -1,10 +1,11 @@
 /**
  * Shared setup of the end-to-end tests with the REAL agent CLIs (test/harness/agent-clis.ts):
- * the in-process controller of test/integration/run-pod/setup.ts (AGENT_IMAGE = the pod runner's
- * run-pod image, its own namespace, `agent-secrets`, a sink listener), started with the
+ * the in-process controller of test/integration/run-pod/setup.ts (AGENT_IMAGE = the agent image
+ * built from the Dockerfile, its own namespace, `agent-secrets`, a sink listener), started with the
  * installation's base URL settings (AGENT_<API>_BASE_URL, docs/agent-clis.md) pointing at a local
- * model server the test started; Stations whose `agent` container uses the pod runner's real-CLI
- * image (REAL_CLI_AGENT_IMAGE: the pinned CLIs on PATH, as a Station image with them preinstalled);
+ * model server the test started (on the address run pods reach); Stations on the real node whose
+ * `agent` container uses REAL_CLI_STATION_IMAGE (the pinned CLIs on PATH, built from
+ * deploy/station-image/Dockerfile as a platform team would);
  * and, on request, a local forge (bare repositories over git's http-backend and the GitHub pulls
  * API fake) for `delivery.pullRequest`.
  *
@@ -31,12 +32,17 @@ import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { createBareRepo, type GitHttpServer, startGitHttpServer } from "../../fakes/git-http.js";
 import { type FakeGitHub, startFakeGitHub } from "../../fakes/github.js";
 import type { ModelServer } from "../../fakes/models/base.js";
-import { agentClisProblem, REAL_CLI_AGENT_IMAGE, runnerPodTemplate } from "../../harness/context.js";
+import {
+  agentClisProblem,
+  podReachableHost,
+  REAL_CLI_STATION_IMAGE,
+  realNodePodTemplate,
+} from "../../harness/context.js";
 import {
   createAgent,
   createDefinition,
   finishedAgent,
-  RUN_POD_PROGRAMS_BUILT,
+  RUN_POD_SKIP,
   type RunPodEnv,
   startRunPodEnv,
 } from "../run-pod/setup.js";
@@ -81,15 +87,16 @@ export const FAKE_API_KEY: Readonly<Record<ModelApiFamily, string>> = {
 
 /**
  * Why the real-CLI tests cannot run here, or undefined: use as `describe.skipIf(reason)` and print
- * it. In CI a missing build or CLI cache is an error instead (nothing would be tested).
+ * it. In CI a missing CLI cache is an error instead (nothing would be tested); a machine without the
+ * real node skips them with the reason.
  */
 export function realClisSkipReason(): string | undefined {
   const problems = [
-    ...(RUN_POD_PROGRAMS_BUILT ? [] : ["dist/agent is missing: run `npm run build:agent`"]),
+    ...(RUN_POD_SKIP === "" ? [] : [`run pods cannot run here: ${RUN_POD_SKIP}`]),
     ...(agentClisProblem() !== "" ? [`the real agent CLIs are not available: ${agentClisProblem()}`] : []),
   ];
   if (problems.length === 0) return undefined;
-  if (process.env.CI === "true") throw new Error(problems.join("; "));
+  if (process.env.CI === "true" && RUN_POD_SKIP === "") throw new Error(problems.join("; "));
   return problems.join("; ");
 }
 
@@ -151,11 +158,13 @@ export async function startRealCliEnv(options: RealCliEnvOptions): Promise<RealC
       root,
       token: cloneToken,
       moreTokens: { delivery: deliveryToken },
+      host: podReachableHost(),
     });
     const github = await startFakeGitHub({
       token: deliveryToken,
       gitRoot: root,
       htmlUrl: "https://github.test",
+      host: podReachableHost(),
     });
     forge = { git, github, root, cloneToken, deliveryToken };
     secrets[CLONE_TOKEN_KEY] = cloneToken;
@@ -203,8 +212,8 @@ export function forgeRecipe(
 }
 
 /**
- * A Station whose pods run on the pod runner with the REAL CLIs on the agent container's PATH
- * (`image` overrides, e.g. NO_CLI_AGENT_IMAGE); `env` is the agent container's own env (it wins
+ * A Station whose pods run on the real node with the REAL pinned CLIs on the agent container's PATH
+ * (REAL_CLI_STATION_IMAGE; `image` overrides, e.g. NO_CLI_STATION_IMAGE); `env` is the agent container's own env (it wins
  * over the installation's base URLs).
  */
 export async function createRealCliStation(
@@ -223,11 +232,11 @@ export async function createRealCliStation(
       ...options.spec,
       template: {
         spec: {
-          ...runnerPodTemplate(),
+          ...realNodePodTemplate(),
           containers: [
             {
               name: "agent",
-              image: options.image ?? REAL_CLI_AGENT_IMAGE,
+              image: options.image ?? REAL_CLI_STATION_IMAGE,
               ...(options.env ? { env: options.env } : {}),
             },
           ],
@@ -244,8 +253,11 @@ export interface RealCliSuiteOptions<M extends ModelServer> {
   api: ModelApiFamily;
   /** The definitions' model. */
   model: string;
-  /** Starts a local model server (test/fakes/models/*): one for the installation, one per Station. */
-  startModel: () => Promise<M>;
+  /**
+   * Starts a local model server (test/fakes/models/*) listening on `host` (where run pods reach this
+   * machine): one for the installation, one per Station.
+   */
+  startModel: (host: string) => Promise<M>;
   /** The base URL the CLI takes for `server` (the installation's and the Station's). */
   baseUrl: (server: M) => string;
   /** How long a run may take to finish (and a realtime session to accept a prompt). */
@@ -296,7 +308,7 @@ export function realCliSuite<M extends ModelServer>(
 
   beforeAll(async () => {
     if (skip) return;
-    const model = await options.startModel();
+    const model = await options.startModel(podReachableHost());
     env = await startRealCliEnv({
       prefix: `real-${vendor}`,
       model,
@@ -320,7 +332,7 @@ export function realCliSuite<M extends ModelServer>(
         host: "127.0.0.1",
         logger: quiet,
       });
-      store = await startConversationStore();
+      store = await startConversationStore(podReachableHost());
     }
     options.onStart({ env, ...(store ? { store } : {}) });
   });
@@ -338,7 +350,7 @@ export function realCliSuite<M extends ModelServer>(
   );
 
   const stationWithModel = async (name: string, spec: Record<string, unknown>): Promise<M> => {
-    const model = await options.startModel();
+    const model = await options.startModel(podReachableHost());
     servers.push(model);
     await createDefinition(env, name, {
       model: options.model,
