@@ -192,6 +192,27 @@ describe("terminalFromJob", () => {
       { exitCode: 124, failureReason: "run deadline exceeded" },
     ],
     [
+      "the kubelet reports the agent container OOMKilled: the reason says out of memory",
+      failedBackoff,
+      pod(137, {
+        containerStatuses: [
+          {
+            name: "agent",
+            image: "i",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 137, reason: "OOMKilled" } },
+          },
+        ],
+      }),
+      {
+        exitCode: 137,
+        failureReason:
+          "agent container out of memory (OOMKilled, exit code 137): raise the agent container's memory limit in the Station's template",
+      },
+    ],
+    [
       "Failed never reports 0 even if the container says 0",
       failedBackoff,
       pod(0),

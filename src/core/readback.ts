@@ -11,6 +11,12 @@ import type { Vendor } from "./routing.js";
 
 export const MSG_POD_GC = "run output unavailable: pod garbage-collected";
 export const MSG_JOB_GC = "run record unavailable: Job garbage-collected before its result was observed";
+/**
+ * The kernel's OOM killer ended a process of the agent container at its memory limit (the CRI then
+ * reports the container `OOMKilled`); the exit code alone (137) reads like any kill.
+ */
+export const msgOomKilled = (code: number) =>
+  `agent container out of memory (OOMKilled, exit code ${code}): raise the agent container's memory limit in the Station's template`;
 /** The pod is there but its log kept failing to read past the retry window (not a GC). */
 export const msgLogUnreadable = (error: string) =>
   `run output unavailable: pod log could not be read: ${error}`;
@@ -178,6 +184,8 @@ export function terminalFromJob(
     code = initEnd.exitCode;
     // docs/decisions.md D-23: the agent never ran, so what there is to show is the init's own log.
     if (pod?.found && pod.initLog?.available) output = capOutput(pod.initLog.text, maxOutputBytes);
+  } else if (generic && agentEnd?.reason === "OOMKilled") {
+    reason = msgOomKilled(code);
   } else if (generic && code === 124) {
     reason = "run deadline exceeded";
   } else if (generic && code !== 0) {
