@@ -40,7 +40,8 @@ COPY tsconfig.json ./
 COPY generated ./generated
 COPY src ./src
 COPY scripts/build-agent.ts ./scripts/build-agent.ts
-RUN npm run build:agent
+# The executable and its hard links alone in a directory of their own (without the bundle beside them).
+RUN npm run build:agent && mkdir /app/agent-bin && mv dist/agent/ai-agent dist/agent/ai-agent-* /app/agent-bin/
 
 # --- agent: AGENT_IMAGE (docker build --target agent) --------------------------------------
 FROM debian:${DEBIAN_VERSION} AS agent
@@ -53,13 +54,10 @@ RUN apt-get update \
   && apt-get install -y --no-install-recommends ca-certificates git tini \
   && cp /usr/bin/tini-static /usr/local/bin/ai-agent-reaper \
   && rm -rf /var/lib/apt/lists/*
-# Copied and linked in one layer, so the image holds the executable once (a later `ln` would copy
-# it up into a second layer).
-RUN --mount=type=bind,from=agent-build,source=/app/dist/agent,target=/mnt/agent \
-  cp /mnt/agent/ai-agent /usr/local/bin/ai-agent \
-  && ln /usr/local/bin/ai-agent /usr/local/bin/ai-agent-init \
-  && ln /usr/local/bin/ai-agent /usr/local/bin/ai-agent-supervisor \
-  && ln /usr/local/bin/ai-agent /usr/local/bin/ai-agent-courier
+# The executable and its three hard links (build:agent makes them) in one COPY of their directory,
+# which keeps them linked: the image holds the executable once. (A `RUN --mount=…,from=agent-build`
+# copy was keyed on its text alone by buildah's layer cache, so a rebuild kept a stale executable.)
+COPY --from=agent-build /app/agent-bin/ /usr/local/bin/
 # No USER: the init container runs as root (docs/run-pod.md#the-init); the pod spec sets every container's user.
 ENTRYPOINT ["/usr/local/bin/ai-agent-init"]
 

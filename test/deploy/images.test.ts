@@ -60,20 +60,21 @@ async function inImage(root: string, argv: string[]): Promise<{ code: number; ou
 
 describe.skipIf(problem !== "")(`images built with buildah${problem ? ` (skipped: ${problem})` : ""}`, () => {
   let manifest: ImagesManifest;
-  let agent: { name: string; config: ImageConfig };
-  let controller: { name: string; config: ImageConfig };
+  // Read by id: the tag names the newest build of any checkout on this machine (they share the store).
+  let agent: { name: string; id: string; config: ImageConfig };
+  let controller: { name: string; id: string; config: ImageConfig };
 
   beforeAll(async () => {
     // The same commit's executable, made on this machine the way users make it.
     await buildAgent();
     manifest = await buildImages(["agent", "controller"], (line) => process.stderr.write(`${line}\n`));
-    const name = (key: "agent" | "controller") => {
+    const built = async (key: "agent" | "controller") => {
       const image = manifest[key];
       if (image === undefined) throw new Error(`scripts/images/build.sh built no ${key} image`);
-      return image.name;
+      return { name: image.name, id: image.id, config: await imageConfig(manifest, image.id) };
     };
-    agent = { name: name("agent"), config: await imageConfig(manifest, name("agent")) };
-    controller = { name: name("controller"), config: await imageConfig(manifest, name("controller")) };
+    agent = await built("agent");
+    controller = await built("controller");
   }, 900_000);
 
   it("tags them with the release names the controller and the Deployment use", () => {
@@ -95,7 +96,7 @@ describe.skipIf(problem !== "")(`images built with buildah${problem ? ` (skipped
 
     it("holds the executable npm run build:agent makes from this commit, once, with a hard link per program", async () => {
       const bundle = await readFile(BUNDLE);
-      await withImageRoot(manifest, agent.name, async (root) => {
+      await withImageRoot(manifest, agent.id, async (root) => {
         const exe = join(root, "usr/local/bin/ai-agent");
         const main = await stat(exe);
         expect(main.mode & 0o111).not.toBe(0);
@@ -116,7 +117,7 @@ describe.skipIf(problem !== "")(`images built with buildah${problem ? ` (skipped
     });
 
     it("carries the reaper (tini's static build), git and the CA bundle, and no Node", async () => {
-      await withImageRoot(manifest, agent.name, async (root) => {
+      await withImageRoot(manifest, agent.id, async (root) => {
         const reaper = await readFile(join(root, "usr/local/bin/ai-agent-reaper"));
         expect(reaper.equals(await readFile(join(root, "usr/bin/tini-static")))).toBe(true);
         expect(hasInterpreter(reaper), "the reaper is statically linked").toBe(false);
@@ -140,7 +141,7 @@ describe.skipIf(problem !== "")(`images built with buildah${problem ? ` (skipped
       expect(controller.config.Entrypoint).toEqual(execForm(stageArgs("runtime", "ENTRYPOINT")));
       expect(controller.config.WorkingDir).toBe("/app");
       expect(Object.keys(controller.config.ExposedPorts ?? {}).sort()).toEqual(["8081/tcp", "8082/tcp"]);
-      await withImageRoot(manifest, controller.name, async (root) => {
+      await withImageRoot(manifest, controller.id, async (root) => {
         const passwd = await readFile(join(root, "etc/passwd"), "utf8");
         expect(passwd).toMatch(/^node:x:1000:1000:/m);
         const script = controller.config.Entrypoint?.at(-1) ?? "";
@@ -168,7 +169,7 @@ describe.skipIf(problem !== "")(`images built with buildah${problem ? ` (skipped
         .map(([path]) => path);
       expect(devOnly).toContain("node_modules/vitest");
       expect(runtime).toContain("node_modules/@kubernetes/client-node");
-      await withImageRoot(manifest, controller.name, async (root) => {
+      await withImageRoot(manifest, controller.id, async (root) => {
         for (const path of runtime) {
           expect((await stat(join(root, "app", path, "package.json"))).isFile(), path).toBe(true);
         }

@@ -9,6 +9,7 @@
  * Self-contained (node: imports only): install.ts compiles this file alone to CommonJS and places
  * it in the image bin dir the runner mounts over /usr/local/bin.
  */
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -31,6 +32,12 @@ export interface FakeCliScript {
    * memory limit, enforced by the kernel's OOM killer on a real node).
    */
   hogMemory?: boolean;
+  /**
+   * Before answering, leave five short-lived orphans (double-forked `sleep 0.2`) and answer, 1 s
+   * later, with how many zombies the process namespace holds: `zombies: <n>`. Whoever is PID 1
+   * (the pod's reaper) must have reaped them.
+   */
+  countZombies?: boolean;
   /** Session id when the argv does not name one (default: a random UUID). */
   sessionId?: string;
   /** Files written before answering, paths relative to the working directory. */
@@ -351,6 +358,11 @@ export function parseScript(raw: string | undefined): FakeCliScript {
   return value as FakeCliScript;
 }
 
+/** FakeCliScript.countZombies: orphans, a second, then the zombies among /proc's processes. */
+const ZOMBIE_COUNT = `for i in 1 2 3 4 5; do (sleep 0.2 &); done; sleep 1
+z=0; for s in /proc/[0-9]*/stat; do st=$(cut -d')' -f2 "$s" 2>/dev/null | cut -d' ' -f2); [ "$st" = Z ] && z=$((z+1)); done
+echo "$z"`;
+
 /** Entry point of the installed executables. */
 export function main(): void {
   const name = basename(process.argv[1] ?? "");
@@ -434,6 +446,10 @@ function proceed(cli: CliName, argv: string[]): void {
 /** What a run does once its gate (if any) is open. */
 function run(cli: CliName, inv: Invocation, scripted: FakeCliScript): void {
   let script = scripted;
+  if (script.countZombies) {
+    const zombies = execFileSync("/bin/sh", ["-c", ZOMBIE_COUNT], { encoding: "utf8" }).trim();
+    script = { ...script, answer: `zombies: ${zombies}` };
+  }
   let earlier: string[] = [];
   if (script.transcript) {
     const dir = join(process.env.HOME || "/", TRANSCRIPT_DIRS[cli]);

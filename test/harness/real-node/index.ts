@@ -323,7 +323,7 @@ export async function startRealNode(plane: PlaneForNode, options: RealNodeOption
       node.state.images[key] = image;
     }
 
-    await startNodeProcess(node, "kubelet");
+    await startKubelet(node);
     await waitUntil(`node ${MACHINE.nodeName} Ready`, 60_000, node, async () => {
       const res = await plane.api.request("GET", `/api/v1/nodes/${MACHINE.nodeName}`);
       if (res.status !== 200) return `HTTP ${res.status}`;
@@ -394,7 +394,29 @@ export async function restartKubelet(node: Pick<RealNode, "state">, downMs = 0):
   } catch {}
   while (groupAlive(pid)) await sleep(50);
   if (downMs > 0) await sleep(downMs);
-  await startNodeProcess(node, "kubelet");
+  await startKubelet(node);
+}
+
+/**
+ * Starts the kubelet once containerd's CRI serves. `ctr version` answers before the CRI plugin has
+ * initialised, and a kubelet started then exits at once with `validate CRI v1 runtime API …:
+ * server is not initialized yet` (seen with the machine under load): such an exit is retried; any
+ * other exit is the kubelet's error.
+ */
+async function startKubelet(node: Pick<RealNode, "state">): Promise<void> {
+  const logFile = node.state.specs.kubelet.logFile;
+  for (let attempt = 1; ; attempt++) {
+    const logStart = existsSync(logFile) ? statSync(logFile).size : 0;
+    await startNodeProcess(node, "kubelet");
+    const pid = node.state.pids.kubelet;
+    const until = Date.now() + 3000;
+    while (Date.now() < until && groupAlive(pid)) await sleep(100);
+    if (groupAlive(pid)) return;
+    const said = readFileSync(logFile).subarray(logStart).toString("utf8");
+    if (!said.includes("server is not initialized yet") || attempt >= 30)
+      throw nodeError(node, "kubelet", "exited while starting");
+    await sleep(300);
+  }
 }
 
 async function waitUntil(
@@ -423,11 +445,14 @@ async function waitUntil(
   throw nodeError(node, culprit, `not ready after ${timeoutMs / 1000} s: ${what} (last check: ${detail})`);
 }
 
-function nodeError(node: RealNode, name: "containerd" | "kubelet", what: string): Error {
+function nodeError(node: Pick<RealNode, "state">, name: "containerd" | "kubelet", what: string): Error {
   const log = node.state.specs[name]?.logFile ?? "";
   let tail = "(no log)";
   try {
-    tail = readFileSync(log, "utf8").trimEnd().split("\n").slice(-20).join("\n");
+    const lines = readFileSync(log, "utf8").trimEnd().split("\n");
+    // klog's error and fatal lines first: a kubelet that exits prints its cause among its flags.
+    const errors = lines.filter((l) => /^[EF]\d{4} /.test(l)).slice(-5);
+    tail = [...errors, ...(errors.length > 0 ? ["---"] : []), ...lines.slice(-15)].join("\n");
   } catch {}
   return new Error(`real node: ${name} ${what}; log: ${log}\n--- last lines ---\n${tail}`);
 }

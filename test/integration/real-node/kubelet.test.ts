@@ -103,6 +103,14 @@ describe.skipIf(RUN_POD_SKIP !== "")("run pods on a real kubelet", () => {
     expect(await podLog(env, agent, "agent")).not.toContain("orphaned processes are not reaped");
   });
 
+  it.concurrent("orphans the CLI leaves are reaped by the pod's PID 1 (the image's reaper): no zombies", async () => {
+    await station("orphans", { countZombies: true });
+    await createAgent(env, "orphans", "orphans");
+    const agent = await finishedAgent(env, "orphans");
+    expect(agent.status?.phase).toBe("Succeeded");
+    expect(agent.status?.output).toContain("zombies: 0");
+  });
+
   it.concurrent("the agent container past its memory limit: the kernel kills it and the Agent fails saying so", async () => {
     await station("hog", { hogMemory: true }, { resources: { limits: { memory: "160Mi" } } });
     await createAgent(env, "hog", "hog");

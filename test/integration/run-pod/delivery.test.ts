@@ -96,6 +96,25 @@ beforeAll(async () => {
   await createStation(env, "forge-result", "deliver", {
     files: { "app/README.md": "forged\n", "/run/ai-agent-result/exit-code": "0\n" },
   });
+  // The CLI edits, then rewrites the clone's git config: a command git would run on status
+  // (fsmonitor), a hooks directory of its own, and a push URL towards another repository.
+  await createStation(env, "git-tricks", "deliver", {
+    files: {
+      "app/README.md": "an honest edit\n",
+      "app/.git/config": [
+        "[core]",
+        "\trepositoryformatversion = 0",
+        "\tbare = false",
+        "\tfsmonitor = \"sh -c 'echo pwned > pwned-by-fsmonitor.txt'\"",
+        "\thooksPath = .githooks",
+        '[remote "origin"]',
+        `\turl = ${git.repoUrl("acme/app")}`,
+        `\tpushurl = ${git.repoUrl("acme/protected")}`,
+        "",
+      ].join("\n"),
+      "app/.githooks/pre-commit": "#!/bin/sh\necho pwned > pwned-by-hook.txt\n",
+    },
+  });
   await createStation(env, "edit-then-fail", "deliver", {
     ...edit("half done\n"),
     exitCode: 3,
@@ -313,6 +332,25 @@ describe.skipIf(RUN_POD_SKIP !== "")("pull-request delivery on the local plane",
         { kind: "delivery", status: "skipped", reason: "agent-failed" },
       ]);
       expect(await branchSha("acme/app", "agent/forger")).toBeUndefined();
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it.concurrent(
+    "a clone whose .git/config the agent rewrote: the courier runs none of it and pushes the edit where the recipe says",
+    async () => {
+      const agent = await run("tricks", "git-tricks");
+      expect(agent.status?.failureReason ?? "").toBe("");
+      expect(agent.status?.phase).toBe("Succeeded");
+      const sha = await branchSha("acme/app", "agent/tricks");
+      expect(sha).toBeDefined();
+      expect(await fileAt("acme/app", sha as string, "README.md")).toBe("an honest edit");
+      const tree = (await bareGit("acme/app", ["ls-tree", "-r", "--name-only", sha as string])).stdout.split(
+        "\n",
+      );
+      expect(tree.filter((f) => f.startsWith("pwned"))).toEqual([]);
+      expect(await branchSha("acme/protected", "agent/tricks")).toBeUndefined();
+      expect(github.pulls.filter((p) => p.head === "agent/tricks")).toMatchObject([{ repo: "app" }]);
     },
     RUN_TIMEOUT_MS + 30_000,
   );
