@@ -4,11 +4,14 @@
  * (a timeout, a process manager), tears everything down; so does the death of the shell that
  * started it.
  *
- * With dist/agent built, the example Station's runs go to the pod runner with the REAL claude CLI
- * (installed into the CLI cache on first use, test/harness/agent-clis.ts), which talks to a local
- * Anthropic Messages server started here: its scripted answer writes a file in the run's workspace
- * through claude's own Write tool. DEV_FAKE_CLI=1 keeps the fake claude (machines without the
- * CLI cache or the network to fill it).
+ * Where the machine can run the real node (docs/real-node.md: root, containerd, runc, the CNI
+ * plugins), the example Station's runs go there: the agent image built from the Dockerfile and a
+ * Station image with the REAL pinned claude CLI (deploy/station-image/Dockerfile), talking to a
+ * local Anthropic Messages server started here, whose scripted answer writes a file in the run's
+ * workspace through claude's own Write tool. Otherwise, with dist/agent built, the runs go to the
+ * pod runner (this project's stand-in kubelet) and the log says why. DEV_FAKE_CLI=1 keeps a fake
+ * claude (machines without the CLIs or the network to get them); DEV_REAL_NODE=0 skips the real
+ * node; DEV_POD_RUNNER=0 keeps kwok.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
@@ -19,12 +22,18 @@ import { type AnthropicMessagesServer, startAnthropicMessages } from "../fakes/m
 import type { ModelStep } from "../fakes/models/base.js";
 import { ensureAgentClis } from "./agent-clis.js";
 import { applyYamlFile, type ControlPlane, installCrds, REPO_ROOT, startControlPlane } from "./cluster.js";
+import { buildImages } from "./images.js";
 import { REAL_CLI_AGENT_IMAGE, RUNNER_AGENT_IMAGE, runPodProgramsBuilt } from "./pod-runner/images.js";
 import { RUNNER_SCHEDULING } from "./pod-runner/index.js";
+import { MACHINE } from "./real-node/config.js";
+import { REAL_NODE_SCHEDULING, realNodeProblem } from "./real-node/index.js";
+import { buildStationImages, FAKE_CLI_STATION_IMAGE, REAL_CLI_STATION_IMAGE } from "./station-images.js";
 
 const NAMESPACE = process.env.NAMESPACE ?? "ai-agents";
+/** Why the example does not run on the real node ("" when it does); DEV_REAL_NODE=0 says so. */
+const NODE_PROBLEM = process.env.DEV_REAL_NODE === "0" ? "DEV_REAL_NODE=0" : realNodeProblem();
 /** DEV_POD_RUNNER=0 keeps the example Station on kwok (scripted pods) even when dist/agent exists. */
-const USE_RUNNER = process.env.DEV_POD_RUNNER !== "0" && runPodProgramsBuilt();
+const USE_RUNNER = NODE_PROBLEM !== "" && process.env.DEV_POD_RUNNER !== "0" && runPodProgramsBuilt();
 /** DEV_FAKE_CLI=1 runs the fake claude on the pod runner instead of the real one. */
 const WANT_REAL_CLI = process.env.DEV_FAKE_CLI !== "1";
 const log = (m: string) => process.stderr.write(`[dev] ${m}\n`);
@@ -59,12 +68,12 @@ async function realCliReady(): Promise<true | string> {
   }
 }
 
-/** The example Station on the pod runner: the real claude with the dev key, or the scripted fake. */
-function runnerStationPatch(realCli: boolean): Record<string, unknown> {
+/** The example Station's agent container: the real claude with the dev key, or the scripted fake. */
+function stationPatch(where: "real-node" | "pod-runner", realCli: boolean): Record<string, unknown> {
   const agent = realCli
     ? {
         name: "agent",
-        image: REAL_CLI_AGENT_IMAGE,
+        image: where === "real-node" ? REAL_CLI_STATION_IMAGE : REAL_CLI_AGENT_IMAGE,
         env: [
           {
             name: "ANTHROPIC_API_KEY",
@@ -74,10 +83,17 @@ function runnerStationPatch(realCli: boolean): Record<string, unknown> {
       }
     : {
         name: "agent",
-        image: "ghcr.io/example/agent-runtime:dev",
-        env: fakeCliEnv({ answer: "dev run finished (fake claude on the pod runner)", durationMs: 3000 }),
+        image: where === "real-node" ? FAKE_CLI_STATION_IMAGE : "ghcr.io/example/agent-runtime:dev",
+        env: fakeCliEnv({ answer: `dev run finished (fake claude on the ${where})`, durationMs: 3000 }),
       };
-  return { spec: { template: { spec: { ...RUNNER_SCHEDULING, containers: [agent] } } } };
+  const scheduling = where === "real-node" ? REAL_NODE_SCHEDULING : RUNNER_SCHEDULING;
+  return { spec: { template: { spec: { ...scheduling, containers: [agent] } } } };
+}
+
+function nodeWords(where: "real-node" | "pod-runner"): string {
+  return where === "real-node"
+    ? `the real node (${MACHINE.nodeName}: kubelet, containerd, runc; images built from the Dockerfile)`
+    : "the pod runner (node runner-node-0, this project's stand-in kubelet); DEV_POD_RUNNER=0 keeps kwok";
 }
 
 function yamlFiles(dir: string): string[] {
@@ -118,11 +134,43 @@ async function main(): Promise<void> {
     }
   }, 1000).unref();
 
-  // Before the plane: its real-CLI image looks for the CLI cache when the plane starts.
-  const realCli = USE_RUNNER ? await realCliReady() : "the pod runner is not in use";
-  if (USE_RUNNER && realCli !== true) log(`the fake claude runs instead of the real one: ${realCli}`);
+  const onRealNode = NODE_PROBLEM === "";
+  if (!onRealNode) {
+    log(
+      `no real node (${NODE_PROBLEM}): ${USE_RUNNER ? "the example's run pods run on the pod runner, this project's stand-in kubelet" : "the example Station stays on kwok"}`,
+    );
+  }
+  // Before the plane: the pod runner's real-CLI image looks for the CLI cache when the plane starts.
+  const realCli = onRealNode
+    ? process.env.DEV_FAKE_CLI === "1"
+      ? "DEV_FAKE_CLI=1"
+      : true
+    : USE_RUNNER
+      ? await realCliReady()
+      : "no run pods run";
+  if ((onRealNode || USE_RUNNER) && realCli !== true)
+    log(`the fake claude runs instead of the real one: ${realCli}`);
 
-  plane = await startControlPlane({ log: (m) => log(m), podRunner: USE_RUNNER });
+  plane = await startControlPlane({
+    log: (m) => log(m),
+    podRunner: USE_RUNNER,
+    ...(onRealNode ? { realNode: { images: ["agent"] } } : {}),
+  });
+  let agentImage: string | undefined;
+  if (plane.realNode) {
+    // The Station image the example runs: the real pinned CLIs, or the fakes.
+    const manifest = await buildImages(["agent"], log);
+    const { realClis, fakeClis } = await buildStationImages(
+      manifest,
+      [realCli === true ? "realClis" : "fakeClis"],
+      log,
+    );
+    for (const image of [realClis, fakeClis]) if (image) await plane.realNode.importImage(image, log);
+    agentImage = plane.realNode.state.images.agent?.name;
+  } else if (USE_RUNNER) {
+    agentImage = RUNNER_AGENT_IMAGE;
+  }
+  const where = onRealNode ? ("real-node" as const) : ("pod-runner" as const);
   const api = plane.api();
   const crds = await installCrds(api, yamlFiles(join(REPO_ROOT, "deploy/crds")));
   log(crds.length > 0 ? `CRDs Established: ${crds.join(", ")}` : "no CRDs in deploy/crds yet");
@@ -135,7 +183,7 @@ async function main(): Promise<void> {
       const applied = await applyYamlFile(api, join(REPO_ROOT, "deploy/examples", file));
       log(`applied ${applied.map((a) => `${a.kind}/${a.name}`).join(", ")}`);
     }
-    if (USE_RUNNER) {
+    if (agentImage !== undefined) {
       const patch = (path: string, body: unknown) =>
         api.ok(
           "PATCH",
@@ -143,9 +191,10 @@ async function main(): Promise<void> {
           body,
           "application/merge-patch+json",
         );
-      await patch("stations/default", runnerStationPatch(realCli === true));
+      await patch("stations/default", stationPatch(where, realCli === true));
       if (realCli === true) {
-        model = await startAnthropicMessages();
+        // Pods on the real node reach this machine on the node's bridge, not on 127.0.0.1.
+        model = await startAnthropicMessages(onRealNode ? MACHINE.gateway : undefined);
         for (let i = 0; i < DEV_SCRIPTED_RUNS; i++) model.script(DEV_RUN_STEPS);
         controllerEnv[AGENT_BASE_URL_SETTINGS.anthropic.setting] = model.origin;
         const secret = {
@@ -159,12 +208,10 @@ async function main(): Promise<void> {
         // claude may write files only with its tools allowed (the pod is the sandbox).
         await patch("agentdefinitions/summarize", { spec: { allowed_tools: ["Write", "Edit", "Read"] } });
         log(
-          `Station default runs on the pod runner (node runner-node-0) with the REAL claude CLI; its model is the local Anthropic Messages server at ${model.origin} (each run writes /workspace/summary.md). DEV_FAKE_CLI=1 runs the fake claude, DEV_POD_RUNNER=0 keeps kwok`,
+          `Station default runs on ${nodeWords(where)} with the REAL claude CLI; its model is the local Anthropic Messages server at ${model.origin} (each run writes /workspace/summary.md). DEV_FAKE_CLI=1 runs a fake claude`,
         );
       } else {
-        log(
-          "Station default runs on the pod runner (node runner-node-0) with a fake claude; DEV_POD_RUNNER=0 keeps kwok",
-        );
+        log(`Station default runs on ${nodeWords(where)} with a fake claude`);
       }
     } else {
       log("Station default runs on kwok (scripted pods); `npm run build:agent` first to run real run pods");
@@ -187,7 +234,7 @@ async function main(): Promise<void> {
         ...process.env,
         KUBECONFIG: kubeconfig,
         NAMESPACE,
-        ...(USE_RUNNER ? { AGENT_IMAGE: RUNNER_AGENT_IMAGE } : {}),
+        ...(agentImage !== undefined ? { AGENT_IMAGE: agentImage } : {}),
         ...controllerEnv,
       },
     });
