@@ -12,7 +12,12 @@ import { KubeConfig, type V1Job } from "@kubernetes/client-node";
 import type { Agent, AgentDefinition, Station } from "../src/core/types.js";
 import { KubeClient } from "../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, type Resource, STATIONS } from "../src/kube/resources.js";
-import { type ControlPlane, installCrds, startControlPlane } from "../test/harness/cluster.js";
+import {
+  type ControlPlane,
+  type ControlPlaneOptions,
+  installCrds,
+  startControlPlane,
+} from "../test/harness/cluster.js";
 import { projectCrdFiles } from "../test/harness/global-setup.js";
 import { podScriptAnnotations } from "../test/harness/pod-script.js";
 import { freePort } from "../test/harness/ports.js";
@@ -357,12 +362,12 @@ export function printRows(title: string, rows: [string, string, string?][]) {
  * project's CRDs installed, and a client of it with the API server's URL (for the probe's filter).
  * The caller stops the plane.
  */
-export async function startBenchPlane(): Promise<{
+export async function startBenchPlane(options: Pick<ControlPlaneOptions, "realNode"> = {}): Promise<{
   plane: ControlPlane;
   client: KubeClient;
   server: string;
 }> {
-  const plane = await startControlPlane({ watchCache: true });
+  const plane = await startControlPlane({ watchCache: true, ...options });
   try {
     await installCrds(plane.api(), projectCrdFiles());
     const kc = new KubeConfig();

@@ -15,7 +15,9 @@
  * `--scale` runs bench/scale.ts instead (10,000 Agents held in one namespace); `--prompt-api`
  * bench/prompt-latency.ts; `--cli-startup` bench/cli-startup.ts (what a run pays before its real
  * CLI's first model request); `--provider-limits` bench/provider-limits.ts (runs against a model
- * provider enforcing requests and tokens per minute, with and without the controller's throttling). Prints a table and
+ * provider enforcing requests and tokens per minute, with and without the controller's throttling);
+ * `--real-node` bench/real-node.ts (N Agents on the real node with the real claude: where the time
+ * from `kubectl create` to the CLI's first model request goes). Prints a table and
  * writes bench/results/<time>-n<N>.json (gitignored).
  */
 import { mkdirSync } from "node:fs";
@@ -55,6 +57,7 @@ import {
 } from "./lib.js";
 import { promptLatency } from "./prompt-latency.js";
 import { providerLimitsBench } from "./provider-limits.js";
+import { realNodeBench } from "./real-node.js";
 import { scale } from "./scale.js";
 
 function parseArgs(argv: string[]): Args {
@@ -312,6 +315,7 @@ async function main() {
   if (process.argv.includes("--prompt-api")) return promptLatency(process.argv.slice(2));
   if (process.argv.includes("--cli-startup")) return cliStartup(process.argv.slice(2));
   if (process.argv.includes("--provider-limits")) return providerLimitsBench(process.argv.slice(2));
+  if (process.argv.includes("--real-node")) return realNodeBench(process.argv.slice(2));
   if (a.build) await build();
   mkdirSync(RESULTS, { recursive: true });
   if (a.scale) await scale(a);

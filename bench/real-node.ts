@@ -1,0 +1,273 @@
+/**
+ * `npm run bench -- --real-node [--agents N]` (default 10): a benchmark, not a test. N Agents on the
+ * real node (docs/real-node.md: kubelet, containerd, runc; the agent image built from the
+ * Dockerfile and a Station image with the real pinned claude preinstalled,
+ * deploy/station-image/Dockerfile), created at once against the in-process controller, each run's
+ * claude answered by a local Anthropic Messages server on the node's bridge. Per stage, from the
+ * Agent's create request: Job created, pod scheduled, init container started and done, agent
+ * container started (first seen through watches), the CLI's first model request (the model server's
+ * journal, matched to the run by its prompt) and the Agent terminal. Target: the first model
+ * request ≤ 5 s p50 after the create. Also the memory of the node's parts (kubelet, containerd, the
+ * shims) with the runs' pods up. Prints a table and writes bench/results/<time>-real-node.json.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import type { V1Pod } from "@kubernetes/client-node";
+import { parseConfig } from "../src/controller/config.js";
+import { AgentController } from "../src/controller/controller.js";
+import { ControllerMetrics } from "../src/controller/metrics.js";
+import { AGENT_BASE_URL_SETTINGS } from "../src/core/agent-clis.js";
+import { AGENT_DEFINITIONS, AGENTS, PODS, SECRETS, STATIONS } from "../src/kube/resources.js";
+import { agentSecretsReader, SinkDispatcher } from "../src/sinks/index.js";
+import { startAnthropicMessages } from "../test/fakes/models/anthropic-messages.js";
+import { buildImages } from "../test/harness/images.js";
+import { MACHINE, REAL_NODE_SCHEDULING, realNodeProblem } from "../test/harness/real-node/index.js";
+import { buildStationImages } from "../test/harness/station-images.js";
+import {
+  agentObj,
+  createNamespace,
+  load,
+  log,
+  mib,
+  observeAgents,
+  observeJobs,
+  pct,
+  printRows,
+  startBenchPlane,
+  waitUntil,
+  watchLoop,
+  writeResult,
+} from "./lib.js";
+
+const NS = "bench-real-node";
+const STAGES = [
+  "job created",
+  "pod scheduled",
+  "init started",
+  "init done",
+  "agent started",
+  "first model request",
+  "terminal",
+] as const;
+type Stage = (typeof STAGES)[number];
+
+function agentsArg(argv: string[]): number {
+  const i = argv.indexOf("--agents");
+  if (i < 0) return 10;
+  const n = Number(argv[i + 1]);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--agents must be a positive integer, got: "${argv[i + 1]}"`);
+  return n;
+}
+
+/** RSS in bytes of each process whose command line matches, summed, and how many there were. */
+function rss(match: (cmdline: string) => boolean): { bytes: number; count: number } {
+  let bytes = 0;
+  let count = 0;
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+      if (!match(cmd)) continue;
+      const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+      bytes += Number(kb ?? 0) * 1024;
+      count++;
+    } catch {}
+  }
+  return { bytes, count };
+}
+
+export async function realNodeBench(argv: string[]): Promise<void> {
+  const problem = realNodeProblem();
+  if (problem !== "") throw new Error(`--real-node: this machine cannot run the real node: ${problem}`);
+  const n = agentsArg(argv);
+  log(`starting a control plane with the real node; N = ${n}; load ${load().join(" ")}`);
+  const { plane, client } = await startBenchPlane({ realNode: { images: ["agent"] } });
+  const abort = new AbortController();
+  let controller: AgentController | undefined;
+  const model = await startAnthropicMessages(MACHINE.gateway);
+  try {
+    const node = plane.realNode;
+    if (!node) throw new Error("the plane started without its real node");
+    const manifest = await buildImages(["agent"], log);
+    const { realClis } = await buildStationImages(manifest, ["realClis"], log);
+    if (!realClis) throw new Error("no Station image with the real CLIs");
+    await node.importImage(realClis, log);
+    const agentImage = node.state.images.agent?.name ?? "";
+
+    await createNamespace(client, NS);
+    await client.create(SECRETS, NS, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "agent-secrets" },
+      stringData: { ANTHROPIC_API_KEY: "sk-ant-bench" },
+    });
+    await client.create(AGENT_DEFINITIONS, NS, {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "AgentDefinition",
+      metadata: { name: "bench" },
+      spec: {
+        prompt: "Answer for {topic}.",
+        execution: "interactive",
+        model: "claude-sonnet-4-6",
+        resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "ANTHROPIC_API_KEY" }] },
+      },
+    });
+    await client.create(STATIONS, NS, {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "Station",
+      metadata: { name: "bench" },
+      spec: {
+        agentDefRef: "bench",
+        deadlineMinutes: 10,
+        maxConcurrentRuns: n,
+        template: {
+          spec: { ...REAL_NODE_SCHEDULING, containers: [{ name: "agent", image: realClis.name }] },
+        },
+      },
+    });
+    const sinks = new SinkDispatcher({
+      readSecretKey: agentSecretsReader((ns, name) => client.get(SECRETS, ns, name)),
+      log: { warn: () => {}, error: () => {}, info: () => {} },
+    });
+    controller = new AgentController({
+      config: parseConfig(
+        {
+          NAMESPACE: NS,
+          POD_NAME: "bench-real-node",
+          AGENT_IMAGE: agentImage,
+          [AGENT_BASE_URL_SETTINGS.anthropic.setting]: model.origin,
+        },
+        {},
+      ),
+      client,
+      metrics: new ControllerMetrics(),
+      sinks,
+      log: () => {},
+    });
+    await controller.start();
+
+    // What the watches see, per Agent, at the time they see it.
+    const agents = observeAgents(client, NS, abort.signal);
+    const jobs = observeJobs(client, NS, abort.signal);
+    const pods = new Map<string, Partial<Record<Stage, number>>>();
+    const podLoop = watchLoop<V1Pod>(client, PODS, NS, abort.signal, (p) => {
+      const agent = p.metadata?.labels?.["agents.re-cinq.com/agent"];
+      if (!agent) return;
+      const seen = pods.get(agent) ?? {};
+      const t = Date.now();
+      const init = p.status?.initContainerStatuses?.find((c) => c.name === "init")?.state;
+      const main = p.status?.containerStatuses?.find((c) => c.name === "agent")?.state;
+      if (p.spec?.nodeName) seen["pod scheduled"] ??= t;
+      if (init?.running || init?.terminated) seen["init started"] ??= t;
+      if (init?.terminated) seen["init done"] ??= t;
+      if (main?.running || main?.terminated) seen["agent started"] ??= t;
+      pods.set(agent, seen);
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+
+    const names = Array.from({ length: n }, (_, i) => `rn-${i}`);
+    const created = new Map<string, number>();
+    const loadStart = load();
+    log(`creating ${n} Agents at once`);
+    await Promise.all(
+      names.map(async (name) => {
+        const body = agentObj(NS, name, "bench");
+        body.spec = { ...body.spec, parameters: { topic: `bench run ${name}` } };
+        created.set(name, Date.now());
+        await client.create(AGENTS, NS, body);
+      }),
+    );
+    let memory:
+      | { kubelet: number; containerd: number; shims: number; shimCount: number; podsUp: number }
+      | undefined;
+    await waitUntil(
+      `${n} Agents terminal`,
+      () => {
+        const up = rss(
+          (c) =>
+            c.includes("containerd-shim-runc-v2") &&
+            c.includes(node.state.containerdSocket.replace(/\.sock$/, "")),
+        );
+        // Run pods whose sandbox is up: their init started, the Agent not yet terminal.
+        const podsUp = names.filter((x) => pods.get(x)?.["init started"] && !agents.terminal.has(x)).length;
+        if (!memory || podsUp > memory.podsUp) {
+          memory = {
+            podsUp,
+            kubelet: rss((c) => c.includes(`--hostname-override=${MACHINE.nodeName}`)).bytes,
+            containerd: rss((c) => c.startsWith("containerd ") && c.includes(node.state.dir)).bytes,
+            shims: up.bytes,
+            shimCount: up.count,
+          };
+        }
+        return agents.terminal.size >= n;
+      },
+      600_000,
+    );
+
+    const firstRequest = new Map<string, number>();
+    for (const entry of model.journal()) {
+      const body = JSON.stringify(entry.body ?? "");
+      const name = names.find((x) => body.includes(`bench run ${x}.`) || body.includes(`bench run ${x}\\`));
+      if (name && !firstRequest.has(name) && entry.path.endsWith("/messages"))
+        firstRequest.set(name, entry.at);
+    }
+    const rows: [string, string, string?][] = [];
+    const result: Record<string, { p50: number; p90: number; max: number; n: number }> = {};
+    for (const stage of STAGES) {
+      const xs = names
+        .map((name) => {
+          const t0 = created.get(name) ?? 0;
+          const job = [...jobs.seen.entries()].find(([j]) => j.includes(name))?.[1];
+          const at =
+            stage === "job created"
+              ? job
+              : stage === "first model request"
+                ? firstRequest.get(name)
+                : stage === "terminal"
+                  ? agents.terminal.get(name)
+                  : pods.get(name)?.[stage];
+          return at === undefined ? undefined : (at - t0) / 1000;
+        })
+        .filter((x): x is number => x !== undefined);
+      result[stage] = { p50: pct(xs, 50), p90: pct(xs, 90), max: Math.max(...xs), n: xs.length };
+      rows.push([
+        `${stage} (s after create; ${xs.length}/${n})`,
+        `p50 ${pct(xs, 50).toFixed(2)}`,
+        `p90 ${pct(xs, 90).toFixed(2)}`,
+      ]);
+    }
+    const phases = names.map((name) => agents.terminal.has(name));
+    printRows(`Real node: ${n} Agents created at once (real claude, local model server)`, rows);
+    const m = memory ?? { kubelet: 0, containerd: 0, shims: 0, shimCount: 0, podsUp: 0 };
+    printRows(`Node memory with the most run pods up (${m.podsUp})`, [
+      ["kubelet RSS (MiB)", String(mib(m.kubelet))],
+      ["containerd RSS (MiB)", String(mib(m.containerd))],
+      [`shims RSS (MiB, ${m.shimCount} shims)`, String(mib(m.shims))],
+      ["per run pod: shim RSS (MiB)", String(m.podsUp > 0 ? mib(m.shims / m.podsUp) : 0)],
+    ]);
+    const target = result["first model request"]?.p50 ?? Number.POSITIVE_INFINITY;
+    console.log(
+      `\nfirst model request p50 ${target.toFixed(2)} s (target ≤ 5 s): ${target <= 5 ? "met" : "missed"}`,
+    );
+    const file = writeResult(`${new Date().toISOString().replaceAll(":", "-")}-real-node.json`, {
+      n,
+      load: { start: loadStart, end: load() },
+      stages: result,
+      terminal: phases.filter(Boolean).length,
+      memory: {
+        podsUp: m.podsUp,
+        kubeletMiB: mib(m.kubelet),
+        containerdMiB: mib(m.containerd),
+        shimsMiB: mib(m.shims),
+        shims: m.shimCount,
+      },
+    });
+    log(`wrote ${file}`);
+    await Promise.race([podLoop, new Promise((r) => setTimeout(r, 0))]);
+  } finally {
+    abort.abort();
+    await controller?.stop();
+    await model.close();
+    await client.close();
+    await plane.stop();
+  }
+}
