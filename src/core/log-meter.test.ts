@@ -27,6 +27,16 @@ describe("LogMeter: one pass over the whole log", () => {
     expect(m.usageLines).toBe(result);
   });
 
+  it("the supervisor's provider-limit events are kept with the usage lines, wherever they were; a malformed one is not", () => {
+    const wait =
+      '{"kind":"provider-limit","provider":"openai","status":503,"retry":1,"waitSeconds":4,"at":"2026-01-01T00:00:00.000Z","reason":"overloaded","message":"x"}';
+    const forged = '{"kind":"provider-limit","provider":"openai","status":"lots"}';
+    const text = `${"h".repeat(60)}\n${"filler\n".repeat(50)}${wait}\n${forged}\n${"filler\n".repeat(50)}${result}\n`;
+    const m = meter(text, 7, { headBytes: 256, tailLines: 3, usageBytes: 4096 });
+    expect(m.text).not.toContain(wait);
+    expect(m.usageLines).toBe(`${wait}\n${result}`);
+  });
+
   it("a line that never ends is taken as it is (memory stays bounded)", () => {
     const m = meter("z".repeat(500), 10);
     expect(m.text.length).toBeLessThanOrEqual(500);

@@ -9,6 +9,7 @@
  *   usage-looking lines than that keeps the first and the last half of them and says so.
  * A metering component in front of the providers would replace this module's output. Pure.
  */
+import { PROVIDER_LIMIT_KIND, parseProviderLimitEvent } from "./provider-limits/retry-event.js";
 import { parseJsonLine } from "./vendors.js";
 
 /** The line types the usage readers (src/core/pricing/run-usage.ts) take tokens or models from. */
@@ -23,6 +24,8 @@ const USAGE_TYPES = new Set([
 
 /** A line the usage readers need: cheap substring test first, JSON parse only for candidates. */
 export function isUsageLine(line: string): boolean {
+  // The supervisor's provider-limit events (status.providerRetries) are read back with the usage.
+  if (line.includes(`"kind":"${PROVIDER_LIMIT_KIND}"`)) return parseProviderLimitEvent(line) !== undefined;
   if (!line.includes('"type"')) return false;
   const parsed = parseJsonLine(line);
   return parsed !== undefined && typeof parsed.type === "string" && USAGE_TYPES.has(parsed.type);

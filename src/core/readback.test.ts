@@ -192,6 +192,20 @@ describe("terminalFromJob", () => {
       { exitCode: 124, failureReason: "run deadline exceeded" },
     ],
     [
+      "exit 124 after waiting for the provider: the reason names the provider's last answer",
+      failedBackoff,
+      pod(124, {
+        agentLog: {
+          available: true,
+          text: '{"kind":"provider-limit","provider":"anthropic","status":529,"retry":3,"waitSeconds":20,"at":"2026-01-01T00:00:00.000Z","reason":"overloaded","message":"Overloaded"}',
+        },
+      }),
+      {
+        exitCode: 124,
+        failureReason: "run deadline exceeded; the provider's last answer: anthropic 529: Overloaded",
+      },
+    ],
+    [
       "the kubelet reports the agent container OOMKilled: the reason says out of memory",
       failedBackoff,
       pod(137, {

@@ -7,6 +7,7 @@ import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { FailureKind } from "./actions.js";
 import type { JobObservation, PodObservation } from "./input.js";
 import { capOutput, lastCliError, lastPullRequestUrl, lastSessionId } from "./output.js";
+import { lastProviderAnswer } from "./provider-limits/retry-event.js";
 import type { Vendor } from "./routing.js";
 
 export const MSG_POD_GC = "run output unavailable: pod garbage-collected";
@@ -187,7 +188,11 @@ export function terminalFromJob(
   } else if (generic && agentEnd?.reason === "OOMKilled") {
     reason = msgOomKilled(code);
   } else if (generic && code === 124) {
-    reason = "run deadline exceeded";
+    // A run that waited for its provider until its deadline names the provider's last answer.
+    const provider = log === undefined ? undefined : lastProviderAnswer(log);
+    reason = provider
+      ? `run deadline exceeded; the provider's last answer: ${provider}`
+      : "run deadline exceeded";
   } else if (generic && code !== 0) {
     // The CLI's own words (an API error it gave up on) say more than its exit code.
     const cliError = log === undefined ? "" : lastCliError(vendor, log);

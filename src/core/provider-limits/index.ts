@@ -43,6 +43,15 @@ export function cliLineAnswer(
 }
 
 /**
+ * Whether this line may carry the provider's answer once the exit code is known: gemini's error
+ * result names its status only through the exit code when its words do not.
+ */
+export function mayCarryAnswer(vendor: Vendor, line: JsonLine, model = ""): boolean {
+  if (vendor === "gemini") return line.type === "result" && line.status === "error";
+  return cliLineAnswer(vendor, line, { model }) !== undefined;
+}
+
+/**
  * How one CLI process ended, as far as its provider is concerned: the last answer its lines
  * reported, re-read with the exit code. Undefined when the process succeeded or its lines carry
  * no provider answer (a failure of its own: a bad flag, a tool, a missing key).

@@ -3,6 +3,7 @@
  * terminal transition (`finish`: patch, cost, spend, metrics, history pruning in dependency order),
  * plus the provider calls and finalizer removal both the running-batch and the finalizer rules ask for.
  */
+
 import type { BatchProviderName } from "../../batch/provider.js";
 import {
   type Action,
@@ -18,6 +19,7 @@ import {
 import { windowMs } from "../budget.js";
 import { formatUsd, totalTokens } from "../pricing/estimate.js";
 import { type RunUsage, runUsage } from "../pricing/run-usage.js";
+import type { ProviderRetries } from "../provider-limits/retry-event.js";
 import { agentsToPrune } from "../pruning.js";
 import { routeModel } from "../routing.js";
 import { type Agent, agentRef } from "../types.js";
@@ -96,6 +98,8 @@ export interface Terminal {
   usage?: RunUsage;
   /** Why the cost is unknown although the run must have spent some (status.costNote). */
   costNote?: string;
+  /** The waits for a provider that limited the run (docs/provider-limits.md#what-a-user-sees). */
+  providerRetries?: ProviderRetries;
 }
 
 /** The cost metrics' execution label. */
@@ -208,6 +212,7 @@ export function finish(
     ...(t.prUrl !== undefined ? { prUrl: t.prUrl } : {}),
     ...(t.usage !== undefined ? usageStatus(t.usage) : {}),
     ...(t.costNote !== undefined ? { costNote: t.costNote } : {}),
+    ...(t.providerRetries !== undefined ? { providerRetries: t.providerRetries } : {}),
   };
   const dep = ["patch-status"];
   const metrics: Action[] = [

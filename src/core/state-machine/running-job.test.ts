@@ -25,6 +25,13 @@ const failedPatch = (failureReason: string) =>
   patch({ phase: "Failed", exitCode: 1, completedAt: NOW_ISO, output: "", failureReason });
 const failedMetrics = (kind: string) => [completed("Failed", "1"), duration("Failed", 60), failure(kind)];
 
+/** A run that waited twice for its provider (src/core/provider-limits/retry-event.ts), then succeeded. */
+const RETRIED_LOG = [
+  '{"kind":"provider-limit","provider":"anthropic","status":429,"retry":1,"waitSeconds":2,"retryAfterSeconds":2,"at":"2026-01-01T00:00:10.000Z","reason":"rate_limited","message":"slow down"}',
+  '{"kind":"provider-limit","provider":"anthropic","status":529,"retry":2,"waitSeconds":10,"at":"2026-01-01T00:00:30.000Z","reason":"overloaded","message":"Overloaded"}',
+  '{"type":"result","is_error":false,"session_id":"s-9"}',
+].join("\n");
+
 const ROWS: Row[] = [
   {
     name: "failedRunsHistoryLimit 0: the Job's failure patches Failed and prunes the Agent itself",
@@ -203,6 +210,36 @@ const ROWS: Row[] = [
         sessionId: "s-9",
         // A result without usage: the cost is unknown, and the status says so (never a silent $0).
         costNote: MSG_USAGE_UNREAD,
+      }),
+      completed("Succeeded", "0"),
+      duration("Succeeded", 60),
+    ],
+  },
+  {
+    name: "Job complete after provider waits: status.providerRetries sums the supervisor's provider-limit events",
+    in: {
+      agent: agent().running(T0).build(),
+      job: { found: true, status: { conditions: [{ type: "Complete", status: "True" }] } },
+      pod: {
+        found: true,
+        containerStatuses: [],
+        agentLog: { available: true, text: RETRIED_LOG },
+      },
+    },
+    rules: ["job-finished"],
+    actions: [
+      patch({
+        phase: "Succeeded",
+        exitCode: 0,
+        completedAt: NOW_ISO,
+        output: RETRIED_LOG,
+        sessionId: "s-9",
+        costNote: MSG_USAGE_UNREAD,
+        providerRetries: {
+          count: 2,
+          waitedSeconds: 12,
+          last: { provider: "anthropic", status: 529, at: "2026-01-01T00:00:30.000Z" },
+        },
       }),
       completed("Succeeded", "0"),
       duration("Succeeded", 60),

@@ -5,6 +5,7 @@
  */
 import type { Action } from "../actions.js";
 import { jobNameFor } from "../names.js";
+import { providerRetriesOf } from "../provider-limits/retry-event.js";
 import { jobState, MSG_JOB_GC, type TerminalResult, terminalFromJob } from "../readback.js";
 import { DEFAULT_STUCK_POD_SECONDS, neverStartsReason } from "../stuck-pod.js";
 import { finish, usageOf } from "./builders.js";
@@ -28,6 +29,8 @@ function finishJob(c: Ctx): Action[] {
   const read = pod?.found && pod.agentLog.available ? pod.agentLog : undefined;
   // The whole log's usage lines when the controller streamed it; else the text it read.
   const usage = usageOf(c, read ? (read.usageLines ?? read.text) : undefined);
+  // The supervisor's provider-limit events: how often and how long the run waited for its provider.
+  const retries = read ? providerRetriesOf(read.usageLines ?? read.text, runSeconds(c)) : undefined;
   // A CLI run that succeeded called its model: no usage at all is flagged, never a silent $0.
   const unread =
     read !== undefined && usage === undefined && c.vendor !== "exec" && result.phase === "Succeeded";
@@ -36,7 +39,13 @@ function finishJob(c: Ctx): Action[] {
     ...(c.agent.status?.jobName ? {} : { jobName: jobNameFor(c.ref.name) }),
     ...(usage !== undefined ? { usage } : {}),
     ...(unread ? { costNote: MSG_USAGE_UNREAD } : {}),
+    ...(retries !== undefined ? { providerRetries: retries } : {}),
   });
+}
+
+/** How long the run has lasted (bounds what a forged provider-limit line can claim). */
+function runSeconds(c: Ctx): number | undefined {
+  return c.startedAt === undefined ? undefined : Math.max(0, (c.now - c.startedAt) / 1000);
 }
 
 /** `<reason>: <message>` when the running Job's pod can never start (docs/decisions.md D-22). */

@@ -16,13 +16,23 @@ import {
   agentSpawnFailed,
   agentStarted,
 } from "./agent-events.js";
-import { EOF_WAIT_MS, type RunningChild, runChild } from "./child-run.js";
+import {
+  type ChildOutcome,
+  DEADLINE_EXIT_CODE,
+  EOF_WAIT_MS,
+  type RunningChild,
+  runChild,
+} from "./child-run.js";
 import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
 import { SAVE_TIMEOUT_MS, saveConversation } from "./conversation-save.js";
 import { logDeadline, reportWithinTail, runDeadline, tailShare } from "./deadline.js";
 import { drainThenWriteExitCode } from "./exit-code-file.js";
 import { FORWARDED_SIGNALS, type SignalSource, type SupervisorIo } from "./io.js";
+import { announceGiveUp, announceWait } from "./provider-retry/announce.js";
+import { AttemptWatcher, runWithProviderRetries } from "./provider-retry/attempts.js";
+import { systemRetryClock } from "./provider-retry/clock.js";
+import { resumeArgv } from "./provider-retry/resume-argv.js";
 import { supervisorSettings } from "./settings.js";
 import { watchedFileEvents } from "./watch-files.js";
 
@@ -80,24 +90,7 @@ export async function runInteractive(
       emitter.event(agentNotFound());
       return 1;
     }
-    const outcome = await runChild({
-      file,
-      argv: command,
-      env: prepared.env,
-      isTerminal: (line) => terminalVerdict(settings.vendor, line),
-      graceMs: settings.graceMs,
-      ...(deadline.agentAt !== undefined ? { deadlineAt: deadline.agentAt } : {}),
-      deadlineGraceMs: deadline.stopGraceMs,
-      eofWaitMs: deadline.eofWaitMs,
-      onSpawned: (child) => {
-        emitter.event(agentStarted());
-        forwarder.attach(child);
-      },
-      onStdoutLine: (line) => emitter.line(line),
-      onStderrLine: (line) => io.stderr(`[agent] ${line}`),
-      log,
-    });
-    forwarder.detach();
+    const outcome = await runAttempts(file, prepared.env);
     if (outcome.kind === "spawn-failed") {
       log.error(`agent command could not be started: ${file}: ${outcome.error}`);
       emitter.event(agentSpawnFailed());
@@ -117,6 +110,67 @@ export async function runInteractive(
     emitter.event(agentEnded(outcome));
     return outcome.exitCode;
   }
+
+  /**
+   * The CLI, and after a retryable provider answer the same session continued, until one process
+   * ends without one (docs/provider-limits.md#riding-out-a-limit). `agent/started` comes once.
+   */
+  async function runAttempts(file: string, cliEnv: Env): Promise<ChildOutcome> {
+    const model = env.AGENT_MODEL ?? "";
+    let watcher = new AttemptWatcher(settings.vendor, model);
+    let session: string | undefined;
+    let started = false;
+    const result = await runWithProviderRetries({
+      argv: command,
+      ...(deadline.agentAt !== undefined ? { deadlineAt: deadline.agentAt } : {}),
+      stopping: () => forwarder.stop.aborted,
+      clock: systemRetryClock(forwarder.stop),
+      baseMs: settings.providerRetryBaseMs,
+      attempt: async (argv) => {
+        watcher = new AttemptWatcher(settings.vendor, model);
+        const outcome = await runChild({
+          file,
+          argv,
+          env: cliEnv,
+          isTerminal: (line) => terminalVerdict(settings.vendor, line),
+          graceMs: settings.graceMs,
+          ...(deadline.agentAt !== undefined ? { deadlineAt: deadline.agentAt } : {}),
+          deadlineGraceMs: deadline.stopGraceMs,
+          eofWaitMs: deadline.eofWaitMs,
+          onSpawned: (child) => {
+            if (!started) emitter.event(agentStarted());
+            started = true;
+            forwarder.attach(child);
+          },
+          onStdoutLine: (line) => {
+            emitter.line(line);
+            watcher.line(line);
+          },
+          onStderrLine: (line) => io.stderr(`[agent] ${line}`),
+          log,
+        });
+        forwarder.between();
+        session = watcher.sessionId ?? session;
+        return { outcome, answer: watcher.answer(outcome) };
+      },
+      // Nothing announced a session: the CLI ended before its conversation began, so running
+      // the same command again loses nothing.
+      continuation: () =>
+        session === undefined
+          ? command
+          : (resumeArgv(settings.vendor, command, session) ??
+            `${settings.vendor} cannot continue a session from this command`),
+      onWait: (wait) =>
+        announceWait(emitter, log, wait, {
+          resumed: session === undefined ? "running the command again" : `continuing session ${session}`,
+        }),
+      onGiveUp: (why, answer) => announceGiveUp(log, why, answer),
+    });
+    forwarder.detach();
+    // The deadline leaves no room for the wait: the run ends as at its deadline, the provider's
+    // last answer in its log (the failure reason names it).
+    return result.deadlineLeftNoRoom ? { kind: "deadline", exitCode: DEADLINE_EXIT_CODE } : result.outcome;
+  }
 }
 
 /**
@@ -127,13 +181,23 @@ function forwardSignals(
   source: SignalSource,
   log: JsonLineLogger,
   onSignal: () => void,
-): { attach(child: RunningChild): void; detach(): void; dispose(): void } {
+): {
+  attach(child: RunningChild): void;
+  /** Between two processes of the run (a provider-limit wait): a signal now ends the run. */
+  between(): void;
+  detach(): void;
+  dispose(): void;
+  /** Aborted by the first signal: no further process starts, a wait ends at once. */
+  stop: AbortSignal;
+} {
   let child: RunningChild | undefined;
   let finished = false;
+  const stopping = new AbortController();
   const early: NodeJS.Signals[] = [];
   const listeners = FORWARDED_SIGNALS.map((signal) => {
     const listener = () => {
       onSignal();
+      stopping.abort();
       if (finished) {
         log.info(`received ${signal} after the agent ended; finishing the run`);
         return;
@@ -150,6 +214,9 @@ function forwardSignals(
       child = running;
       for (const signal of early.splice(0)) running.signal(signal);
     },
+    between() {
+      child = undefined;
+    },
     detach() {
       finished = true;
       child = undefined;
@@ -157,5 +224,6 @@ function forwardSignals(
     dispose() {
       for (const [signal, listener] of listeners) source.off(signal, listener);
     },
+    stop: stopping.signal,
   };
 }

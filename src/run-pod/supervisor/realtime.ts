@@ -18,7 +18,13 @@ import { RunEmitter } from "../common/emitter.js";
 import { runPodLogger } from "../common/log.js";
 import type { Env } from "../common/run-env.js";
 import { agentEnded, agentSetupFailed, agentStarted } from "./agent-events.js";
-import { DEADLINE_EXIT_CODE, EOF_WAIT_MS, type RunningChild, runChild } from "./child-run.js";
+import {
+  type ChildOutcome,
+  DEADLINE_EXIT_CODE,
+  EOF_WAIT_MS,
+  type RunningChild,
+  runChild,
+} from "./child-run.js";
 import { prepareCli } from "./cli-setup/index.js";
 import { findExecutable } from "./command-path.js";
 import { SAVE_TIMEOUT_MS, saveConversation } from "./conversation-save.js";
@@ -26,6 +32,10 @@ import { logDeadline, reportWithinTail, runDeadline, tailShare } from "./deadlin
 import { drainThenWriteExitCode } from "./exit-code-file.js";
 import { FORWARDED_SIGNALS, type SupervisorIo } from "./io.js";
 import { longTimer } from "./long-timer.js";
+import { announceGiveUp, announceWait } from "./provider-retry/announce.js";
+import { AttemptWatcher, runWithProviderRetries } from "./provider-retry/attempts.js";
+import { systemRetryClock } from "./provider-retry/clock.js";
+import { RESUME_PROMPT } from "./provider-retry/resume-argv.js";
 import { listen, type Reply } from "./session/http.js";
 import { PromptQueue, type QueuedTurn } from "./session/queue.js";
 import { promptProblem, recipeFromEnv, type SessionArgs, turnArgv } from "./session/turn-argv.js";
@@ -80,11 +90,15 @@ export async function runRealtime(
    */
   let ended: "signal" | "deadline" | undefined;
   const unrun: QueuedTurn[] = [];
+  /** Provider retries across the session's turns; ended when the session stops taking turns. */
+  let providerRetries = 0;
+  const stopRetries = new AbortController();
   const endIntake = (why: "signal" | "deadline") => {
     if (ended === undefined) {
       ended = why;
       unrun.push(...queue.end());
     }
+    stopRetries.abort();
     wake();
   };
   const onSignal = (signal: NodeJS.Signals) => () => {
@@ -227,38 +241,36 @@ export async function runRealtime(
       emitter.event(lifecycleEvent("turn", "failed", { turn, reason: "not-found", exitCode: 1 }));
       return 1;
     }
-    const outcome = await runChild({
-      file,
+    let watcher = new AttemptWatcher(vendor, recipe.model);
+    const retried = await runWithProviderRetries({
       argv,
-      env: cliEnv,
-      isTerminal: (line) => terminalVerdict(vendor, line),
-      graceMs: settings.graceMs,
       ...(deadlineAt !== undefined ? { deadlineAt } : {}),
-      deadlineGraceMs: deadline.stopGraceMs,
-      eofWaitMs: deadline.eofWaitMs,
-      onSpawned: (child) => {
-        running = child;
-        if (ended === "signal") child.signal("SIGTERM");
+      stopping: () => ended !== undefined,
+      clock: systemRetryClock(stopRetries.signal),
+      baseMs: settings.providerRetryBaseMs,
+      retriesBefore: providerRetries,
+      attempt: (attemptArgv) => {
+        watcher = new AttemptWatcher(vendor, recipe.model);
+        return runAttempt(file, attemptArgv, turn, (line) => watcher.line(line)).then((outcome) => ({
+          outcome,
+          answer: watcher.answer(outcome),
+        }));
       },
-      onStdoutLine: (line) => {
-        emitter.line(line);
-        const id = announcedSessionId(vendor, line);
-        const idProblem = id ? sessionIdProblem(vendor, id) : undefined;
-        if (id && idProblem) {
-          // Never resumed: it would reach the next turn's argv where an option is read.
-          log.warn(
-            `turn ${turn}: the CLI announced the session id ${quotedId(id)}, which ${idProblem}; not kept`,
-          );
-        } else if (id) {
-          sessionId = id;
-          // Only a session the CLI announced exists to be resumed: a Claude turn that died before
-          // its init line pins the same id again next turn instead of resuming nothing forever.
-          sessionExists = true;
-        }
+      // The session the turn's processes announced is continued; a turn that died before its
+      // session began runs again as it was.
+      continuation: () => (sessionExists ? turnArgv(recipe, RESUME_PROMPT, { resume: sessionId }) : argv),
+      onWait: (wait) => {
+        providerRetries += 1;
+        announceWait(emitter, log, wait, {
+          turn,
+          resumed: sessionExists ? `continuing session ${sessionId}` : "running the turn again",
+        });
       },
-      onStderrLine: (line) => io.stderr(`[agent] ${line}`),
-      log,
+      onGiveUp: (why, answer) => announceGiveUp(log, why, answer, turn),
     });
+    const outcome: ChildOutcome = retried.deadlineLeftNoRoom
+      ? { kind: "deadline", exitCode: DEADLINE_EXIT_CODE }
+      : retried.outcome;
     running = undefined;
     if (outcome.kind === "spawn-failed") {
       log.error(`turn ${turn}: agent command could not be started: ${file}: ${outcome.error}`);
@@ -283,6 +295,48 @@ export async function runRealtime(
       deadlineAt === undefined ? SAVE_TIMEOUT_MS : Math.min(SAVE_TIMEOUT_MS, deadlineAt - Date.now()),
     );
     return outcome.exitCode;
+  }
+
+  /** One CLI process of turn `turn`; `onLine` also sees each of its stdout lines. */
+  function runAttempt(
+    file: string,
+    argv: readonly string[],
+    turn: number,
+    onLine: (line: string) => void,
+  ): Promise<ChildOutcome> {
+    return runChild({
+      file,
+      argv,
+      env: cliEnv,
+      isTerminal: (line) => terminalVerdict(vendor, line),
+      graceMs: settings.graceMs,
+      ...(deadlineAt !== undefined ? { deadlineAt } : {}),
+      deadlineGraceMs: deadline.stopGraceMs,
+      eofWaitMs: deadline.eofWaitMs,
+      onSpawned: (child) => {
+        running = child;
+        if (ended === "signal") child.signal("SIGTERM");
+      },
+      onStdoutLine: (line) => {
+        emitter.line(line);
+        onLine(line);
+        const id = announcedSessionId(vendor, line);
+        const idProblem = id ? sessionIdProblem(vendor, id) : undefined;
+        if (id && idProblem) {
+          // Never resumed: it would reach the next turn's argv where an option is read.
+          log.warn(
+            `turn ${turn}: the CLI announced the session id ${quotedId(id)}, which ${idProblem}; not kept`,
+          );
+        } else if (id) {
+          sessionId = id;
+          // Only a session the CLI announced exists to be resumed: a Claude turn that died before
+          // its init line pins the same id again next turn instead of resuming nothing forever.
+          sessionExists = true;
+        }
+      },
+      onStderrLine: (line) => io.stderr(`[agent] ${line}`),
+      log,
+    });
   }
 
   function save(timeoutMs: number): Promise<unknown> {

@@ -6,6 +6,7 @@
 import { routeModel, type Vendor } from "../../core/routing.js";
 import type { WatchedFile } from "../../core/types.js";
 import { type Env, jsonEnv, positiveIntEnv } from "../common/run-env.js";
+import { DEFAULT_RETRY_BASE_MS } from "./provider-retry/backoff.js";
 
 export const DEFAULT_EXIT_GRACE_MS = 5000;
 export const DEFAULT_HOME = "/agent";
@@ -25,6 +26,8 @@ export interface SupervisorSettings {
   deadlineAt?: number;
   /** AGENT_TAIL_MS: how long after the deadline the result must be reported; default 30 s. */
   tailMs: number;
+  /** AGENT_PROVIDER_RETRY_BASE_MS: the first backoff after a provider limit (docs/provider-limits.md). */
+  providerRetryBaseMs: number;
   home: string;
   workspaceDir: string;
   /** output.watch entries with a string `event` and `path`, in declaration order. */
@@ -54,6 +57,7 @@ export function supervisorSettings(env: Env): SupervisorSettings {
     deadlineMs: positiveIntEnv(env, "AGENT_DEADLINE_MS"),
     deadlineAt: positiveIntEnv(env, "AGENT_DEADLINE_AT"),
     tailMs: positiveIntEnv(env, "AGENT_TAIL_MS") ?? DEFAULT_TAIL_MS,
+    providerRetryBaseMs: positiveIntEnv(env, "AGENT_PROVIDER_RETRY_BASE_MS") ?? DEFAULT_RETRY_BASE_MS,
     home: env.HOME || DEFAULT_HOME,
     workspaceDir: env.WORKSPACE_DIR || DEFAULT_WORKSPACE_DIR,
     watch,

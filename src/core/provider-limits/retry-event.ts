@@ -1,0 +1,138 @@
+/**
+ * The `provider-limit` event (docs/events.md#provider-limit-events): the run pod's supervisor
+ * emits one before each wait for a provider that limited the run, and the controller sums them
+ * into `status.providerRetries` when the run ends (docs/provider-limits.md#what-a-user-sees).
+ * Pure.
+ *
+ * The events are printed in the run pod, where the agent runs: a forged line could claim retries
+ * that never happened. So the summary is bounded by what the run could have done: no more waiting
+ * than the run lasted, no more retries than that many seconds (every wait is at least one).
+ */
+import { type JsonLine, parseJsonLine } from "../vendors.js";
+import type { ProviderAnswer } from "./answer.js";
+
+export const PROVIDER_LIMIT_KIND = "provider-limit";
+/** The provider's words on an event, at most (a failure reason is capped alike). */
+export const MAX_EVENT_MESSAGE = 512;
+
+export interface ProviderLimitEvent {
+  kind: typeof PROVIDER_LIMIT_KIND;
+  provider: string;
+  /** The HTTP status; 0 for a dropped connection. */
+  status: number;
+  /** 1 for the run's first retry, counted across the run (a realtime session: across its turns). */
+  retry: number;
+  /** The wait before the retry, whole seconds. */
+  waitSeconds: number;
+  /** The wait the provider asked for, when the CLI showed it. */
+  retryAfterSeconds?: number;
+  /** The realtime turn that waits. */
+  turn?: number;
+  /** When the answer came (RFC 3339, UTC). */
+  at: string;
+  /** The answer's kind (docs/provider-limits.md#recognising-a-limit). */
+  reason: string;
+  message: string;
+}
+
+/** The event for one wait, keys in wire order. */
+export function providerLimitEvent(
+  answer: ProviderAnswer,
+  retry: number,
+  waitMs: number,
+  at: number,
+  turn?: number,
+): ProviderLimitEvent {
+  const message =
+    answer.message.length > MAX_EVENT_MESSAGE
+      ? `${answer.message.slice(0, MAX_EVENT_MESSAGE - 1)}…`
+      : answer.message;
+  return {
+    kind: PROVIDER_LIMIT_KIND,
+    provider: answer.provider,
+    status: answer.status,
+    retry,
+    waitSeconds: Math.ceil(waitMs / 1000),
+    ...(answer.retryAfterSeconds !== undefined ? { retryAfterSeconds: answer.retryAfterSeconds } : {}),
+    ...(turn !== undefined ? { turn } : {}),
+    at: new Date(at).toISOString(),
+    reason: answer.kind,
+    message,
+  };
+}
+
+const wholeNumber = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER ? v : undefined;
+
+/** The event on this line, checked field by field; undefined for any other line. */
+export function parseProviderLimitEvent(line: string | JsonLine): ProviderLimitEvent | undefined {
+  const e =
+    typeof line === "string" ? (line.includes(PROVIDER_LIMIT_KIND) ? parseJsonLine(line) : undefined) : line;
+  if (e?.kind !== PROVIDER_LIMIT_KIND) return undefined;
+  const status = wholeNumber(e.status);
+  const retry = wholeNumber(e.retry);
+  const waitSeconds = wholeNumber(e.waitSeconds);
+  const at =
+    typeof e.at === "string" && !Number.isNaN(Date.parse(e.at)) ? new Date(e.at).toISOString() : undefined;
+  if (typeof e.provider !== "string" || status === undefined || retry === undefined) return undefined;
+  if (waitSeconds === undefined || at === undefined) return undefined;
+  const retryAfterSeconds = wholeNumber(e.retryAfterSeconds);
+  const turn = wholeNumber(e.turn);
+  return {
+    kind: PROVIDER_LIMIT_KIND,
+    provider: e.provider.slice(0, 253),
+    status,
+    retry,
+    waitSeconds,
+    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+    ...(turn !== undefined ? { turn } : {}),
+    at,
+    reason: typeof e.reason === "string" ? e.reason : "",
+    message: typeof e.message === "string" ? e.message.slice(0, MAX_EVENT_MESSAGE) : "",
+  };
+}
+
+/** `status.providerRetries` (the Agent CRD's ProviderRetries). */
+export interface ProviderRetries {
+  count: number;
+  waitedSeconds: number;
+  last?: { provider: string; status: number; at: string; retryAfterSeconds?: number };
+}
+
+/**
+ * The run's provider retries from its log lines; undefined when it took none. `runSeconds` (how
+ * long the run lasted, when known) bounds what a forged line could claim.
+ */
+export function providerRetriesOf(lines: string, runSeconds?: number): ProviderRetries | undefined {
+  let count = 0;
+  let waited = 0;
+  let last: ProviderLimitEvent | undefined;
+  for (const line of lines.split("\n")) {
+    const event = parseProviderLimitEvent(line);
+    if (event === undefined) continue;
+    count += 1;
+    waited += event.waitSeconds;
+    last = event;
+  }
+  if (last === undefined) return undefined;
+  const bound = runSeconds === undefined ? Number.MAX_SAFE_INTEGER : Math.max(1, Math.ceil(runSeconds));
+  return {
+    count: Math.min(count, bound),
+    waitedSeconds: Math.min(waited, bound, Number.MAX_SAFE_INTEGER),
+    last: {
+      provider: last.provider,
+      status: last.status,
+      at: last.at,
+      ...(last.retryAfterSeconds !== undefined ? { retryAfterSeconds: last.retryAfterSeconds } : {}),
+    },
+  };
+}
+
+/** The last event's answer in words, for a failure reason: `anthropic 429: <message>`. */
+export function lastProviderAnswer(lines: string): string | undefined {
+  let last: ProviderLimitEvent | undefined;
+  for (const line of lines.split("\n")) last = parseProviderLimitEvent(line) ?? last;
+  if (last === undefined) return undefined;
+  const what = last.status === 0 ? "no answer (connection dropped)" : String(last.status);
+  return `${last.provider} ${what}${last.message ? `: ${last.message}` : ""}`;
+}
