@@ -150,11 +150,11 @@ export async function runInteractive(
           log,
         });
         forwarder.between();
-        session = watcher.sessionId ?? session;
+        if (watcher.answered) session = watcher.sessionId ?? session;
         return { outcome, answer: watcher.answer(outcome) };
       },
-      // Nothing announced a session: the CLI ended before its conversation began, so running
-      // the same command again loses nothing.
+      // No model answer yet (AttemptWatcher.answered): nothing of the conversation to keep, so
+      // running the same command again loses nothing.
       continuation: () =>
         session === undefined
           ? command

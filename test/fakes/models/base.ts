@@ -70,6 +70,12 @@ export interface ModelServer {
   script(steps: ModelStep[]): void;
   /** The step used once the script is exhausted (default: text "Done."). */
   fallback(step: ModelStep): void;
+  /**
+   * Provider limits at random: each model request is answered, with probability `rate`, by one of
+   * FAULTS (429 with and without retry-after, 529 overloaded, 503, a stream cut) instead of its
+   * step, which then answers a later request. Seeded, so a run is reproducible.
+   */
+  faults(options: { rate: number; seed: number }): void;
   journal(): JournalEntry[];
   /** Model calls only. */
   modelCalls(): JournalEntry[];
@@ -114,6 +120,7 @@ export function startSse(res: ServerResponse, headers: Record<string, string> = 
 export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promise<ModelServer> {
   const steps: ModelStep[] = [];
   let fallbackStep: ModelStep = { text: "Done." };
+  let faults: { rate: number; random: () => number; pick: () => ModelStep } | undefined;
   const entries: JournalEntry[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer(async (req, res) => {
@@ -136,7 +143,8 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
     };
     entries.push(entry);
     if (api.isModelCall(entry.method, url.pathname)) {
-      const step = steps.shift() ?? fallbackStep;
+      const fault = faults !== undefined && faults.random() < faults.rate ? faults.pick() : undefined;
+      const step = fault ?? steps.shift() ?? fallbackStep;
       entry.step = step;
       try {
         await api.respond(step, { body, path: url.pathname, query: url.searchParams, raw: req }, res);
@@ -168,12 +176,37 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
     fallback(step) {
       fallbackStep = step;
     },
+    faults({ rate, seed }) {
+      const random = seededRandom(seed);
+      faults = { rate, random, pick: () => FAULTS[Math.floor(random() * FAULTS.length)] as ModelStep };
+    },
     journal: () => [...entries],
     modelCalls: () => entries.filter((e) => e.step !== undefined),
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/** The provider limits ModelServer.faults answers with. */
+export const FAULTS: readonly ModelStep[] = [
+  { error: { status: 429 }, retryAfterSeconds: 1 },
+  { error: { status: 429 } },
+  { error: { status: 529 } },
+  { error: { status: 503 } },
+  { cut: true, text: "Partial" },
+];
+
+/** mulberry32: a small seeded generator, numbers in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

@@ -24,7 +24,12 @@ import {
   textsOf,
 } from "../../fakes/models/anthropic-messages.js";
 import { cachedCli } from "../../harness/agent-clis.js";
-import { type RunDir, supervisorHarness } from "./supervisor-harness.js";
+import {
+  BRIEF_PROVIDER_RIDE,
+  providerLimitEvents,
+  type RunDir,
+  supervisorHarness,
+} from "./supervisor-harness.js";
 
 const CLAUDE = cachedCli("claude");
 const MODEL = "claude-sonnet-4-6";
@@ -184,7 +189,7 @@ describe.skipIf(SKIP)("the real claude CLI under the built supervisor", PAST_DEA
     );
   });
 
-  it("a persistent 429 is retried a bounded number of times honouring retry-after, then the provider's answer", async () => {
+  it("a 429 past the CLI's own retries (honouring retry-after): the supervisor waits and runs it again, and the run succeeds", async () => {
     const before = model.modelCalls().length;
     model.script(
       Array.from({ length: 1 + Number(CLAUDE_MAX_RETRIES) }, () => ({
@@ -192,13 +197,19 @@ describe.skipIf(SKIP)("the real claude CLI under the built supervisor", PAST_DEA
         retryAfterSeconds: 1,
       })),
     );
-    const run = await superviseClaude(runDir("rate-limited"), argvFor("hi"));
-    expect(run.code).toBe(1);
-    expect(model.modelCalls().length - before).toBe(1 + Number(CLAUDE_MAX_RETRIES));
+    const run = await superviseClaude(runDir("rate-limited"), argvFor("hi"), BRIEF_PROVIDER_RIDE);
+    // The CLI gave up after its own retries; the supervisor waited and ran it again (no session had
+    // begun), and the model's next answer ended the run.
+    expect(run.code, run.stderr).toBe(0);
+    expect(model.modelCalls().length - before).toBe(2 + Number(CLAUDE_MAX_RETRIES));
+    expect(providerLimitEvents(run.stdout)).toMatchObject([
+      { provider: "anthropic", status: 429, retry: 1, reason: "rate_limited" },
+    ]);
     const retries = run.cliLines.filter((l) => l.subtype === "api_retry");
     expect(retries.map((r) => r.error_status)).toEqual(Array(Number(CLAUDE_MAX_RETRIES)).fill(429));
     for (const r of retries) expect(r.retry_delay_ms).toBeGreaterThanOrEqual(1000);
-    expect(lastCliError("claude", run.stdout)).toBe(
+    // The provider's words the CLI gave up on, in the event the supervisor sent while it waited.
+    expect(providerLimitEvents(run.stdout)[0]?.message).toBe(
       "API Error: Request rejected (429) · Number of requests has exceeded your rate limit",
     );
   });

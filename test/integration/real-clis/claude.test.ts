@@ -7,8 +7,12 @@
  *   line, `output.select` and `kubectl agent logs` on its real lines, the definition's disallowed
  *   tool never offered to the model, a skills_source without settings.json not breaking the argv's
  *   `--settings`, and the edit as a pull request on the GitHub fake;
- * - a rejected key (401) and a persistent rate limit (429) each end Failed after the CLI's bounded
- *   retries (cli-setup/claude.ts), with what the provider answered in the failure reason;
+ * - a rejected key (401) ends Failed after the CLI's bounded retries (cli-setup/claude.ts) with
+ *   what the provider answered; a provider that stays at its rate limit (429) is waited for and the
+ *   session continued by the supervisor until the deadline, which then names the provider's answer;
+ * - overloaded answers (529) past the CLI's own retries: the supervisor continues the same session
+ *   (docs/provider-limits.md#riding-out-a-limit), the model receives the earlier history, the run
+ *   succeeds with its edit delivered and status.providerRetries says so;
  * - a realtime session of three turns, each continuing the session, then a resume in a fresh pod
  *   that the model server proves received the earlier history.
  *
@@ -19,10 +23,12 @@ import { describe, expect, it } from "vitest";
 import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
 import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import { CLAUDE_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/claude.js";
+import { RESUME_PROMPT } from "../../../src/run-pod/supervisor/provider-retry/resume-argv.js";
 import { startAnthropicMessages, textsOf } from "../../fakes/models/anthropic-messages.js";
 import { bareGit, type ConversationStore } from "./realtime-helpers.js";
 import {
   createAgent,
+  FAST_PROVIDER_RETRIES,
   finishedAgent,
   forgeRecipe,
   keySecret,
@@ -190,17 +196,125 @@ describe.skipIf(SKIP)("the real claude CLI on the local plane", () => {
   );
 
   it.concurrent(
-    "a persistent rate limit (429) ends Failed after the bounded retries with the provider's answer",
+    "a provider that stays at its rate limit (429): the supervisor waits and continues the session until the deadline, then Failed naming the provider's last answer",
     async () => {
-      const model = await stationWithModel("cl-429", { prompt: "Say hi." });
+      const model = await stationWithModel(
+        "cl-429",
+        { prompt: "Say hi." },
+        { deadlineMinutes: 1, env: FAST_PROVIDER_RETRIES },
+      );
       model.fallback({ error: { status: 429 }, retryAfterSeconds: 1 });
       const agent = await run("cl-429-1", "cl-429");
       expect(agent.status).toMatchObject({
         phase: "Failed",
+        exitCode: 124,
         failureReason:
-          "claude exited with code 1: API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit",
+          "run deadline exceeded; the provider's last answer: anthropic 429: API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit",
       });
-      expect(model.modelCalls()).toHaveLength(1 + Number(CLAUDE_MAX_RETRIES));
+      // The CLI's own bounded retries, then the supervisor's, each a process of the same run.
+      const retries = agent.status?.providerRetries;
+      expect(retries?.count ?? 0).toBeGreaterThanOrEqual(1);
+      expect(retries?.last).toMatchObject({ provider: "anthropic", status: 429 });
+      expect(model.modelCalls().length).toBeGreaterThan(1 + Number(CLAUDE_MAX_RETRIES));
+      // Each wait is in the run's log (what kubectl agent logs shows), and the status counts them.
+      const waits = (agent.status?.output ?? "")
+        .split("\n")
+        .filter((l) => l.includes('"kind":"provider-limit"'));
+      expect(waits).toHaveLength(retries?.count ?? 0);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "overloaded past the CLI's own retries (529): the supervisor continues the same session, the history carried, and the edit lands",
+    async () => {
+      const recipe = forgeRecipe(env, "acme/app");
+      const model = await stationWithModel(
+        "cl-limit",
+        {
+          prompt: "Fix the {topic} typo.",
+          permission_mode: "bypass",
+          resources: { ...recipe.resources, secrets: [keySecret("anthropic")] },
+          delivery: recipe.delivery,
+          output: { sinks: [{ type: "http", url: env.listener.url, headers_secret: SINK_HEADERS_KEY }] },
+        },
+        { env: FAST_PROVIDER_RETRIES },
+      );
+      model.script([
+        {
+          text: "Fixing the typo.",
+          toolCall: {
+            name: "Edit",
+            input: { file_path: "/workspace/app/README.md", old_string: "helo", new_string: "hello" },
+          },
+          usage: { input: 1000, output: 50 },
+        },
+        // The CLI's own retries of its next request all fail: it gives up, the supervisor does not.
+        ...Array.from({ length: 1 + Number(CLAUDE_MAX_RETRIES) }, () => ({ error: { status: 529 } })),
+        { text: "Fixed README.md.", usage: { input: 1300, output: 10 } },
+      ]);
+      const agent = await run("cl-limit-1", "cl-limit");
+      expect(agent.status?.failureReason ?? "").toBe("");
+      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      expect(agent.status?.providerRetries).toMatchObject({
+        count: 1,
+        last: { provider: "anthropic", status: 529 },
+      });
+      // The resumed process sent the earlier conversation (the prompt, the Edit and its result) and
+      // the continuation, not the first message alone.
+      const last = textsOf(model.modelCalls().at(-1)?.body);
+      expect(last).toContain("Fix the readme typo.");
+      expect(last.some((t) => t.includes("has been updated successfully"))).toBe(true);
+      expect(last.at(-1)).toBe(RESUME_PROMPT);
+      // Both processes' tokens count.
+      expect(agent.status?.usage?.inputTokens ?? 0).toBeGreaterThanOrEqual(1000 + 1300);
+      expect(await bareGit(env.forge?.root ?? "", "acme/app", ["show", "agent/cl-limit-1:README.md"])).toBe(
+        "hello world\n",
+      );
+      // While it waited, the sink heard why.
+      expect(env.listener.eventsFor("cl-limit-1").filter((e) => e.kind === "provider-limit")).toMatchObject([
+        { provider: "anthropic", status: 529, retry: 1, reason: "overloaded" },
+      ]);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "with ~30 % of model requests answered 429 (with and without retry-after), 529, 503 or a dropped stream at random (seeded): Succeeded with the model's edit",
+    async () => {
+      const recipe = forgeRecipe(env, "acme/app");
+      const model = await stationWithModel(
+        "cl-chaos",
+        {
+          prompt: "Fix the {topic} typo.",
+          permission_mode: "bypass",
+          resources: { ...recipe.resources, secrets: [keySecret("anthropic")] },
+          delivery: recipe.delivery,
+        },
+        { env: FAST_PROVIDER_RETRIES },
+      );
+      // Seed 7: the first two requests are limited (test/fakes/models/base.ts seededRandom).
+      model.faults({ rate: 0.3, seed: 7 });
+      model.script([
+        {
+          text: "Fixing the typo.",
+          toolCall: {
+            name: "Edit",
+            input: { file_path: "/workspace/app/README.md", old_string: "helo", new_string: "hello" },
+          },
+          usage: { input: 1000, output: 50 },
+        },
+        { text: "Fixed README.md.", usage: { input: 1300, output: 10 } },
+      ]);
+      const agent = await run("cl-chaos-1", "cl-chaos");
+      expect(agent.status?.failureReason ?? "", agent.status?.output).toBe("");
+      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      // The provider did limit it: some requests were answered by a fault, not by the script.
+      const faulted = model.modelCalls().filter((c) => c.step && ("error" in c.step || "cut" in c.step));
+      expect(faulted.length).toBeGreaterThan(0);
+      expect(await bareGit(env.forge?.root ?? "", "acme/app", ["show", "agent/cl-chaos-1:README.md"])).toBe(
+        "hello world\n",
+      );
     },
     RUN_TIMEOUT_MS,
   );

@@ -24,7 +24,12 @@ import {
   offeredTools,
   startOpenAiResponsesServer,
 } from "../../fakes/models/openai-responses.js";
-import { type RunDir, supervisorHarness } from "./supervisor-harness.js";
+import {
+  BRIEF_PROVIDER_RIDE,
+  providerLimitEvents,
+  type RunDir,
+  supervisorHarness,
+} from "./supervisor-harness.js";
 
 /** A model codex has metadata for: it offers exec_command and the freeform apply_patch. */
 const MODEL = "gpt-5.5";
@@ -180,25 +185,32 @@ describe.skipIf(SKIP)("the real codex CLI under the built supervisor", PAST_DEAD
     }
   });
 
-  it("a 429 ends the run with the status the provider answered", async () => {
+  it("a persistent 429: the supervisor waits and continues past the CLI's own retries until the deadline (124), each wait naming the status", async () => {
     model.fallback({ error: { status: 429 } });
     try {
-      const run = await superviseCodex(runDir("rate-limited"), argvFor("hi"));
-      expect(run.code).toBe(1);
+      const run = await superviseCodex(runDir("rate-limited"), argvFor("hi"), BRIEF_PROVIDER_RIDE);
+      expect(run.code).toBe(124);
       expect(lastCliError("codex", run.stdout)).toMatch(
         /^exceeded retry limit, last status: 429 Too Many Requests/,
       );
+      const waits = providerLimitEvents(run.stdout);
+      expect(waits.length).toBeGreaterThanOrEqual(1);
+      expect(waits[0]).toMatchObject({ provider: "openai", status: 429, retry: 1 });
     } finally {
       model.fallback({ text: "Done." });
     }
   });
 
-  it("an unreachable endpoint fails the run after bounded retries instead of waiting for the network", async () => {
+  it("an unreachable endpoint: the CLI's bounded retries, then the supervisor's waits (no answer: status 0) until the deadline", async () => {
     const run = await superviseCodex(runDir("unreachable"), argvFor("hi"), {
       OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+      ...BRIEF_PROVIDER_RIDE,
     });
-    expect(run.code).toBe(1);
-    expect(run.cliLines.filter((l) => l.type === "error").map((l) => l.message)).toEqual([
+    expect(run.code).toBe(124);
+    expect(providerLimitEvents(run.stdout)[0]).toMatchObject({ status: 0, reason: "connection" });
+    // The first process's lines: its own retries, then the failure it gave up on.
+    const errors = run.cliLines.filter((l) => l.type === "error").map((l) => l.message);
+    expect(errors.slice(0, CODEX_STREAM_MAX_RETRIES + 1)).toEqual([
       ...Array.from(
         { length: CODEX_STREAM_MAX_RETRIES },
         (_, i) =>

@@ -19,6 +19,7 @@ import { describe, expect, it } from "vitest";
 import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
 import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import { CODEX_STREAM_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/codex.js";
+import { RESUME_PROMPT } from "../../../src/run-pod/supervisor/provider-retry/resume-argv.js";
 import {
   messageTexts,
   offeredTools,
@@ -27,6 +28,7 @@ import {
 import { bareGit, type ConversationStore } from "./realtime-helpers.js";
 import {
   createAgent,
+  FAST_PROVIDER_RETRIES,
   finishedAgent,
   forgeRecipe,
   keySecret,
@@ -196,16 +198,99 @@ describe.skipIf(SKIP)("the real codex CLI on the local plane", () => {
   );
 
   it.concurrent(
-    "a persistent rate limit (429) ends Failed with the status the provider answered",
+    "a provider that stays at its rate limit (429): waited for and continued until the deadline, then Failed naming the provider's last answer",
     async () => {
-      const model = await stationWithModel("cx-429", { prompt: "Say hi." });
+      const model = await stationWithModel(
+        "cx-429",
+        { prompt: "Say hi." },
+        { deadlineMinutes: 1, env: FAST_PROVIDER_RETRIES },
+      );
       model.fallback({ error: { status: 429 } });
       const agent = await run("cx-429-1", "cx-429");
-      expect(agent.status?.phase).toBe("Failed");
+      expect(agent.status).toMatchObject({ phase: "Failed", exitCode: 124 });
       expect(agent.status?.failureReason).toMatch(
-        /^codex exited with code 1: exceeded retry limit, last status: 429 Too Many Requests, request id: req_\w+$/,
+        /^run deadline exceeded; the provider's last answer: openai 429: exceeded retry limit, last status: 429 Too Many Requests/,
       );
-      expect(model.modelCalls().length).toBeLessThanOrEqual(CODEX_STREAM_MAX_RETRIES + 1);
+      expect(agent.status?.providerRetries?.count ?? 0).toBeGreaterThanOrEqual(1);
+      // More than one process's bounded retries reached the provider.
+      expect(model.modelCalls().length).toBeGreaterThan(CODEX_STREAM_MAX_RETRIES + 1);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "overloaded past the CLI's own retries (503): the supervisor continues the same thread, the history carried, and the edit lands",
+    async () => {
+      const recipe = forgeRecipe(env, "acme/app");
+      const model = await stationWithModel(
+        "cx-limit",
+        {
+          prompt: "Write the {topic} file.",
+          resources: { ...recipe.resources, secrets: [keySecret("openai")] },
+          delivery: recipe.delivery,
+        },
+        { env: FAST_PROVIDER_RETRIES },
+      );
+      model.script([
+        {
+          text: "Writing the notes.",
+          toolCall: { name: "apply_patch", input: { input: NOTES_PATCH } },
+          usage: { input: 1100, output: 30 },
+        },
+        // More failures than codex's own request and stream retries together (each up to
+        // CODEX_STREAM_MAX_RETRIES): it gives up, the supervisor does not.
+        ...Array.from({ length: (CODEX_STREAM_MAX_RETRIES + 1) ** 2 }, () => ({ error: { status: 503 } })),
+        { text: "Wrote app/NOTES.md.", usage: { input: 1300, output: 10 } },
+      ]);
+      const agent = await run("cx-limit-1", "cx-limit");
+      expect(agent.status?.failureReason ?? "").toBe("");
+      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      expect(agent.status?.providerRetries?.count ?? 0, agent.status?.output).toBeGreaterThanOrEqual(1);
+      expect(agent.status?.providerRetries?.last).toMatchObject({ provider: "openai", status: 503 });
+      // The resumed process sent the thread so far (the prompt and the patch) and the continuation.
+      const last = JSON.stringify(model.modelCalls().at(-1)?.body ?? "");
+      expect(last).toContain("Write the notes file.");
+      expect(last).toContain("apply_patch");
+      expect(last).toContain(JSON.stringify(RESUME_PROMPT).slice(1, -1));
+      expect(await bareGit(env.forge?.root ?? "", "acme/app", ["show", "agent/cx-limit-1:NOTES.md"])).toBe(
+        "# Notes\n\nWritten by codex.\n",
+      );
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "with ~30 % of model requests answered 429 (with and without retry-after), 529, 503 or a dropped stream at random (seeded): Succeeded with the model's edit",
+    async () => {
+      const recipe = forgeRecipe(env, "acme/app");
+      const model = await stationWithModel(
+        "cx-chaos",
+        {
+          prompt: "Write the {topic} file.",
+          resources: { ...recipe.resources, secrets: [keySecret("openai")] },
+          delivery: recipe.delivery,
+        },
+        { env: FAST_PROVIDER_RETRIES },
+      );
+      // Seed 8: the first request is answered 503 (test/fakes/models/base.ts seededRandom).
+      model.faults({ rate: 0.3, seed: 8 });
+      model.script([
+        {
+          text: "Writing the notes.",
+          toolCall: { name: "apply_patch", input: { input: NOTES_PATCH } },
+          usage: { input: 1100, output: 30 },
+        },
+        { text: "Wrote app/NOTES.md.", usage: { input: 1300, output: 10 } },
+      ]);
+      const agent = await run("cx-chaos-1", "cx-chaos");
+      expect(agent.status?.failureReason ?? "", agent.status?.output).toBe("");
+      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      // The provider did limit it: some requests were answered by a fault, not by the script.
+      const faulted = model.modelCalls().filter((c) => c.step && ("error" in c.step || "cut" in c.step));
+      expect(faulted.length).toBeGreaterThan(0);
+      expect(await bareGit(env.forge?.root ?? "", "acme/app", ["show", "agent/cx-chaos-1:NOTES.md"])).toBe(
+        "# Notes\n\nWritten by codex.\n",
+      );
     },
     RUN_TIMEOUT_MS,
   );

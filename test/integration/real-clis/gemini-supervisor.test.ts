@@ -23,7 +23,12 @@ import {
   offeredTools,
   startGeminiServer,
 } from "../../fakes/models/gemini-generate.js";
-import { type RunDir, supervisorHarness } from "./supervisor-harness.js";
+import {
+  BRIEF_PROVIDER_RIDE,
+  providerLimitEvents,
+  type RunDir,
+  supervisorHarness,
+} from "./supervisor-harness.js";
 
 const MODEL = "gemini-2.5-pro";
 
@@ -124,15 +129,16 @@ describe.skipIf(SKIP)("the real gemini CLI under the built supervisor", PAST_DEA
     );
   });
 
-  it("a persistent 429 is retried a bounded number of times, then exit 429 mod 256 with the provider's answer", async () => {
+  it("a 429 past the CLI's bounded attempts (exit 429 mod 256): the supervisor waits and runs it again, and the run succeeds", async () => {
     const callsBefore = model.modelCalls().length;
-    model.script(Array.from({ length: GEMINI_MAX_ATTEMPTS + 2 }, () => ({ error: { status: 429 } })));
-    const run = await superviseGemini(runDir("rate-limited"), argvFor("hi"));
-    expect(run.code).toBe(429 % 256);
-    expect(model.modelCalls().length - callsBefore).toBe(GEMINI_MAX_ATTEMPTS);
-    expect(lastCliError("gemini", run.stdout)).toMatch(
-      /^API error: Resource has been exhausted \(e\.g\. check quota\)\./,
-    );
+    model.script(Array.from({ length: GEMINI_MAX_ATTEMPTS }, () => ({ error: { status: 429 } })));
+    const run = await superviseGemini(runDir("rate-limited"), argvFor("hi"), BRIEF_PROVIDER_RIDE);
+    expect(run.code, run.stderr).toBe(0);
+    // The first process made its bounded attempts; the second got the model's answer.
+    expect(model.modelCalls().length - callsBefore).toBe(GEMINI_MAX_ATTEMPTS + 1);
+    const [wait] = providerLimitEvents(run.stdout);
+    expect(wait).toMatchObject({ provider: "gemini", status: 429, retry: 1, reason: "rate_limited" });
+    expect(String(wait?.message)).toMatch(/Resource has been exhausted \(e\.g\. check quota\)\./);
     model.script([]);
   });
 

@@ -246,6 +246,18 @@ export async function createRealCliStation(
   });
 }
 
+export interface StationOptions {
+  deadlineMinutes?: number;
+  env?: V1EnvVar[];
+}
+
+/**
+ * The supervisor's first backoff after a provider limit at 1 s instead of 5 s (the Station's env
+ * reaches the supervisor; docs/provider-limits.md#riding-out-a-limit), so runs that wait for their
+ * provider fit a test's time.
+ */
+export const FAST_PROVIDER_RETRIES: V1EnvVar[] = [{ name: "AGENT_PROVIDER_RETRY_BASE_MS", value: "1000" }];
+
 /** What a vendor's end-to-end file varies: its CLI, the model API and server, the run's bounds. */
 export interface RealCliSuiteOptions<M extends ModelServer> {
   vendor: CliVendor;
@@ -279,8 +291,11 @@ export interface RealCliSuiteStarted {
 export interface RealCliSuite<M> extends PromptApiCaller {
   /** realClisSkipReason(), printed: use as `describe.skipIf(skip)`. */
   skip: string | undefined;
-  /** A definition and Station of their own whose runs talk to a model server of their own. */
-  stationWithModel(name: string, spec: Record<string, unknown>): Promise<M>;
+  /**
+   * A definition and Station of their own whose runs talk to a model server of their own; `station`
+   * overrides the Station's deadline and adds env to its agent container.
+   */
+  stationWithModel(name: string, spec: Record<string, unknown>, station?: StationOptions): Promise<M>;
   /** Creates the Agent `name` on `station` and waits until it finished. */
   run(name: string, station: string, spec?: Record<string, unknown>): Promise<Agent>;
   /** The CLI's own lines among an Agent's sink events (lifecycle events have no `type`). */
@@ -349,7 +364,11 @@ export function realCliSuite<M extends ModelServer>(
     options.runTimeoutMs,
   );
 
-  const stationWithModel = async (name: string, spec: Record<string, unknown>): Promise<M> => {
+  const stationWithModel = async (
+    name: string,
+    spec: Record<string, unknown>,
+    station: StationOptions = {},
+  ): Promise<M> => {
     const model = await options.startModel(podReachableHost());
     servers.push(model);
     await createDefinition(env, name, {
@@ -358,8 +377,11 @@ export function realCliSuite<M extends ModelServer>(
       ...spec,
     });
     await createRealCliStation(env, name, name, {
-      env: [{ name: AGENT_BASE_URL_SETTINGS[modelApi].variable, value: options.baseUrl(model) }],
-      spec: { deadlineMinutes: options.deadlineMinutes ?? 8 },
+      env: [
+        { name: AGENT_BASE_URL_SETTINGS[modelApi].variable, value: options.baseUrl(model) },
+        ...(station.env ?? []),
+      ],
+      spec: { deadlineMinutes: station.deadlineMinutes ?? options.deadlineMinutes ?? 8 },
     });
     return model;
   };

@@ -31,6 +31,23 @@ export interface SupervisedRun {
   cliText: string[];
 }
 
+/**
+ * A short deadline and a 1 s first backoff: the supervisor rides out a provider limit for a few
+ * retries (docs/provider-limits.md#riding-out-a-limit), then ends the run as at its deadline (124).
+ */
+export const BRIEF_PROVIDER_RIDE: Readonly<Record<string, string>> = {
+  AGENT_DEADLINE_MS: "25000",
+  AGENT_PROVIDER_RETRY_BASE_MS: "1000",
+};
+
+/** The supervisor's provider-limit events on a run's stdout. */
+export function providerLimitEvents(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split("\n")
+    .filter((l) => l.startsWith('{"kind":"provider-limit"'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 export interface SupervisorHarnessOptions<M> {
   vendor: CliVendor;
   /** AGENT_MODEL. */

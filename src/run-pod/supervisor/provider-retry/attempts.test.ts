@@ -153,3 +153,27 @@ describe("AttemptWatcher", () => {
     expect(w.answer({ kind: "deadline", exitCode: 124 })).toBeUndefined();
   });
 });
+
+describe("AttemptWatcher.answered: a session worth continuing", () => {
+  it.each([
+    ["claude", ['{"type":"system","subtype":"init","session_id":"s1"}'], false],
+    [
+      "claude",
+      ['{"type":"system","subtype":"init","session_id":"s1"}', '{"type":"assistant","message":{}}'],
+      true,
+    ],
+    [
+      "gemini",
+      ['{"type":"init","session_id":"g1"}', '{"type":"message","role":"user","content":"hi"}'],
+      false,
+    ],
+    ["gemini", ['{"type":"init","session_id":"g1"}', '{"type":"tool_use","tool_name":"write_file"}'], true],
+    ["codex", ['{"type":"thread.started","thread_id":"t1"}', '{"type":"turn.started"}'], false],
+    ["codex", ['{"type":"thread.started","thread_id":"t1"}', '{"type":"item.completed","item":{}}'], true],
+  ] as const)("%s %j: %s", (vendor, lines, answered) => {
+    const watcher = new AttemptWatcher(vendor, "");
+    for (const line of lines) watcher.line(line);
+    expect(watcher.answered).toBe(answered);
+    expect(watcher.sessionId).toBeDefined();
+  });
+});

@@ -17,10 +17,33 @@ import { retryWaitMs } from "./backoff.js";
 /** Without a deadline a run is retried at most this often (a Job run always has one). */
 export const MAX_RETRIES_WITHOUT_DEADLINE = 10;
 
+/**
+ * Lines that only a model's answer produces (text, a tool call or its result), per the CLIs'
+ * stream formats (docs/agent-clis.md): claude `assistant`/`user`, codex `item.*`, gemini
+ * `message` (assistant) and `tool_use`/`tool_result`, opencode `text`/`tool_use`.
+ */
+function isModelOutput(line: JsonLine): boolean {
+  switch (line.type) {
+    case "assistant":
+    case "user":
+    case "item.started":
+    case "item.completed":
+    case "tool_use":
+    case "tool_result":
+    case "text":
+      return true;
+    case "message":
+      return line.role === "assistant";
+    default:
+      return false;
+  }
+}
+
 /** Reads one process's lines as they stream: its session and the provider's last answer. */
 export class AttemptWatcher {
   private lastAnswerLine: JsonLine | undefined;
   private session: string | undefined;
+  private modelAnswered = false;
 
   constructor(
     private readonly vendor: Vendor,
@@ -32,11 +55,22 @@ export class AttemptWatcher {
     if (parsed === undefined) return;
     const id = announcedSessionId(this.vendor, parsed);
     if (id !== undefined) this.session = id;
+    if (isModelOutput(parsed)) this.modelAnswered = true;
     if (mayCarryAnswer(this.vendor, parsed, this.model)) this.lastAnswerLine = parsed;
   }
 
   get sessionId(): string | undefined {
     return this.session;
+  }
+
+  /**
+   * The model answered something in this process: its session holds a turn worth continuing. A
+   * session announced before any answer (gemini announces one at start) is not: gemini 0.61 saves
+   * no conversation for it and refuses to resume it (exit 42), and running the command again loses
+   * nothing.
+   */
+  get answered(): boolean {
+    return this.modelAnswered;
   }
 
   /** The provider's answer that ended the process (read with its exit code), if any. */
