@@ -80,6 +80,24 @@ describe("status of one Agent", () => {
     expect(formatAgentDetail(unread)).toContain("Cost note:  its cost is unknown\n");
   });
 
+  it("a run that waited for its provider says how often, how long and its last answer", () => {
+    const waited = {
+      ...succeeded,
+      status: {
+        ...succeeded.status,
+        providerRetries: {
+          count: 2,
+          waitedSeconds: 12,
+          last: { provider: "anthropic", status: 529, at: "2026-01-01T00:00:30Z" },
+        },
+      },
+    };
+    expect(formatAgentDetail(waited)).toContain(
+      "Provider retries: 2 (waited 12 s; last: anthropic 529 at 2026-01-01T00:00:30Z)\n",
+    );
+    expect(formatAgentDetail(succeeded)).not.toContain("Provider retries");
+  });
+
   it("a finished run: exit code, cost and tokens from the status fields, session and PR", () => {
     expect(formatAgentDetail(succeeded)).toBe(
       [

@@ -62,6 +62,15 @@ function costCell(agent: Agent): string {
   return `${s.costSource === "estimated" ? "~" : ""}$${s.costUSD}`;
 }
 
+/** `2 (waited 12 s; last: anthropic 529 at 2026-…)`: the waits for a provider that limited the run. */
+function providerRetriesText(r: NonNullable<Agent["status"]>["providerRetries"]): string {
+  if (!r || r.count === 0) return "";
+  const last = r.last
+    ? `; last: ${r.last.provider} ${r.last.status === 0 ? "no answer" : r.last.status} at ${r.last.at}`
+    : "";
+  return `${r.count} (waited ${r.waitedSeconds} s${last})`;
+}
+
 /** `kubectl agent status AGENT`: one field a line, empty ones left out (the first four always). */
 export function formatAgentDetail(agent: Agent): string {
   const s = agent.status ?? {};
@@ -94,12 +103,15 @@ export function formatAgentDetail(agent: Agent): string {
         .filter((t) => t !== "")
         .join("; "),
     ],
+    ["Provider retries", providerRetriesText(s.providerRetries)],
     ["Session", s.sessionId],
     ["PR", s.prUrl],
   ];
   return rows
     .filter(([, value], i) => i < 4 || (value !== undefined && value !== ""))
-    .map(([label, value]) => `${`${label}:`.padEnd(11)} ${value ?? ""}`.trimEnd())
+    .map(([label, value]) =>
+      `${`${label}:`.padEnd(label.length > 10 ? label.length + 1 : 11)} ${value ?? ""}`.trimEnd(),
+    )
     .join("\n")
     .concat("\n");
 }

@@ -45,6 +45,20 @@ describe("renderOutput", () => {
     ]);
   });
 
+  it.each(["claude", "codex", "gemini", "opencode"] as const)(
+    "%s: the supervisor's wait for a limited provider is a line of its own",
+    (vendor) => {
+      const wait =
+        '{"kind":"provider-limit","provider":"anthropic","status":429,"retry":1,"waitSeconds":2,"retryAfterSeconds":2,"at":"2026-01-01T00:00:00.000Z","reason":"rate_limited","message":"slow down"}';
+      const drop =
+        '{"kind":"provider-limit","provider":"openai","status":0,"retry":2,"waitSeconds":9,"at":"2026-01-01T00:00:05.000Z","reason":"connection","message":""}';
+      expect(renderOutput(`${wait}\n${drop}`, vendor)).toEqual([
+        "[provider limit] anthropic answered 429 (rate_limited) · retry 1 in 2 s (as it asked) · slow down",
+        "[provider limit] openai gave no answer (connection) · retry 2 in 9 s",
+      ]);
+    },
+  );
+
   it("claude: a failed API call is a failed result with the error text", () => {
     const line =
       '{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"duration_ms":10,"num_turns":1,"result":"API Error: 529 Overloaded","total_cost_usd":0}';

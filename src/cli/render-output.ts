@@ -7,6 +7,7 @@
 
 import { readableGeminiError } from "../core/gemini-errors.js";
 import { opencodeErrorMessage, opencodePart, opencodeStepUsage } from "../core/opencode-lines.js";
+import { type ProviderLimitEvent, parseProviderLimitEvent } from "../core/provider-limits/retry-event.js";
 import { routeModel, type Vendor } from "../core/routing.js";
 import { type JsonLine, parseJsonLine } from "../core/vendors.js";
 
@@ -340,6 +341,14 @@ class OpencodeLines {
 }
 
 /** Renders one line at a time (for following a live log); call `end()` after the last one. */
+/** `[provider limit] anthropic answered 529 (overloaded) · retry 1 in 7 s · Overloaded`. */
+export function providerWaitLine(e: ProviderLimitEvent): string {
+  const answer = e.status === 0 ? `${e.provider} gave no answer` : `${e.provider} answered ${e.status}`;
+  const asked = e.retryAfterSeconds !== undefined ? " (as it asked)" : "";
+  const words = e.message ? ` · ${oneLine(e.message)}` : "";
+  return `[provider limit] ${answer}${e.reason ? ` (${e.reason})` : ""} · retry ${e.retry} in ${e.waitSeconds} s${asked}${words}`;
+}
+
 export class OutputRenderer {
   /** Gemini's assistant deltas waiting to be joined. */
   private pendingText = "";
@@ -352,6 +361,9 @@ export class OutputRenderer {
     const j = parseJsonLine(line);
     // Not JSON: the truncation marker, a plain command's output, a CLI's stderr.
     if (!j) return [...this.flush(), line];
+    // The supervisor's wait for a provider that limited the run (docs/provider-limits.md#what-a-user-sees).
+    const wait = parseProviderLimitEvent(j);
+    if (wait) return [...this.flush(), providerWaitLine(wait)];
     if (this.vendor === "gemini" && j.type === "message" && j.role === "assistant" && j.delta === true) {
       this.pendingText += str(j.content) ?? "";
       return [];
