@@ -206,6 +206,21 @@ describe("terminalFromJob", () => {
       },
     ],
     [
+      "exit 124 when the deadline left no room for a first wait: the CLI's last error carries the provider's words",
+      failedBackoff,
+      pod(124, {
+        agentLog: {
+          available: true,
+          text: '{"type":"result","is_error":true,"result":"API Error: Request rejected (429) · slow down"}',
+        },
+      }),
+      {
+        exitCode: 124,
+        failureReason:
+          "run deadline exceeded; the provider's last answer: API Error: Request rejected (429) · slow down",
+      },
+    ],
+    [
       "the kubelet reports the agent container OOMKilled: the reason says out of memory",
       failedBackoff,
       pod(137, {

@@ -188,8 +188,11 @@ export function terminalFromJob(
   } else if (generic && agentEnd?.reason === "OOMKilled") {
     reason = msgOomKilled(code);
   } else if (generic && code === 124) {
-    // A run that waited for its provider until its deadline names the provider's last answer.
-    const provider = log === undefined ? undefined : lastProviderAnswer(log);
+    // A run that waited for its provider until its deadline names the provider's last answer: from
+    // the supervisor's last wait, else (the deadline left no room for a first wait) the CLI's last
+    // error line, which carries the provider's words.
+    const provider =
+      log === undefined ? undefined : (lastProviderAnswer(log) ?? (lastCliError(vendor, log) || undefined));
     reason = provider
       ? `run deadline exceeded; the provider's last answer: ${provider}`
       : "run deadline exceeded";

@@ -25,7 +25,7 @@ import {
 } from "../../fakes/models/anthropic-messages.js";
 import { cachedCli } from "../../harness/agent-clis.js";
 import {
-  BRIEF_PROVIDER_RIDE,
+  PROVIDER_RIDE_TO_SUCCESS,
   providerLimitEvents,
   type RunDir,
   supervisorHarness,
@@ -197,7 +197,7 @@ describe.skipIf(SKIP)("the real claude CLI under the built supervisor", PAST_DEA
         retryAfterSeconds: 1,
       })),
     );
-    const run = await superviseClaude(runDir("rate-limited"), argvFor("hi"), BRIEF_PROVIDER_RIDE);
+    const run = await superviseClaude(runDir("rate-limited"), argvFor("hi"), PROVIDER_RIDE_TO_SUCCESS);
     // The CLI gave up after its own retries; the supervisor waited and ran it again (no session had
     // begun), and the model's next answer ended the run.
     expect(run.code, run.stderr).toBe(0);

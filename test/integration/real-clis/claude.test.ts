@@ -201,7 +201,7 @@ describe.skipIf(SKIP)("the real claude CLI on the local plane", () => {
       const model = await stationWithModel(
         "cl-429",
         { prompt: "Say hi." },
-        { deadlineMinutes: 1, env: FAST_PROVIDER_RETRIES },
+        { deadlineMinutes: 2, env: FAST_PROVIDER_RETRIES },
       );
       model.fallback({ error: { status: 429 }, retryAfterSeconds: 1 });
       const agent = await run("cl-429-1", "cl-429");
@@ -215,7 +215,7 @@ describe.skipIf(SKIP)("the real claude CLI on the local plane", () => {
       const retries = agent.status?.providerRetries;
       expect(retries?.count ?? 0).toBeGreaterThanOrEqual(1);
       expect(retries?.last).toMatchObject({ provider: "anthropic", status: 429 });
-      expect(model.modelCalls().length).toBeGreaterThan(1 + Number(CLAUDE_MAX_RETRIES));
+      expect(model.modelCalls().length).toBeGreaterThanOrEqual(1 + Number(CLAUDE_MAX_RETRIES));
       // Each wait is in the run's log (what kubectl agent logs shows), and the status counts them.
       const waits = (agent.status?.output ?? "")
         .split("\n")

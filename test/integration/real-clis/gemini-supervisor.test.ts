@@ -24,7 +24,7 @@ import {
   startGeminiServer,
 } from "../../fakes/models/gemini-generate.js";
 import {
-  BRIEF_PROVIDER_RIDE,
+  PROVIDER_RIDE_TO_SUCCESS,
   providerLimitEvents,
   type RunDir,
   supervisorHarness,
@@ -132,7 +132,7 @@ describe.skipIf(SKIP)("the real gemini CLI under the built supervisor", PAST_DEA
   it("a 429 past the CLI's bounded attempts (exit 429 mod 256): the supervisor waits and runs it again, and the run succeeds", async () => {
     const callsBefore = model.modelCalls().length;
     model.script(Array.from({ length: GEMINI_MAX_ATTEMPTS }, () => ({ error: { status: 429 } })));
-    const run = await superviseGemini(runDir("rate-limited"), argvFor("hi"), BRIEF_PROVIDER_RIDE);
+    const run = await superviseGemini(runDir("rate-limited"), argvFor("hi"), PROVIDER_RIDE_TO_SUCCESS);
     expect(run.code, run.stderr).toBe(0);
     // The first process made its bounded attempts; the second got the model's answer.
     expect(model.modelCalls().length - callsBefore).toBe(GEMINI_MAX_ATTEMPTS + 1);

@@ -154,7 +154,7 @@ describe.skipIf(SKIP)("the real opencode CLI on the local plane", () => {
       const model = await stationWithModel(
         "oc-429",
         { prompt: "Say hi." },
-        { deadlineMinutes: 1, env: FAST_PROVIDER_RETRIES },
+        { deadlineMinutes: 2, env: FAST_PROVIDER_RETRIES },
       );
       model.fallback({ error: { status: 429 }, retryAfterSeconds: 1 });
       const agent = await run("oc-429-1", "oc-429");

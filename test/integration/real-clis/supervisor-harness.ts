@@ -40,6 +40,15 @@ export const BRIEF_PROVIDER_RIDE: Readonly<Record<string, string>> = {
   AGENT_PROVIDER_RETRY_BASE_MS: "1000",
 };
 
+/**
+ * The 1 s first backoff with room to finish: for a run that is expected to succeed after a wait
+ * (a CLI's own retries and a second start take half a minute and more on a loaded machine).
+ */
+export const PROVIDER_RIDE_TO_SUCCESS: Readonly<Record<string, string>> = {
+  AGENT_DEADLINE_MS: "120000",
+  AGENT_PROVIDER_RETRY_BASE_MS: "1000",
+};
+
 /** The supervisor's provider-limit events on a run's stdout. */
 export function providerLimitEvents(stdout: string): Record<string, unknown>[] {
   return stdout

@@ -159,6 +159,48 @@ describe.skipIf(RUN_POD_SKIP !== "")("run pods on a real kubelet", () => {
   });
 });
 
+// The controller's stuck-pod bound (5 min by default) is longer than this Station's deadline: the
+// Job's activeDeadlineSeconds, as the Job controller and the kubelet apply it, ends the run first.
+describe.skipIf(RUN_POD_SKIP !== "")("the Job's activeDeadlineSeconds", () => {
+  let slow: RunPodEnv;
+  beforeAll(async () => {
+    slow = await startRunPodEnv("real-job-deadline");
+    await createDefinition(slow, "def", { model: "claude-sonnet-4-6" });
+  });
+  afterAll(async () => {
+    await slow?.close();
+  });
+
+  it("a run pod that never starts fails at the Station's deadline with the Job's DeadlineExceeded", async () => {
+    await slow.client.create(STATIONS, slow.ns, {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "Station",
+      metadata: { name: "never" },
+      spec: {
+        agentDefRef: "def",
+        deadlineMinutes: 1,
+        template: {
+          spec: {
+            ...realNodePodTemplate(),
+            containers: [{ name: "agent", image: "station.invalid/none:1", imagePullPolicy: "IfNotPresent" }],
+          },
+        },
+      },
+    });
+    const started = Date.now();
+    await createAgent(slow, "never", "never");
+    const agent = await finishedAgent(slow, "never", 180_000);
+    expect(agent.status?.phase).toBe("Failed");
+    expect(agent.status?.failureReason).toMatch(/^DeadlineExceeded: /);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(55_000);
+    await eventually(
+      "the pod gone",
+      async () => ((await runPod(slow, "never")) === undefined ? true : undefined),
+      90_000,
+    );
+  });
+});
+
 // Not concurrent: the kubelet goes away for every pod on the node.
 describe.skipIf(RUN_POD_SKIP !== "")("the kubelet restarted mid-run", () => {
   it("the run completes; nothing hangs", async () => {
