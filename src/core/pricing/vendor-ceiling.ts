@@ -12,8 +12,12 @@ const kinds = ["input", "output", "cacheRead", "cacheWrite"] as const;
 
 function maxRates(all: Rates[]): Rates {
   const out: Rates = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-  for (const rates of all) for (const k of kinds) out[k] = Math.max(out[k], rates[k]);
-  return out;
+  let oneHour = 0;
+  for (const rates of all) {
+    for (const k of kinds) out[k] = Math.max(out[k], rates[k]);
+    oneHour = Math.max(oneHour, rates.cacheWrite1h ?? rates.cacheWrite);
+  }
+  return { ...out, cacheWrite1h: Math.max(oneHour, out.cacheWrite) };
 }
 
 /** opencode runs any vendor's models, so its ceiling is the whole table's; exec prints claude's lines. */
@@ -25,6 +29,7 @@ function pricesOf(vendor: Vendor): Rates[] {
     if (!matches) continue;
     out.push(price.rates);
     if (price.longPrompt) out.push(price.longPrompt.rates);
+    for (const change of price.from ?? []) out.push(change.rates);
   }
   return out;
 }

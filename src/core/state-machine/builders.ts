@@ -110,9 +110,9 @@ export function usageOf(c: Ctx, lines: string | undefined): RunUsage | undefined
   const execution = costExecution(c);
   if (execution === "batch") {
     const model = batchModel(c);
-    return runUsage({ vendor: routeModel(model), execution: "batch", model, lines });
+    return runUsage({ vendor: routeModel(model), execution: "batch", model, lines, at: c.now });
   }
-  return runUsage({ vendor: c.vendor, execution: jobMode(c), model: c.model, lines });
+  return runUsage({ vendor: c.vendor, execution: jobMode(c), model: c.model, lines, at: c.now });
 }
 
 export function usageStatus(u: RunUsage): PatchStatusAction["status"] {
