@@ -4,7 +4,7 @@
  * `inputTokens` are the input tokens neither read from nor written to the prompt cache, so each
  * token is counted in exactly one of the four fields and priced at its own rate.
  */
-import { type ModelPrice, priceFor, type Rates, ratesAt } from "./prices.js";
+import { type ModelPrice, type PriceTable, priceFor, type Rates, ratesAt } from "./prices.js";
 
 export interface TokenUsage {
   inputTokens: number;
@@ -64,7 +64,8 @@ export function costAtRates(u: PricedUsage, rates: Rates): number {
 
 /**
  * USD for one request's (or one turn's) tokens of `model`, at the batch discount when `batch`, at
- * the rates in force at `at` (epoch ms: the run's time, injected); undefined when the table has no
+ * the rates in force at `at` (epoch ms: the run's time, injected), the installation's `overrides`
+ * first; undefined when the table has no
  * price for the model. The long-prompt tier is decided per call of this function, so callers price
  * one request at a time where the lines report one (docs/cost-and-budgets.md#the-price-table).
  */
@@ -73,8 +74,9 @@ export function estimateCostUsd(
   u: PricedUsage,
   batch = false,
   at?: number,
+  overrides: PriceTable = {},
 ): number | undefined {
-  const price = priceFor(model);
+  const price = priceFor(model, overrides);
   if (price === undefined) return undefined;
   const rates = ratesFor(price, u, at);
   if (!batch) return costAtRates(u, rates);

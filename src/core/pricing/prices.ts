@@ -55,6 +55,9 @@ export interface ModelPrice {
   batchDiscountsCacheReads?: boolean;
 }
 
+/** A model id to its price: the price overrides an installation sets (src/core/pricing/overrides.ts). */
+export type PriceTable = Readonly<Record<string, ModelPrice>>;
+
 const ANTHROPIC_SOURCE = "Anthropic list prices, platform.claude.com pricing page (docs/cost-and-budgets.md)";
 const OPENAI_SOURCE = "OpenAI API pricing page, openai.com/api/pricing (standard tier)";
 const GEMINI_SOURCE = "Gemini API pricing page, ai.google.dev/gemini-api/docs/pricing (paid tier)";
@@ -216,10 +219,13 @@ export function ratesAt(price: ModelPrice, at: number | undefined): Rates {
   return rates;
 }
 
-/** The table entry for a model id as a CLI or provider reports it (modelIdCandidates). */
-export function priceFor(model: string): ModelPrice | undefined {
+/**
+ * The table entry for a model id as a CLI or provider reports it (modelIdCandidates); for each
+ * candidate id, the installation's override first, then the built-in table.
+ */
+export function priceFor(model: string, overrides: PriceTable = {}): ModelPrice | undefined {
   for (const id of modelIdCandidates(model)) {
-    const price = MODEL_PRICES[id];
+    const price = Object.hasOwn(overrides, id) ? overrides[id] : MODEL_PRICES[id];
     if (price !== undefined) return price;
   }
   return undefined;

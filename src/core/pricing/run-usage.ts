@@ -33,6 +33,7 @@ import {
   type TokenUsage,
   totalTokens,
 } from "./estimate.js";
+import type { PriceTable } from "./prices.js";
 import { vendorCeilingRates } from "./vendor-ceiling.js";
 
 /**
@@ -84,6 +85,8 @@ export interface RunUsageInput {
    * without it the first rates apply.
    */
   at?: number;
+  /** The installation's price overrides (src/core/pricing/overrides.ts). */
+  prices?: PriceTable;
 }
 
 type Json = Record<string, unknown>;
@@ -108,26 +111,38 @@ interface Part {
  * vendor's highest rates (docs/cost-and-budgets.md#a-bill-the-agent-cannot-inflate): the agent
  * prints those lines itself. Above it, every reported part is priced from its tokens instead.
  */
-function believed(parts: Part[], vendor: Vendor, at?: number): { parts: Part[]; rejectedUsd?: number } {
+/** When and with which overrides a run is priced. */
+interface Pricing {
+  at?: number;
+  prices: PriceTable;
+}
+
+function believed(parts: Part[], vendor: Vendor, p: Pricing): { parts: Part[]; rejectedUsd?: number } {
   const reporting = parts.filter((p) => p.reported !== undefined);
   if (reporting.length === 0) return { parts };
-  const ceiling = vendorCeilingRates(vendor);
+  const ceiling = vendorCeilingRates(vendor, p.prices);
   const reported = reporting.reduce((sum, p) => sum + (p.reported ?? 0), 0);
   const bound = reporting.reduce((sum, p) => sum + costAtRates(p.usage, ceiling), 0);
   if (reported <= bound * REPORT_HEADROOM.factor + REPORT_HEADROOM.usd) return { parts };
-  const repriced = parts.map((p): Part => {
-    if (p.reported === undefined) return p;
+  const repriced = parts.map((part): Part => {
+    if (part.reported === undefined) return part;
     // A model the table does not price is charged at the vendor's highest rates: never free.
     const fallback =
-      estimateCostUsd(p.model, p.usage, false, at) === undefined ? costAtRates(p.usage, ceiling) : undefined;
-    return { usage: p.usage, model: p.model, ...(fallback !== undefined ? { ceilingUsd: fallback } : {}) };
+      estimateCostUsd(part.model, part.usage, false, p.at, p.prices) === undefined
+        ? costAtRates(part.usage, ceiling)
+        : undefined;
+    return {
+      usage: part.usage,
+      model: part.model,
+      ...(fallback !== undefined ? { ceilingUsd: fallback } : {}),
+    };
   });
   return { parts: repriced, rejectedUsd: reported };
 }
 
-function summed(all: Part[], batch: boolean, vendor: Vendor, at?: number): RunUsage | undefined {
+function summed(all: Part[], batch: boolean, vendor: Vendor, pricing: Pricing): RunUsage | undefined {
   if (all.length === 0) return undefined;
-  const { parts, rejectedUsd } = believed(all, vendor, at);
+  const { parts, rejectedUsd } = believed(all, vendor, pricing);
   let usage = NO_TOKENS;
   let cost = 0;
   let estimated = false;
@@ -139,10 +154,10 @@ function summed(all: Part[], batch: boolean, vendor: Vendor, at?: number): RunUs
       continue;
     }
     if (totalTokens(p.usage) === 0) continue;
-    let est = p.ceilingUsd ?? estimateCostUsd(p.model, p.usage, batch, at);
+    let est = p.ceilingUsd ?? estimateCostUsd(p.model, p.usage, batch, pricing.at, pricing.prices);
     if (est === undefined) {
       // No price: the vendor's highest rates, never $0 under a budget.
-      est = costAtRates(p.usage, vendorCeilingRates(vendor)) * (batch ? BATCH_DISCOUNT : 1);
+      est = costAtRates(p.usage, vendorCeilingRates(vendor, pricing.prices)) * (batch ? BATCH_DISCOUNT : 1);
       unpriced.add(p.model || "default");
     }
     cost += est;
@@ -375,7 +390,7 @@ function opencodeParts(lines: JsonLine[], model: string): Part[] {
 export function runUsage(input: RunUsageInput): RunUsage | undefined {
   const lines = jsonLines(input.lines);
   const batch = input.execution === "batch";
-  const at = input.at;
+  const at: Pricing = { prices: input.prices ?? {}, ...(input.at !== undefined ? { at: input.at } : {}) };
   switch (input.vendor) {
     case "claude":
     case "exec": {

@@ -6,7 +6,7 @@
  * Derived from the table, so it follows every model added to it. Pure.
  */
 import { routeModel, type Vendor } from "../routing.js";
-import { MODEL_PRICES, type Rates } from "./prices.js";
+import { MODEL_PRICES, type PriceTable, type Rates } from "./prices.js";
 
 const kinds = ["input", "output", "cacheRead", "cacheWrite"] as const;
 
@@ -21,9 +21,9 @@ function maxRates(all: Rates[]): Rates {
 }
 
 /** opencode runs any vendor's models, so its ceiling is the whole table's; exec prints claude's lines. */
-function pricesOf(vendor: Vendor): Rates[] {
+function pricesOf(vendor: Vendor, overrides: PriceTable): Rates[] {
   const out: Rates[] = [];
-  for (const [model, price] of Object.entries(MODEL_PRICES)) {
+  for (const [model, price] of [...Object.entries(MODEL_PRICES), ...Object.entries(overrides)]) {
     const own = routeModel(model);
     const matches = vendor === "opencode" || own === (vendor === "exec" ? "claude" : vendor);
     if (!matches) continue;
@@ -34,6 +34,7 @@ function pricesOf(vendor: Vendor): Rates[] {
   return out;
 }
 
-export function vendorCeilingRates(vendor: Vendor): Rates {
-  return maxRates(pricesOf(vendor));
+/** The installation's price overrides count too: a negotiated rate above the list is still believed. */
+export function vendorCeilingRates(vendor: Vendor, overrides: PriceTable = {}): Rates {
+  return maxRates(pricesOf(vendor, overrides));
 }
