@@ -15,6 +15,7 @@ import {
   type PatchStatusAction,
   type SinkItem,
 } from "../actions.js";
+import { isCliDefault } from "../argv.js";
 import { windowMs } from "../budget.js";
 import { formatUsd, totalTokens } from "../pricing/estimate.js";
 import { type RunUsage, runUsage } from "../pricing/run-usage.js";
@@ -121,10 +122,11 @@ export function usageOf(c: Ctx, lines: string | undefined): RunUsage | undefined
       ...pricesOf(c),
     });
   }
+  // A model naming only its CLI is the CLI's default, which lines without a model name leave unknown: "default".
   return runUsage({
     vendor: c.vendor,
     execution: jobMode(c),
-    model: c.model,
+    model: isCliDefault(c.model) ? "" : c.model,
     lines,
     at: c.now,
     ...pricesOf(c),
