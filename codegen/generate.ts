@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import { baseName, readCrds } from "./crd-source.js";
+import { emitConfig, listConfigSchemas } from "./emit-config.js";
 import { emitDeployCrd } from "./emit-deploy.js";
 import { emitProviderTypes, listProviderSchemas } from "./emit-providers.js";
 import { emitReference, REFERENCE_PATH } from "./emit-reference.js";
@@ -18,7 +19,7 @@ import { renderStateMachineDoc, STATE_MACHINE_DOC_PATH } from "./state-machine-d
 export const managedPaths = ["generated", "deploy/crds", "docs/reference", STATE_MACHINE_DOC_PATH] as const;
 
 export interface GenerateOptions {
-  /** Directory holding `crds/` and `providers/`. */
+  /** Directory holding `crds/`, `providers/` and `config/`. */
   schemasDir: string;
   /** How sources are named in headers; defaults to `schemas`. */
   schemasLabel?: string;
@@ -67,6 +68,13 @@ export async function generate(options: GenerateOptions): Promise<GeneratedFiles
   for (const name of await listProviderSchemas(providerDir)) {
     const ts = await emitProviderTypes(path.join(providerDir, name), `${label}/providers/${name}`);
     files.set(`generated/providers/${baseName(name)}.ts`, ts);
+  }
+  const configDir = path.join(options.schemasDir, "config");
+  for (const name of await listConfigSchemas(configDir)) {
+    const emitted = await emitConfig(path.join(configDir, name), `${label}/config/${name}`);
+    files.set(`generated/config/${baseName(name)}.ts`, emitted.types);
+    files.set(`generated/config/${baseName(name)}-validator.js`, emitted.js);
+    files.set(`generated/config/${baseName(name)}-validator.d.ts`, emitted.dts);
   }
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

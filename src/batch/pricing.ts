@@ -24,6 +24,9 @@ interface ModelPrice {
 const rate = (input: number, output: number): Rate => ({ input, output });
 
 export const ANTHROPIC_PRICES: Readonly<Record<string, ModelPrice>> = {
+  // Fable 5.2 and Fable 5 read 2026-11 (src/core/pricing/prices.ts).
+  "claude-fable-5-2": { standard: rate(800, 4000) },
+  "claude-fable-5": { standard: rate(1000, 5000) },
   "claude-fable-5-1": { standard: rate(1000, 5000) },
   "claude-opus-5-5": { standard: rate(400, 2000) },
   "claude-opus-5": { standard: rate(500, 2500) },

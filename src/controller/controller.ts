@@ -26,6 +26,7 @@ import { apiEventWriter } from "./kube-events/api-writer.js";
 import { EventRecorder, type KubeEventRecorder } from "./kube-events/recorder.js";
 import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
+import { PriceOverrides } from "./price-overrides.js";
 import { ProviderLimits } from "./provider-limits.js";
 import { StationIndex } from "./station-index.js";
 import { cachedAgent, cachedDefinition, cachedJob, cachedStation } from "./transform.js";
@@ -61,6 +62,8 @@ export class AgentController {
   readonly providers: ProviderLimits;
   /** Where the core's recordEvent actions go (own recorder unless one was passed in). */
   readonly kubeEvents: KubeEventRecorder;
+  /** The installation's price overrides, read from their ConfigMap each poll interval. */
+  readonly prices: PriceOverrides;
   private readonly ownRecorder: EventRecorder | undefined;
   private readonly byStation: StationIndex;
   private readonly queue: WorkQueue;
@@ -166,6 +169,13 @@ export class AgentController {
       ? undefined
       : new EventRecorder({ writer: apiEventWriter(d.client), reportingInstance: c.podName, log: this.log });
     this.kubeEvents = d.kubeEvents ?? (this.ownRecorder as EventRecorder);
+    this.prices = new PriceOverrides({
+      client: d.client,
+      namespace: c.namespace,
+      kubeEvents: this.kubeEvents,
+      onRefused: (n) => d.metrics.priceOverrideErrors.inc(n),
+      log: this.log,
+    });
     this.executor = new Executor({
       client: d.client,
       namespace: c.namespace,
@@ -202,13 +212,18 @@ export class AgentController {
     this.abort = abort;
     // Stations, definitions and Jobs first, so the first Agent reconciles see them.
     const aux = [this.stations, this.definitions, this.jobs].map((i) => this.startInformer(i, abort.signal));
-    await Promise.all(aux.map((x) => x.synced));
+    await Promise.all([...aux.map((x) => x.synced), this.prices.refresh(abort.signal)]);
     const agents = this.startInformer(this.agents, abort.signal);
     await agents.synced;
     // The Jobs were listed before the Agents that own them: drop those of finished runs now.
     this.jobs.sweep();
     this.d.metrics.setPhaseCounts([...this.agents.cache.values()].map((a) => a.status?.phase ?? "Pending"));
-    this.loops = Promise.all([...aux.map((x) => x.done), agents.done, this.pollLoop(abort.signal)]);
+    this.loops = Promise.all([
+      ...aux.map((x) => x.done),
+      agents.done,
+      this.pollLoop(abort.signal),
+      this.pricesLoop(abort.signal),
+    ]);
   }
 
   /** Stops the loops and waits for in-flight reconciles to finish. Releases nothing forcibly. */
@@ -249,6 +264,15 @@ export class AgentController {
       }
     })();
     return { synced, done };
+  }
+
+  /** Re-reads the price overrides each poll interval (a GET of one ConfigMap; parsed only when changed). */
+  private async pricesLoop(signal: AbortSignal): Promise<void> {
+    const t = this.d.config.timings;
+    while (!signal.aborted) {
+      await abortableSleep(Math.min(t.pollIntervalMs, 10_000), signal);
+      if (!signal.aborted) await this.prices.refresh(signal);
+    }
   }
 
   private async pollLoop(signal: AbortSignal): Promise<void> {
@@ -358,6 +382,7 @@ export class AgentController {
       batch: (u) => this.memory.peekBatch(u) ?? {},
       jobCreateFailure: (u) => this.memory.jobCreateFailure(u),
       provider: (a, st, def) => this.providers.inputFor(a, st, def),
+      prices: () => this.prices.table(),
       now: this.now,
     });
     const actions = reconcile(input);

@@ -21,6 +21,7 @@ import type {
 } from "../core/input.js";
 import { LogMeter } from "../core/log-meter.js";
 import { jobNameFor, jobPodSelector } from "../core/names.js";
+import type { PriceTable } from "../core/pricing/prices.js";
 import type { ProviderInput } from "../core/provider-limits/admission.js";
 import { initFailedBeforeAgent, jobState } from "../core/readback.js";
 import { DEFAULT_STUCK_POD_SECONDS, mayBeStuck, type RunningPodObservation } from "../core/stuck-pod.js";
@@ -52,6 +53,8 @@ export interface GatherDeps {
     station: Station | undefined,
     definition: AgentDefinition | undefined,
   ) => ProviderInput | undefined;
+  /** The installation's price overrides as last read (src/controller/price-overrides.ts). */
+  prices?: () => PriceTable;
   now: () => number;
 }
 
@@ -119,6 +122,7 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
     ...withJobCreateFailure(d.jobCreateFailure?.(agent.metadata.uid ?? "")),
     ...withProvider(d.provider?.(agent, station, definition)),
     settings: d.settings,
+    ...(d.prices !== undefined ? { prices: d.prices() } : {}),
     now: d.now(),
   };
 

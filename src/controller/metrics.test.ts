@@ -19,6 +19,7 @@ describe("ControllerMetrics", () => {
       controller_run_tokens_total: "counter",
       controller_run_cost_usd_total: "counter",
       controller_run_unpriced_models_total: "counter",
+      controller_price_override_errors_total: "counter",
     });
   });
 

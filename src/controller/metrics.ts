@@ -90,6 +90,12 @@ export class ControllerMetrics {
     registers: [this.registry],
   });
 
+  readonly priceOverrideErrors = new Counter({
+    name: "controller_price_override_errors_total",
+    help: "Entries of the price-override ConfigMap refused (each also a PriceOverrideRefused Event on the ConfigMap).",
+    registers: [this.registry],
+  });
+
   constructor() {
     // Known label values start at zero, so dashboards see the series before the first event.
     for (const phase of AGENT_PHASES) this.agents.set({ phase }, 0);

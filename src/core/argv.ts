@@ -44,6 +44,16 @@ export function execCommand(def: AgentDefinitionSpec): string[] | undefined {
 }
 
 /**
+ * A model that names only its CLI (`codex`, `gemini`, like `opencode`) asks for the CLI's own
+ * default model: an empty model routes to claude, so this is how a recipe runs codex or gemini
+ * on their defaults (docs/decisions.md D-19). The run's lines name the model the CLI used.
+ */
+export function isCliDefault(model: string): boolean {
+  const m = model.toLowerCase();
+  return m === "codex" || m === "gemini";
+}
+
+/**
  * The CLI argv for one run of `model` with `prompt`. Throws for exec without a valid
  * tool_config.command (callers validate first).
  */
@@ -81,7 +91,7 @@ export function cliArgv(def: AgentDefinitionSpec, model: string, prompt: string)
       const opts = [
         "--json",
         "--skip-git-repo-check",
-        ...(model !== "" ? ["--model", model] : []),
+        ...(model !== "" && !isCliDefault(model) ? ["--model", model] : []),
         ...(bypass
           ? ["--dangerously-bypass-approvals-and-sandbox"]
           : ["-c", 'sandbox_mode="danger-full-access"']),
@@ -94,7 +104,7 @@ export function cliArgv(def: AgentDefinitionSpec, model: string, prompt: string)
       // none can be read as an option (`--resume --yolo` switched auto-approve on). Trust, auth,
       // telemetry and disallowed tools are the CLI setup's (settings, policy file, environment).
       const argv = ["gemini", "--output-format", "stream-json"];
-      if (model !== "") argv.push(`--model=${model}`);
+      if (model !== "" && !isCliDefault(model)) argv.push(`--model=${model}`);
       if (bypass) argv.push("--yolo");
       else for (const t of def.allowed_tools ?? []) argv.push(`--allowed-tools=${t}`);
       if (conv.id) argv.push(`--resume=${conv.id}`);

@@ -8,6 +8,7 @@
 import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { BatchCleanupResult, BatchPollResult } from "../batch/provider.js";
 import type { CliVendor, ModelApiFamily } from "./agent-clis.js";
+import type { PriceTable } from "./pricing/prices.js";
 import type { ProviderInput } from "./provider-limits/admission.js";
 import type { StationPolicy } from "./station-policy.js";
 import type { RunningPodObservation } from "./stuck-pod.js";
@@ -191,6 +192,8 @@ export interface ReconcileInput {
   /** This Agent's batch memory (empty object when none). */
   batch: BatchMemory;
   settings: ControllerSettings;
+  /** The installation's price overrides, read from its ConfigMap (docs/cost-and-budgets.md#price-overrides). */
+  prices?: PriceTable;
   /** The current time, epoch milliseconds. */
   now: number;
 }

@@ -50,6 +50,7 @@ const CONTROLLER_RULES = [
   { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "get", "list", "watch", "delete"] },
   { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
   { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
+  { apiGroups: [""], resources: ["configmaps"], resourceNames: ["agent-controller-prices"], verbs: ["get"] },
   {
     apiGroups: ["coordination.k8s.io"],
     resources: ["leases"],
@@ -103,6 +104,7 @@ describe("base install", () => {
   it("holds exactly the expected objects, every namespaced one in ai-agents", () => {
     expect(base.map(objectKey).sort()).toEqual(
       [
+        "ConfigMap/ai-agents/agent-controller-prices",
         "CustomResourceDefinition//agentdefinitions.agents.re-cinq.com",
         "CustomResourceDefinition//agents.agents.re-cinq.com",
         "CustomResourceDefinition//stations.agents.re-cinq.com",

@@ -253,7 +253,7 @@ describe("the Grafana dashboard", () => {
       ),
     );
     expect([...shown].sort()).toEqual(exported.families);
-    expect(exported.families).toHaveLength(13);
+    expect(exported.families).toHaveLength(14);
   });
 });
 

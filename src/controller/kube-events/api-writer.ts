@@ -60,9 +60,15 @@ export function truncateBytes(text: string, max: number): string {
   return out + ellipsis;
 }
 
+/**
+ * The object an Event is about: an Agent unless `kind` says otherwise (the price-override
+ * ConfigMap, docs/cost-and-budgets.md#price-overrides).
+ */
+export type EventRegarding = AgentRef & { apiVersion?: string; kind?: string };
+
 export function eventObject(o: {
   name: string;
-  regarding: AgentRef;
+  regarding: EventRegarding;
   event: KubeEvent;
   note: string;
   at: number;
@@ -81,8 +87,8 @@ export function eventObject(o: {
     type: o.event.type,
     note: truncateBytes(o.note, NOTE_MAX_BYTES),
     regarding: {
-      apiVersion: "agents.re-cinq.com/v1beta1",
-      kind: "Agent",
+      apiVersion: o.regarding.apiVersion ?? "agents.re-cinq.com/v1beta1",
+      kind: o.regarding.kind ?? "Agent",
       namespace: o.regarding.namespace,
       name: o.regarding.name,
       uid: o.regarding.uid,

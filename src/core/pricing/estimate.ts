@@ -4,13 +4,21 @@
  * `inputTokens` are the input tokens neither read from nor written to the prompt cache, so each
  * token is counted in exactly one of the four fields and priced at its own rate.
  */
-import { type ModelPrice, priceFor, type Rates } from "./prices.js";
+import { type ModelPrice, type PriceTable, priceFor, type Rates, ratesAt } from "./prices.js";
 
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+}
+
+/**
+ * Tokens as priced: `cacheWrite1hTokens` are the part of `cacheWriteTokens` written to Anthropic's
+ * one-hour cache (priced at `cacheWrite1h`). Not in status.usage, which keeps the four kinds.
+ */
+export interface PricedUsage extends TokenUsage {
+  cacheWrite1hTokens?: number;
 }
 
 export const NO_TOKENS: TokenUsage = Object.freeze({
@@ -35,32 +43,47 @@ export const totalTokens = (u: TokenUsage): number =>
 /** Batch APIs bill half the standard price (docs/cost-and-budgets.md). */
 export const BATCH_DISCOUNT = 0.5;
 
-function ratesFor(price: ModelPrice, u: TokenUsage): Rates {
+function ratesFor(price: ModelPrice, u: TokenUsage, at: number | undefined): Rates {
   const prompt = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
   return price.longPrompt !== undefined && prompt > price.longPrompt.aboveTokens
     ? price.longPrompt.rates
-    : price.rates;
+    : ratesAt(price, at);
 }
 
 /** USD for tokens at the given rates (per million tokens). */
-export function costAtRates(u: TokenUsage, rates: Rates): number {
+export function costAtRates(u: PricedUsage, rates: Rates): number {
+  const oneHour = Math.min(u.cacheWrite1hTokens ?? 0, u.cacheWriteTokens);
   const perMillion =
     u.inputTokens * rates.input +
     u.outputTokens * rates.output +
     u.cacheReadTokens * rates.cacheRead +
-    u.cacheWriteTokens * rates.cacheWrite;
+    (u.cacheWriteTokens - oneHour) * rates.cacheWrite +
+    oneHour * (rates.cacheWrite1h ?? rates.cacheWrite);
   return perMillion / 1_000_000;
 }
 
 /**
- * USD for one request's (or one turn's) tokens of `model`, at the batch discount when `batch`;
- * undefined when the table has no price for the model. The long-prompt tier is decided per call
- * of this function, so callers price one request or turn at a time where the lines allow it.
+ * USD for one request's (or one turn's) tokens of `model`, at the batch discount when `batch`, at
+ * the rates in force at `at` (epoch ms: the run's time, injected), the installation's `overrides`
+ * first; undefined when the table has no
+ * price for the model. The long-prompt tier is decided per call of this function, so callers price
+ * one request at a time where the lines report one (docs/cost-and-budgets.md#the-price-table).
  */
-export function estimateCostUsd(model: string, u: TokenUsage, batch = false): number | undefined {
-  const price = priceFor(model);
+export function estimateCostUsd(
+  model: string,
+  u: PricedUsage,
+  batch = false,
+  at?: number,
+  overrides: PriceTable = {},
+): number | undefined {
+  const price = priceFor(model, overrides);
   if (price === undefined) return undefined;
-  return costAtRates(u, ratesFor(price, u)) * (batch ? BATCH_DISCOUNT : 1);
+  const rates = ratesFor(price, u, at);
+  if (!batch) return costAtRates(u, rates);
+  if (price.batchDiscountsCacheReads !== false) return costAtRates(u, rates) * BATCH_DISCOUNT;
+  // Cached tokens keep the cache rate in a batch (docs/cost-and-budgets.md#the-price-table).
+  const cached = costAtRates({ ...NO_TOKENS, cacheReadTokens: u.cacheReadTokens }, rates);
+  return costAtRates({ ...u, cacheReadTokens: 0 }, rates) * BATCH_DISCOUNT + cached;
 }
 
 /**

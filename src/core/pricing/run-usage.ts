@@ -29,9 +29,11 @@ import {
   costAtRates,
   estimateCostUsd,
   NO_TOKENS,
+  type PricedUsage,
   type TokenUsage,
   totalTokens,
 } from "./estimate.js";
+import type { PriceTable } from "./prices.js";
 import { vendorCeilingRates } from "./vendor-ceiling.js";
 
 /**
@@ -78,6 +80,13 @@ export interface RunUsageInput {
   model: string;
   /** The lines, newline-separated (the uncapped log). */
   lines: string;
+  /**
+   * The run's time (epoch ms), which decides rates that change on a date (gemini-3.8-flash);
+   * without it the first rates apply.
+   */
+  at?: number;
+  /** The installation's price overrides (src/core/pricing/overrides.ts). */
+  prices?: PriceTable;
 }
 
 type Json = Record<string, unknown>;
@@ -90,7 +99,7 @@ const money = (v: unknown): number | undefined =>
 
 /** One priced part of a run (a query, a turn, a step, a model's share). */
 interface Part {
-  usage: TokenUsage;
+  usage: PricedUsage;
   reported?: number;
   model: string;
   /** A refused report's part of a model without a price: its tokens at the vendor's highest rates. */
@@ -102,26 +111,38 @@ interface Part {
  * vendor's highest rates (docs/cost-and-budgets.md#a-bill-the-agent-cannot-inflate): the agent
  * prints those lines itself. Above it, every reported part is priced from its tokens instead.
  */
-function believed(parts: Part[], vendor: Vendor): { parts: Part[]; rejectedUsd?: number } {
+/** When and with which overrides a run is priced. */
+interface Pricing {
+  at?: number;
+  prices: PriceTable;
+}
+
+function believed(parts: Part[], vendor: Vendor, p: Pricing): { parts: Part[]; rejectedUsd?: number } {
   const reporting = parts.filter((p) => p.reported !== undefined);
   if (reporting.length === 0) return { parts };
-  const ceiling = vendorCeilingRates(vendor);
+  const ceiling = vendorCeilingRates(vendor, p.prices);
   const reported = reporting.reduce((sum, p) => sum + (p.reported ?? 0), 0);
   const bound = reporting.reduce((sum, p) => sum + costAtRates(p.usage, ceiling), 0);
   if (reported <= bound * REPORT_HEADROOM.factor + REPORT_HEADROOM.usd) return { parts };
-  const repriced = parts.map((p): Part => {
-    if (p.reported === undefined) return p;
+  const repriced = parts.map((part): Part => {
+    if (part.reported === undefined) return part;
     // A model the table does not price is charged at the vendor's highest rates: never free.
     const fallback =
-      estimateCostUsd(p.model, p.usage) === undefined ? costAtRates(p.usage, ceiling) : undefined;
-    return { usage: p.usage, model: p.model, ...(fallback !== undefined ? { ceilingUsd: fallback } : {}) };
+      estimateCostUsd(part.model, part.usage, false, p.at, p.prices) === undefined
+        ? costAtRates(part.usage, ceiling)
+        : undefined;
+    return {
+      usage: part.usage,
+      model: part.model,
+      ...(fallback !== undefined ? { ceilingUsd: fallback } : {}),
+    };
   });
   return { parts: repriced, rejectedUsd: reported };
 }
 
-function summed(all: Part[], batch: boolean, vendor: Vendor): RunUsage | undefined {
+function summed(all: Part[], batch: boolean, vendor: Vendor, pricing: Pricing): RunUsage | undefined {
   if (all.length === 0) return undefined;
-  const { parts, rejectedUsd } = believed(all, vendor);
+  const { parts, rejectedUsd } = believed(all, vendor, pricing);
   let usage = NO_TOKENS;
   let cost = 0;
   let estimated = false;
@@ -133,10 +154,10 @@ function summed(all: Part[], batch: boolean, vendor: Vendor): RunUsage | undefin
       continue;
     }
     if (totalTokens(p.usage) === 0) continue;
-    let est = p.ceilingUsd ?? estimateCostUsd(p.model, p.usage, batch);
+    let est = p.ceilingUsd ?? estimateCostUsd(p.model, p.usage, batch, pricing.at, pricing.prices);
     if (est === undefined) {
       // No price: the vendor's highest rates, never $0 under a budget.
-      est = costAtRates(p.usage, vendorCeilingRates(vendor)) * (batch ? BATCH_DISCOUNT : 1);
+      est = costAtRates(p.usage, vendorCeilingRates(vendor, pricing.prices)) * (batch ? BATCH_DISCOUNT : 1);
       unpriced.add(p.model || "default");
     }
     cost += est;
@@ -162,13 +183,19 @@ function jsonLines(text: string): JsonLine[] {
   return out;
 }
 
-function anthropicUsage(u: unknown): TokenUsage {
+/**
+ * Anthropic usage; `cache_creation.ephemeral_1h_input_tokens` is the part of the cache writes made
+ * to the one-hour cache (twice the input rate, the five-minute writes 1.25 times).
+ */
+function anthropicUsage(u: unknown): PricedUsage {
   const o = isObject(u) ? u : {};
+  const oneHour = isObject(o.cache_creation) ? count(o.cache_creation.ephemeral_1h_input_tokens) : 0;
   return {
     inputTokens: count(o.input_tokens),
     outputTokens: count(o.output_tokens),
     cacheReadTokens: count(o.cache_read_input_tokens),
     cacheWriteTokens: count(o.cache_creation_input_tokens),
+    ...(oneHour > 0 ? { cacheWrite1hTokens: oneHour } : {}),
   };
 }
 
@@ -363,20 +390,21 @@ function opencodeParts(lines: JsonLine[], model: string): Part[] {
 export function runUsage(input: RunUsageInput): RunUsage | undefined {
   const lines = jsonLines(input.lines);
   const batch = input.execution === "batch";
+  const at: Pricing = { prices: input.prices ?? {}, ...(input.at !== undefined ? { at: input.at } : {}) };
   switch (input.vendor) {
     case "claude":
     case "exec": {
       const parts = claudeParts(lines, input.model, batch);
-      if (parts.length > 0 || batch) return summed(parts, batch, input.vendor);
+      if (parts.length > 0 || batch) return summed(parts, batch, input.vendor, at);
       const messages = claudeMessageParts(lines, input.model);
-      const u = summed(messages, batch, input.vendor);
+      const u = summed(messages, batch, input.vendor, at);
       return u && { ...u, fromMessages: messages.length };
     }
     case "codex":
-      return summed(codexParts(lines, input.model), batch, input.vendor);
+      return summed(codexParts(lines, input.model), batch, input.vendor, at);
     case "gemini":
-      return summed(geminiParts(lines, input.model), batch, input.vendor);
+      return summed(geminiParts(lines, input.model), batch, input.vendor, at);
     case "opencode":
-      return summed(opencodeParts(lines, input.model), batch, input.vendor);
+      return summed(opencodeParts(lines, input.model), batch, input.vendor, at);
   }
 }

@@ -16,6 +16,7 @@ import {
   type PatchStatusAction,
   type SinkItem,
 } from "../actions.js";
+import { isCliDefault } from "../argv.js";
 import { windowMs } from "../budget.js";
 import { formatUsd, totalTokens } from "../pricing/estimate.js";
 import { type RunUsage, runUsage } from "../pricing/run-usage.js";
@@ -108,15 +109,32 @@ export function costExecution(c: Ctx): CostExecution {
   return jobMode(c);
 }
 
+const pricesOf = (c: Ctx) => (c.input.prices !== undefined ? { prices: c.input.prices } : {});
+
 /** The run's tokens and cost from its lines: a Job run's pod log, a batch run's CLI-format lines. */
 export function usageOf(c: Ctx, lines: string | undefined): RunUsage | undefined {
   if (lines === undefined) return undefined;
   const execution = costExecution(c);
   if (execution === "batch") {
     const model = batchModel(c);
-    return runUsage({ vendor: routeModel(model), execution: "batch", model, lines });
+    return runUsage({
+      vendor: routeModel(model),
+      execution: "batch",
+      model,
+      lines,
+      at: c.now,
+      ...pricesOf(c),
+    });
   }
-  return runUsage({ vendor: c.vendor, execution: jobMode(c), model: c.model, lines });
+  // A model naming only its CLI is the CLI's default, which lines without a model name leave unknown: "default".
+  return runUsage({
+    vendor: c.vendor,
+    execution: jobMode(c),
+    model: isCliDefault(c.model) ? "" : c.model,
+    lines,
+    at: c.now,
+    ...pricesOf(c),
+  });
 }
 
 export function usageStatus(u: RunUsage): PatchStatusAction["status"] {

@@ -78,6 +78,8 @@ describe("the shipped install on a real API server", () => {
     ["create", "leases.coordination.k8s.io"],
     ["patch", "leases.coordination.k8s.io/agent-controller"],
     ["get", "secrets/agent-secrets"],
+    // The price overrides (docs/cost-and-budgets.md#price-overrides).
+    ["get", "configmaps/agent-controller-prices"],
     // Kubernetes Events about Agents, and a repeat's series bump.
     ["create", "events.events.k8s.io"],
     ["patch", "events.events.k8s.io"],
@@ -104,6 +106,9 @@ describe("the shipped install on a real API server", () => {
     ["get", "events.events.k8s.io", "ai-agents"],
     ["delete", "events.events.k8s.io", "ai-agents"],
     ["create", "events", "ai-agents"],
+    ["get", "configmaps/other-config", "ai-agents"],
+    ["list", "configmaps", "ai-agents"],
+    ["update", "configmaps/agent-controller-prices", "ai-agents"],
   ])("the controller may not %s %s in %s", async (verb, resource, namespace) => {
     expect(await canI(verb, resource, namespace)).toBe(false);
   });
