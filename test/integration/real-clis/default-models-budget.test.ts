@@ -11,6 +11,7 @@ import type { Agent, Station } from "../../../src/core/types.js";
 import { STATIONS } from "../../../src/kube/resources.js";
 import { startGeminiServer } from "../../fakes/models/gemini-generate.js";
 import { startOpenAiResponsesServer } from "../../fakes/models/openai-responses.js";
+import { podReachableHost } from "../../harness/context.js";
 import { waitFor } from "../controller/helpers.js";
 import {
   createAgent,
@@ -32,8 +33,9 @@ let gemini: Awaited<ReturnType<typeof startGeminiServer>>;
 
 beforeAll(async () => {
   if (SKIP) return;
-  const openai = await startOpenAiResponsesServer();
-  gemini = await startGeminiServer();
+  // Run pods on the real node reach this machine on the node's bridge.
+  const openai = await startOpenAiResponsesServer({ host: podReachableHost() });
+  gemini = await startGeminiServer(podReachableHost());
   openai.fallback({ text: "Done.", usage: USAGE });
   gemini.fallback({ text: "Done.", usage: USAGE });
   env = await startRealCliEnv({
