@@ -264,8 +264,8 @@ function componentSpecs(
 
 /**
  * What pods on a real node with Services need from the plane, as in a cluster: ServiceAccount tokens
- * (the admission plugin; the controller-manager publishes kube-root-ca.crt) and EndpointSlices for
- * kube-proxy.
+ * (the admission plugin; the controller-manager publishes kube-root-ca.crt), EndpointSlices for
+ * kube-proxy, and Deployments (an install from deploy/ runs its controller as one).
  */
 function enableClusterServices(specs: Record<ComponentName, ProcessSpec>): void {
   const apiServer = specs["kube-apiserver"].args;
@@ -273,7 +273,8 @@ function enableClusterServices(specs: Record<ComponentName, ProcessSpec>): void 
   apiServer.splice(disabled, 1, "--disable-admission-plugins=TaintNodesByCondition");
   const kcm = specs["kube-controller-manager"].args;
   const controllers = kcm.findIndex((a) => a.startsWith("--controllers="));
-  kcm[controllers] = `${kcm[controllers]},endpointslice-controller,root-ca-cert-publisher`;
+  kcm[controllers] =
+    `${kcm[controllers]},endpointslice-controller,root-ca-cert-publisher,deployment-controller,replicaset-controller`;
 }
 
 function startComponent(state: PlaneState, stateFile: string, name: ComponentName): void {
