@@ -147,5 +147,90 @@ describe.skipIf(problem !== "")(
       const podLog = await api.request("GET", `/api/v1/namespaces/${NS}/pods/${name}/log?container=agent`);
       expect(podLog.body).toContain("hello from the real node");
     });
+
+    it("killing the leader pod mid-run hands over: one Job per Agent, no run lost", async () => {
+      const agentImage = plane?.state.realNode?.images.agent?.name ?? "";
+      const file = join(plane?.state.dir ?? "", "slow-run.yaml");
+      const agent = (name: string) => ({
+        apiVersion: "agents.re-cinq.com/v1beta1",
+        kind: "Agent",
+        metadata: { name, namespace: NS },
+        spec: { stationRef: "slow" },
+      });
+      await writeFile(
+        file,
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "List",
+          items: [
+            {
+              apiVersion: "agents.re-cinq.com/v1beta1",
+              kind: "AgentDefinition",
+              metadata: { name: "slow", namespace: NS },
+              spec: {
+                prompt: "wait",
+                model: "exec",
+                tool_config: { command: ["sh", "-c", "sleep 20; echo slow done"] },
+              },
+            },
+            {
+              apiVersion: "agents.re-cinq.com/v1beta1",
+              kind: "Station",
+              metadata: { name: "slow", namespace: NS },
+              spec: {
+                agentDefRef: "slow",
+                template: {
+                  spec: { ...REAL_NODE_SCHEDULING, containers: [{ name: "agent", image: agentImage }] },
+                },
+              },
+            },
+            agent("during-handover"),
+          ],
+        }),
+      );
+      await kubectl("apply", "-f", file);
+      const jobsOf = async (name: string) =>
+        (
+          (await api.ok(
+            "GET",
+            `/apis/batch/v1/namespaces/${NS}/jobs?labelSelector=agents.re-cinq.com%2Fagent%3D${name}`,
+          )) as { items: unknown[] }
+        ).items.length;
+      await until("the run's Job", 60_000, async () =>
+        (await jobsOf("during-handover")) > 0 ? true : undefined,
+      );
+      const holder = async () =>
+        (
+          (await api.ok("GET", `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/agent-controller`)) as {
+            spec: { holderIdentity?: string };
+          }
+        ).spec.holderIdentity ?? "";
+      const leader = await holder();
+      await api.ok("DELETE", `/api/v1/namespaces/${NS}/pods/${leader}`, { gracePeriodSeconds: 0 });
+      // An Agent created while the leader is gone is picked up by the next one.
+      await api.ok(
+        "POST",
+        `/apis/agents.re-cinq.com/v1beta1/namespaces/${NS}/agents`,
+        agent("after-handover"),
+      );
+      const next = await until("a new Lease holder", 120_000, async () => {
+        const h = await holder();
+        return h !== "" && h !== leader ? h : undefined;
+      });
+      expect(next).toMatch(/^agent-controller-/);
+      for (const name of ["during-handover", "after-handover"]) {
+        const status = await until(`Agent ${name} terminal`, 180_000, async () => {
+          const a = (await api.ok(
+            "GET",
+            `/apis/agents.re-cinq.com/v1beta1/namespaces/${NS}/agents/${name}`,
+          )) as {
+            status?: { phase?: string };
+          };
+          return a.status?.phase === "Succeeded" || a.status?.phase === "Failed" ? a.status : undefined;
+        });
+        expect(status, `${name}: ${JSON.stringify(status)}`).toMatchObject({ phase: "Succeeded" });
+        expect(await jobsOf(name), name).toBe(1);
+      }
+    });
   },
 );
