@@ -11,6 +11,8 @@
 #   teardown/sysctls        "<key> <value before>" for each sysctl the kubelet or CNI changes
 #   teardown/created-paths  paths outside the node dir that did not exist before it started
 #   teardown/lock           the machine-wide lock file this node holds
+#   teardown/nft-tables     `nft list tables` before kube-proxy started (only with Services)
+#   teardown/kube-chains    "<ip|ip6> <table> <chain>" for each KUBE-* chain present before kube-proxy
 set -u
 dir="${1:?usage: node-teardown.sh <node dir>}"
 t="$dir/teardown"
@@ -88,6 +90,40 @@ if [[ -n "$bridge" ]] && ip link show "$bridge" >/dev/null 2>&1; then
     ip link del "$veth" 2>/dev/null
   done
   ip link del "$bridge" 2>/dev/null
+fi
+
+# 6b. kube-proxy's firewall rules (it is stopped in step 1): tables that did not exist before go
+#     whole; in tables that did, the KUBE-* chains it added and the rules jumping to them.
+if [[ -f "$t/nft-tables" ]]; then
+  mapfile -t tables_before < <(read_lines nft-tables)
+  while read -r table; do
+    [[ -z "$table" ]] && continue
+    keep=0
+    for b in "${tables_before[@]}"; do [[ "$b" == "$table" ]] && keep=1; done
+    # shellcheck disable=SC2086 # "table <family> <name>"
+    [[ $keep == 0 ]] && nft delete ${table} 2>/dev/null
+  done < <(nft list tables 2>/dev/null)
+  mapfile -t chains_before < <(read_lines kube-chains)
+  for pair in "ip iptables" "ip6 ip6tables"; do
+    family="${pair% *}" tool="${pair#* }"
+    table="" new_chains=()
+    while read -r line; do
+      [[ "$line" == \** ]] && table="${line#\*}"
+      [[ "$line" =~ ^:(KUBE-[^ ]+) ]] || continue
+      chain="${BASH_REMATCH[1]}" known=0
+      for b in "${chains_before[@]}"; do [[ "$b" == "$family $table $chain" ]] && known=1; done
+      [[ $known == 0 ]] && new_chains+=("$table $chain")
+    done < <("$tool-save" 2>/dev/null)
+    for tc in "${new_chains[@]}"; do
+      table="${tc% *}" chain="${tc#* }"
+      "$tool-save" -t "$table" 2>/dev/null | grep -E -- "^-A .* -j $chain( |\$)" | while read -r rule; do
+        # shellcheck disable=SC2086 # the rule's own words
+        eval "$tool -t $table -D ${rule#-A }" 2>/dev/null
+      done
+    done
+    for tc in "${new_chains[@]}"; do "$tool" -t "${tc% *}" -F "${tc#* }" 2>/dev/null; done
+    for tc in "${new_chains[@]}"; do "$tool" -t "${tc% *}" -X "${tc#* }" 2>/dev/null; done
+  done
 fi
 
 # 7. The sysctls as they were.

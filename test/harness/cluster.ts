@@ -268,6 +268,21 @@ function componentSpecs(
   } satisfies Record<ComponentName, ProcessSpec>;
 }
 
+/**
+ * What pods on a real node with Services need from the plane, as in a cluster: ServiceAccount tokens
+ * (the admission plugin; the controller-manager publishes kube-root-ca.crt), EndpointSlices for
+ * kube-proxy, and Deployments (an install from deploy/ runs its controller as one).
+ */
+function enableClusterServices(specs: Record<ComponentName, ProcessSpec>): void {
+  const apiServer = specs["kube-apiserver"].args;
+  const disabled = apiServer.findIndex((a) => a.startsWith("--disable-admission-plugins="));
+  apiServer.splice(disabled, 1, "--disable-admission-plugins=TaintNodesByCondition");
+  const kcm = specs["kube-controller-manager"].args;
+  const controllers = kcm.findIndex((a) => a.startsWith("--controllers="));
+  kcm[controllers] =
+    `${kcm[controllers]},endpointslice-controller,root-ca-cert-publisher,deployment-controller,replicaset-controller`;
+}
+
 function startComponent(state: PlaneState, stateFile: string, name: ComponentName): void {
   state.pids[name] = startProcess(state.specs[name]).pid;
   writePlaneState(stateFile, state);
@@ -404,10 +419,24 @@ async function probeWorkloads(state: PlaneState, scripter: PodScripter, timeoutM
   await api.request("DELETE", "/api/v1/namespaces/harness-probe");
 }
 
+/**
+ * Waits for a new namespace's `default` ServiceAccount (the serviceaccount controller makes it): with
+ * the ServiceAccount admission plugin on, a pod created before it is refused.
+ */
+export async function defaultServiceAccount(api: HarnessApi, ns: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await api.request("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status !== 200) {
+    if (Date.now() > deadline)
+      throw new Error(`no ServiceAccount default in namespace ${ns} after ${timeoutMs / 1000} s`);
+    await sleep(100);
+  }
+}
+
 /** Runs a pod on the runner node to its end: proves the scheduler binds to it and the runner runs it. */
 async function probeRunner(state: PlaneState, runner: PodRunner, timeoutMs: number): Promise<void> {
   const api = apiOf(state);
   await api.ok("POST", "/api/v1/namespaces", { metadata: { name: "harness-runner-probe" } });
+  await defaultServiceAccount(api, "harness-runner-probe");
   await api.ok("POST", "/api/v1/namespaces/harness-runner-probe/pods", {
     metadata: { name: "probe" },
     spec: {
@@ -640,6 +669,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       `--kubelet-client-certificate=${certs.adminCert}`,
       `--kubelet-client-key=${certs.adminKey}`,
     );
+    if (options.realNode !== true && options.realNode.services) enableClusterServices(state.specs);
   }
   for (const [name, extra] of Object.entries(options.extraArgs ?? {})) {
     state.specs[name as ComponentName].args.push(...(extra ?? []));

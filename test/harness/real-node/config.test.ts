@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { cniConfig, containerdConfig, kubeletConfig, MACHINE, type NodePaths } from "./config.js";
+import {
+  cniConfig,
+  containerdConfig,
+  kubeletConfig,
+  MACHINE,
+  type NodePaths,
+  SERVICE_CIDR,
+} from "./config.js";
+import { kubeProxyConfig } from "./services.js";
 
 const paths: NodePaths = {
   dir: "/tmp/plane/real-node",
@@ -75,5 +83,25 @@ describe("the real node's configuration (the fixes a machine of this kind needs)
     expect(kubelet.podLogsDir).toBe(paths.podLogs);
     expect(kubelet.volumePluginDir).toBe(paths.volumePluginDir);
     expect(MACHINE.gateway.startsWith(MACHINE.subnet.replace(/0\/24$/, ""))).toBe(true);
+  });
+
+  it("CNI with Services: pods route the Service range (only) through the node", () => {
+    const withServices = JSON.parse(cniConfig(paths, true)) as { plugins: { ipam: { routes?: unknown } }[] };
+    expect(withServices.plugins[0]?.ipam.routes).toEqual([{ dst: SERVICE_CIDR }]);
+    expect((cni.plugins[0] as { ipam: { routes?: unknown } }).ipam.routes).toBeUndefined();
+  });
+
+  it("kube-proxy: iptables mode, no host tunables, ports on loopback and NodePorts on the bridge only", () => {
+    const config = kubeProxyConfig({ kubeconfig: "/tmp/kp.kubeconfig", healthzPort: 1, metricsPort: 2 });
+    expect(config).toContain("mode: iptables");
+    expect(config).toContain(`hostnameOverride: ${MACHINE.nodeName}`);
+    expect(config).toContain("healthzBindAddress: 127.0.0.1:1");
+    expect(config).toContain("metricsBindAddress: 127.0.0.1:2");
+    expect(config).toContain(`nodePortAddresses: ["${MACHINE.gateway}/32"]`);
+    // route_localnet and the conntrack sysctls stay as they are.
+    expect(config).toMatch(/localhostNodePorts: false/);
+    expect(config).toMatch(
+      /maxPerCore: 0\n\s+min: 0\n\s+tcpEstablishedTimeout: 0s\n\s+tcpCloseWaitTimeout: 0s/,
+    );
   });
 });

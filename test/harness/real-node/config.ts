@@ -113,7 +113,11 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 }
 
 /** The pod network: a bridge on the host with host-local addresses, nothing routed off the machine. */
-export function cniConfig(p: NodePaths): string {
+/** The plane's Service range (kube-apiserver --service-cluster-ip-range): pods route it to the node. */
+export const SERVICE_CIDR = "10.96.0.0/24";
+
+/** `serviceRoute`: pods get a route to the Service range through the node (kube-proxy DNATs there). */
+export function cniConfig(p: NodePaths, serviceRoute = false): string {
   return `${JSON.stringify(
     {
       cniVersion: "0.4.0",
@@ -132,6 +136,8 @@ export function cniConfig(p: NodePaths): string {
             ranges: [[{ subnet: MACHINE.subnet, gateway: MACHINE.gateway }]],
             // Address leases in the node's dir, not /var/lib/cni/networks.
             dataDir: p.cniDataDir,
+            // No default route: only the bridge, and the Services when kube-proxy runs.
+            ...(serviceRoute ? { routes: [{ dst: SERVICE_CIDR }] } : {}),
           },
         },
       ],

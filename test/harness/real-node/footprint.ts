@@ -88,7 +88,7 @@ function nodeProcesses(): string[] {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
       const cgroup = readFileSync(`/proc/${pid}/cgroup`, "utf8");
       if (
-        /(^|\/)(kubelet|containerd|containerd-shim-runc-v2) /.test(`${cmd} `) ||
+        /(^|\/)(kubelet|kube-proxy|containerd|containerd-shim-runc-v2) /.test(`${cmd} `) ||
         cgroup.includes(MACHINE.cgroupRoot)
       )
         found.push(`${pid} ${cmd}`);

@@ -31,6 +31,7 @@ import {
   REAL_NODE_LABEL,
   TOUCHED_SYSCTLS,
 } from "./config.js";
+import { type NodeServices, startNodeServices } from "./services.js";
 
 export { MACHINE, REAL_NODE_LABEL } from "./config.js";
 
@@ -48,6 +49,12 @@ export interface RealNodeOptions {
   images?: Exclude<ImageKey, "pause">[];
   /** How long to wait for another plane's real node to stop (default 10 min). */
   lockTimeoutMs?: number;
+  /**
+   * ClusterIP Services for the node's pods: kube-proxy, the API server reachable through the
+   * `kubernetes` Service (real-node/services.ts). The plane then also runs the EndpointSlice and
+   * root-CA publisher controllers and the ServiceAccount admission plugin, as a cluster does.
+   */
+  services?: boolean;
 }
 
 /** What the plane's state file records about its real node. */
@@ -101,8 +108,12 @@ export class RealNode {
     private readonly paths: NodePaths,
   ) {}
 
+  /** Set when the node serves ClusterIP Services (RealNodeOptions.services). */
+  services?: NodeServices;
+
   /** Takes the node off the machine and restores what it changed (idempotent). */
   async stop(): Promise<void> {
+    this.services?.relay.close();
     await run("bash", [TEARDOWN, this.state.dir], { timeout: 120_000 });
   }
 
@@ -113,6 +124,7 @@ export class RealNode {
 
   /** The same, synchronously: for a process `exit` hook. */
   stopNow(): void {
+    this.services?.relay.close();
     spawnSync("bash", [TEARDOWN, this.state.dir], { stdio: "ignore", timeout: 60_000 });
   }
 }
@@ -276,7 +288,7 @@ export async function startRealNode(plane: PlaneForNode, options: RealNodeOption
       mode: 0o600,
     });
     await writeFile(join(dir, "containerd.toml"), containerdConfig(p));
-    await writeFile(join(p.cniConfDir, "10-ai-agent-node.conflist"), cniConfig(p));
+    await writeFile(join(p.cniConfDir, "10-ai-agent-node.conflist"), cniConfig(p, options.services === true));
     const kubeletConfigFile = join(dir, "kubelet.yaml");
     await writeFile(
       kubeletConfigFile,
@@ -334,6 +346,18 @@ export async function startRealNode(plane: PlaneForNode, options: RealNodeOption
       return ready?.status === "True" ? true : `Ready=${ready?.status}: ${ready?.message ?? ""}`;
     });
     await probePod(plane.api, node);
+    if (options.services) {
+      node.services = await startNodeServices({
+        planeDir: plane.planeDir,
+        nodeDir: dir,
+        binDir: plane.binDir,
+        caFile: plane.caFile,
+        apiServerPort: Number(new URL(plane.server).port),
+        api: plane.api,
+        kubeconfigFor: (cert, key) => nodeKubeconfig(plane.server, plane.caFile, cert, key),
+        log: plane.log,
+      });
+    }
     plane.log(`real node ${MACHINE.nodeName} Ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return node;
   } catch (err) {
@@ -352,6 +376,12 @@ async function probePod(api: HarnessApi, node: RealNode): Promise<void> {
   const create = await api.request("POST", "/api/v1/namespaces", { metadata: { name: ns } });
   if (create.status !== 201 && create.status !== 409)
     throw new Error(`real node probe: namespace: HTTP ${create.status}`);
+  // With the ServiceAccount admission plugin on (RealNodeOptions.services), a pod needs it first.
+  const deadline = Date.now() + 30_000;
+  while ((await api.request("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status !== 200) {
+    if (Date.now() > deadline) throw new Error(`real node probe: no ServiceAccount default in ${ns}`);
+    await sleep(100);
+  }
   const path = `/api/v1/namespaces/${ns}/pods/probe`;
   await api.ok("POST", `/api/v1/namespaces/${ns}/pods`, {
     metadata: { name: "probe" },
