@@ -4,6 +4,7 @@ import type { AgentsClient } from "../client/agents.js";
 import { PromptApiError, PromptUnavailableError } from "../client/errors.js";
 import { PromptApiClient } from "../client/prompt-api-client.js";
 import { exitCodeOf, phaseOf, reasonOf } from "../client/terminal.js";
+import { type ProviderLimitEvent, parseProviderLimitEvent } from "../core/provider-limits/retry-event.js";
 import type { Command, GlobalFlags } from "./args.js";
 import { agentNotFound, followAgent, LinePrinter } from "./follow.js";
 import { formatAgentDetail, formatAgentTable, formatObjects, formatValue } from "./format.js";
@@ -104,6 +105,26 @@ export async function logsCommand(
   }
 }
 
+/**
+ * A running run's last wait for its provider (docs/provider-limits.md#what-a-user-sees): the
+ * supervisor's provider-limit events are in the agent container's log until the run ends, when the
+ * controller sums them into status.providerRetries. Undefined when there is none or no log.
+ */
+async function lastProviderWait(agents: AgentsClient, agent: Agent): Promise<ProviderLimitEvent | undefined> {
+  const jobName = agent.status?.jobName;
+  if (agent.status?.phase !== "Running" || !jobName) return undefined;
+  try {
+    const [pod] = await agents.runPods(jobName);
+    const log = pod?.metadata?.name ? await agents.podLog(pod.metadata.name, "agent") : undefined;
+    let last: ProviderLimitEvent | undefined;
+    for (const line of (log ?? "").split("\n")) last = parseProviderLimitEvent(line) ?? last;
+    return last;
+  } catch {
+    // The status stands without it: the pod may be gone, or the log not readable to this user.
+    return undefined;
+  }
+}
+
 export async function statusCommand(
   cmd: Extract<Command, { name: "status" }>,
   g: GlobalFlags,
@@ -113,7 +134,7 @@ export async function statusCommand(
   try {
     if (cmd.agent !== undefined) {
       const agent = await mustGet(agents, cmd.agent, io);
-      printAgent(agent, g, io, formatAgentDetail(agent));
+      printAgent(agent, g, io, formatAgentDetail(agent, await lastProviderWait(agents, agent)));
       return 0;
     }
     const list = await agents.list({

@@ -98,6 +98,23 @@ describe("status of one Agent", () => {
     expect(formatAgentDetail(succeeded)).not.toContain("Provider retries");
   });
 
+  it("a running run that is waiting for its provider shows its last wait", () => {
+    const running = { ...succeeded, status: { phase: "Running" as const, jobName: "j" } };
+    const wait = {
+      kind: "provider-limit" as const,
+      provider: "anthropic",
+      status: 529,
+      retry: 2,
+      waitSeconds: 12,
+      at: "2026-01-01T00:00:30.000Z",
+      reason: "overloaded",
+      message: "Overloaded",
+    };
+    expect(formatAgentDetail(running, wait)).toContain(
+      "Last provider wait: anthropic answered 529 (overloaded) · retry 2 in 12 s · Overloaded (at 2026-01-01T00:00:30.000Z)\n",
+    );
+  });
+
   it("a finished run: exit code, cost and tokens from the status fields, session and PR", () => {
     expect(formatAgentDetail(succeeded)).toBe(
       [

@@ -1,9 +1,11 @@
 /** How the plugin prints Agents: kubectl's -o json|yaml|name, a detail view and a table. Pure. */
+
 import { stringify } from "yaml";
 import type { Agent } from "../../generated/crds/agent.js";
 import { phaseOf, queuePlaceOf, reasonOf } from "../client/terminal.js";
+import type { ProviderLimitEvent } from "../core/provider-limits/retry-event.js";
 import type { OutputFormat } from "./args.js";
-import { oneLine } from "./render-output.js";
+import { oneLine, providerWaitLine } from "./render-output.js";
 
 /** kubectl's `-o name` form: `<resource>.<group>/<name>`. */
 export function resourceName(agent: Agent): string {
@@ -71,8 +73,11 @@ function providerRetriesText(r: NonNullable<Agent["status"]>["providerRetries"])
   return `${r.count} (waited ${r.waitedSeconds} s${last})`;
 }
 
-/** `kubectl agent status AGENT`: one field a line, empty ones left out (the first four always). */
-export function formatAgentDetail(agent: Agent): string {
+/**
+ * `kubectl agent status AGENT`: one field a line, empty ones left out (the first four always).
+ * `lastWait`: a running run's last wait for its provider, read from its pod's log.
+ */
+export function formatAgentDetail(agent: Agent, lastWait?: ProviderLimitEvent): string {
   const s = agent.status ?? {};
   const rows: [string, string | number | undefined][] = [
     ["Name", agent.metadata.name],
@@ -104,6 +109,10 @@ export function formatAgentDetail(agent: Agent): string {
         .join("; "),
     ],
     ["Provider retries", providerRetriesText(s.providerRetries)],
+    [
+      "Last provider wait",
+      lastWait ? `${providerWaitLine(lastWait).replace(/^\[provider limit\] /, "")} (at ${lastWait.at})` : "",
+    ],
     ["Session", s.sessionId],
     ["PR", s.prUrl],
   ];
