@@ -41,6 +41,15 @@ if (prompt.startsWith("stubborn")) {
 }
 setTimeout(() => {
   if (prompt === "crash") process.exit(3);
+  // "overloaded-once": the provider answers 529 past the CLI's own retries, once (a marker file).
+  const marker = path.join(path.dirname(process.env.JOURNAL), "overloaded");
+  if (cli === "claude" && prompt === "overloaded-once" && !fs.existsSync(marker)) {
+    fs.writeFileSync(marker, "");
+    const i = args.indexOf("--session-id");
+    out({ type: "system", subtype: "init", session_id: i >= 0 ? args[i + 1] : "none" });
+    out({ type: "result", is_error: true, terminal_reason: "api_error", api_error_status: 529, result: "API Error: 529 Overloaded" });
+    process.exit(1);
+  }
   if (cli === "claude") {
     const i = Math.max(args.indexOf("--session-id"), args.indexOf("--resume"));
     const id = i >= 0 ? args[i + 1] : "none";
@@ -234,6 +243,33 @@ describe("realtime session (docs/supervisor.md#realtime-sessions)", () => {
     expect(await session).toBe(0);
     expect((await journal()).length).toBe(17);
   }, 30_000);
+
+  it("a turn the provider limits past the CLI's retries waits and runs again inside the turn: one reply, the queue unchanged", async () => {
+    const session = runSupervisorWith(["--", "overloaded-once"], env(), io());
+    await serving();
+    const reply = await call("/v1/prompt", { prompt: "after" });
+    expect(reply.body).toMatchObject({ turn: 2 });
+    await call("/v1/close");
+    expect(await session).toBe(0);
+    // Turn 1 took two processes (the wait between them), turn 2 one; no turn was added or lost.
+    expect((await journal()).map((r) => r.args.at(-1))).toEqual([
+      "overloaded-once",
+      "overloaded-once",
+      "after",
+    ]);
+    expect(events()).toEqual([
+      "agent/started",
+      "turn/started 1",
+      "turn/succeeded 1 =0",
+      "turn/started 2",
+      "turn/succeeded 2 =0",
+      "agent/succeeded =0",
+    ]);
+    const waits = stdout
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.kind === "provider-limit");
+    expect(waits).toMatchObject([{ provider: "anthropic", status: 529, retry: 1, turn: 1 }]);
+  });
 
   it("a failed turn does not end the session", async () => {
     const session = runSupervisorWith(["--", "fail"], env(), io());

@@ -242,6 +242,9 @@ export async function runRealtime(
       return 1;
     }
     let watcher = new AttemptWatcher(vendor, recipe.model);
+    // The model answered in one of this turn's processes: the session holds the turn's prompt.
+    let answered = false;
+    const continues = () => sessionExists && answered;
     const retried = await runWithProviderRetries({
       argv,
       ...(deadlineAt !== undefined ? { deadlineAt } : {}),
@@ -251,19 +254,19 @@ export async function runRealtime(
       retriesBefore: providerRetries,
       attempt: (attemptArgv) => {
         watcher = new AttemptWatcher(vendor, recipe.model);
-        return runAttempt(file, attemptArgv, turn, (line) => watcher.line(line)).then((outcome) => ({
-          outcome,
-          answer: watcher.answer(outcome),
-        }));
+        return runAttempt(file, attemptArgv, turn, (line) => watcher.line(line)).then((outcome) => {
+          answered ||= watcher.answered;
+          return { outcome, answer: watcher.answer(outcome) };
+        });
       },
-      // The session the turn's processes announced is continued; a turn that died before its
-      // session began runs again as it was.
-      continuation: () => (sessionExists ? turnArgv(recipe, RESUME_PROMPT, { resume: sessionId }) : argv),
+      // The session is continued once the model answered in it this turn; before that the turn runs
+      // again as it was, so its prompt is never lost (AttemptWatcher.answered).
+      continuation: () => (continues() ? turnArgv(recipe, RESUME_PROMPT, { resume: sessionId }) : argv),
       onWait: (wait) => {
         providerRetries += 1;
         announceWait(emitter, log, wait, {
           turn,
-          resumed: sessionExists ? `continuing session ${sessionId}` : "running the turn again",
+          resumed: continues() ? `continuing session ${sessionId}` : "running the turn again",
         });
       },
       onGiveUp: (why, answer) => announceGiveUp(log, why, answer, turn),
