@@ -17,6 +17,7 @@ import { AgentController } from "../src/controller/controller.js";
 import { ControllerMetrics } from "../src/controller/metrics.js";
 import { AGENT_BASE_URL_SETTINGS } from "../src/core/agent-clis.js";
 import { jobNameFor } from "../src/core/names.js";
+import type { Agent } from "../src/core/types.js";
 import { AGENT_DEFINITIONS, AGENTS, PODS, SECRETS, STATIONS } from "../src/kube/resources.js";
 import { agentSecretsReader, SinkDispatcher } from "../src/sinks/index.js";
 import { startAnthropicMessages } from "../test/fakes/models/anthropic-messages.js";
@@ -161,6 +162,18 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       if (main?.running || main?.terminated) seen["agent started"] ??= t;
       pods.set(agent, seen);
     });
+    // How each Agent ended, as the watch saw it (the phase, and the message of a failure).
+    const ended = new Map<string, string>();
+    const endLoop = watchLoop<Agent>(client, AGENTS, NS, abort.signal, (a) => {
+      const phase = a.status?.phase;
+      if (phase === "Succeeded" || phase === "Failed")
+        ended.set(
+          a.metadata?.name ?? "",
+          phase === "Succeeded"
+            ? phase
+            : `${phase}: ${(a.status?.conditions ?? []).map((c) => `${c.type} ${c.reason ?? ""} ${c.message ?? ""}`).join("; ")}`,
+        );
+    });
     await new Promise((r) => setTimeout(r, 1000));
 
     const shimsOfNode = (c: string) =>
@@ -201,13 +214,9 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       600_000,
     );
     // Numbers from failed runs would flatter or blame the wrong stage: say how each run ended.
-    const ended = new Map<string, string>();
-    for (const name of names) {
-      const a = await client.get(AGENTS, NS, name);
-      const st = (a as { status?: { phase?: string; message?: string } }).status;
-      ended.set(name, st?.phase === "Succeeded" ? "Succeeded" : `${st?.phase}: ${st?.message ?? ""}`);
-    }
-    const failed = [...ended].filter(([, how]) => how !== "Succeeded");
+    const failed = names
+      .map((name): [string, string] => [name, ended.get(name) ?? "never seen terminal"])
+      .filter(([, how]) => how !== "Succeeded");
     for (const [name, how] of failed) log(`Agent ${name} did not succeed: ${how}`);
 
     const firstRequest = new Map<string, number>();
@@ -300,7 +309,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       },
     });
     log(`wrote ${file}`);
-    await Promise.race([podLoop, new Promise((r) => setTimeout(r, 0))]);
+    await Promise.race([podLoop, endLoop, new Promise((r) => setTimeout(r, 0))]);
   } finally {
     abort.abort();
     await controller?.stop();
