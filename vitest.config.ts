@@ -32,6 +32,7 @@ export default defineConfig({
             "test/fakes/**/*.test.ts",
             "test/deploy/**/*.test.ts",
             "test/repo/**/*.test.ts",
+            "bench/**/*.test.ts",
           ],
         },
       },

@@ -16,6 +16,8 @@ import { parseConfig } from "../src/controller/config.js";
 import { AgentController } from "../src/controller/controller.js";
 import { ControllerMetrics } from "../src/controller/metrics.js";
 import { AGENT_BASE_URL_SETTINGS } from "../src/core/agent-clis.js";
+import { jobNameFor } from "../src/core/names.js";
+import type { Agent } from "../src/core/types.js";
 import { AGENT_DEFINITIONS, AGENTS, PODS, SECRETS, STATIONS } from "../src/kube/resources.js";
 import { agentSecretsReader, SinkDispatcher } from "../src/sinks/index.js";
 import { startAnthropicMessages } from "../test/fakes/models/anthropic-messages.js";
@@ -30,25 +32,23 @@ import {
   mib,
   observeAgents,
   observeJobs,
-  pct,
   printRows,
   startBenchPlane,
   waitUntil,
   watchLoop,
   writeResult,
 } from "./lib.js";
+import {
+  memoryPerPod,
+  type NodeMemory,
+  type RunStages,
+  STAGES,
+  type Stage,
+  stageShares,
+  stageTimes,
+} from "./real-node-report.js";
 
 const NS = "bench-real-node";
-const STAGES = [
-  "job created",
-  "pod scheduled",
-  "init started",
-  "init done",
-  "agent started",
-  "first model request",
-  "terminal",
-] as const;
-type Stage = (typeof STAGES)[number];
 
 function agentsArg(argv: string[]): number {
   const i = argv.indexOf("--agents");
@@ -162,7 +162,33 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       if (main?.running || main?.terminated) seen["agent started"] ??= t;
       pods.set(agent, seen);
     });
+    // How each Agent ended, as the watch saw it (the phase, and the message of a failure).
+    const ended = new Map<string, string>();
+    const endLoop = watchLoop<Agent>(client, AGENTS, NS, abort.signal, (a) => {
+      const phase = a.status?.phase;
+      if (phase === "Succeeded" || phase === "Failed")
+        ended.set(
+          a.metadata?.name ?? "",
+          phase === "Succeeded"
+            ? phase
+            : `${phase}: ${(a.status?.conditions ?? []).map((c) => `${c.type} ${c.reason ?? ""} ${c.message ?? ""}`).join("; ")}`,
+        );
+    });
     await new Promise((r) => setTimeout(r, 1000));
+
+    const shimsOfNode = (c: string) =>
+      c.includes("containerd-shim-runc-v2") && c.includes(node.state.containerdSocket.replace(/\.sock$/, ""));
+    const nodeMemory = (): NodeMemory => {
+      const shims = rss(shimsOfNode);
+      return {
+        kubelet: rss((c) => c.includes(`--hostname-override=${MACHINE.nodeName}`)).bytes,
+        containerd: rss((c) => c.startsWith("containerd ") && c.includes(node.state.dir)).bytes,
+        shims: shims.bytes,
+        shimCount: shims.count,
+      };
+    };
+    // The node with no run pod: what each pod adds is measured from here.
+    const idle = nodeMemory();
 
     const names = Array.from({ length: n }, (_, i) => `rn-${i}`);
     const created = new Map<string, number>();
@@ -176,32 +202,22 @@ export async function realNodeBench(argv: string[]): Promise<void> {
         await client.create(AGENTS, NS, body);
       }),
     );
-    let memory:
-      | { kubelet: number; containerd: number; shims: number; shimCount: number; podsUp: number }
-      | undefined;
+    let memory: (NodeMemory & { podsUp: number }) | undefined;
     await waitUntil(
       `${n} Agents terminal`,
       () => {
-        const up = rss(
-          (c) =>
-            c.includes("containerd-shim-runc-v2") &&
-            c.includes(node.state.containerdSocket.replace(/\.sock$/, "")),
-        );
         // Run pods whose sandbox is up: their init started, the Agent not yet terminal.
         const podsUp = names.filter((x) => pods.get(x)?.["init started"] && !agents.terminal.has(x)).length;
-        if (!memory || podsUp > memory.podsUp) {
-          memory = {
-            podsUp,
-            kubelet: rss((c) => c.includes(`--hostname-override=${MACHINE.nodeName}`)).bytes,
-            containerd: rss((c) => c.startsWith("containerd ") && c.includes(node.state.dir)).bytes,
-            shims: up.bytes,
-            shimCount: up.count,
-          };
-        }
+        if (!memory || podsUp > memory.podsUp) memory = { ...nodeMemory(), podsUp };
         return agents.terminal.size >= n;
       },
       600_000,
     );
+    // Numbers from failed runs would flatter or blame the wrong stage: say how each run ended.
+    const failed = names
+      .map((name): [string, string] => [name, ended.get(name) ?? "never seen terminal"])
+      .filter(([, how]) => how !== "Succeeded");
+    for (const [name, how] of failed) log(`Agent ${name} did not succeed: ${how}`);
 
     const firstRequest = new Map<string, number>();
     for (const entry of model.journal()) {
@@ -210,40 +226,56 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       if (name && !firstRequest.has(name) && entry.path.endsWith("/messages"))
         firstRequest.set(name, entry.at);
     }
-    const rows: [string, string, string?][] = [];
-    const result: Record<string, { p50: number; p90: number; max: number; n: number }> = {};
-    for (const stage of STAGES) {
-      const xs = names
-        .map((name) => {
-          const t0 = created.get(name) ?? 0;
-          const job = [...jobs.seen.entries()].find(([j]) => j.includes(name))?.[1];
-          const at =
-            stage === "job created"
-              ? job
-              : stage === "first model request"
-                ? firstRequest.get(name)
-                : stage === "terminal"
-                  ? agents.terminal.get(name)
-                  : pods.get(name)?.[stage];
-          return at === undefined ? undefined : (at - t0) / 1000;
-        })
-        .filter((x): x is number => x !== undefined);
-      result[stage] = { p50: pct(xs, 50), p90: pct(xs, 90), max: Math.max(...xs), n: xs.length };
-      rows.push([
-        `${stage} (s after create; ${xs.length}/${n})`,
-        `p50 ${pct(xs, 50).toFixed(2)}`,
-        `p90 ${pct(xs, 90).toFixed(2)}`,
-      ]);
-    }
-    const phases = names.map((name) => agents.terminal.has(name));
-    printRows(`Real node: ${n} Agents created at once (real claude, local model server)`, rows);
-    const m = memory ?? { kubelet: 0, containerd: 0, shims: 0, shimCount: 0, podsUp: 0 };
-    printRows(`Node memory with the most run pods up (${m.podsUp})`, [
-      ["kubelet RSS (MiB)", String(mib(m.kubelet))],
-      ["containerd RSS (MiB)", String(mib(m.containerd))],
-      [`shims RSS (MiB, ${m.shimCount} shims)`, String(mib(m.shims))],
-      ["per run pod: shim RSS (MiB)", String(m.podsUp > 0 ? mib(m.shims / m.podsUp) : 0)],
+    const runs: RunStages[] = names.map((name) => {
+      const t0 = created.get(name) ?? 0;
+      const job = jobs.seen.get(jobNameFor(name));
+      const at: Partial<Record<Stage, number>> = {
+        ...pods.get(name),
+        "job created": job,
+        "first model request": firstRequest.get(name),
+        terminal: agents.terminal.get(name),
+      };
+      const out: RunStages = {};
+      for (const stage of STAGES) {
+        const t = at[stage];
+        if (t !== undefined) out[stage] = (t - t0) / 1000;
+      }
+      return out;
+    });
+    const result = stageTimes(runs);
+    const shares = stageShares(runs);
+    const f = (x: number) => x.toFixed(2);
+    const rows: [string, string, string?][] = STAGES.map((stage) => [
+      `${stage} (s after create; ${result[stage].n}/${n})`,
+      `p50 ${f(result[stage].p50)}`,
+      `p90 ${f(result[stage].p90)}`,
     ]);
+    printRows(
+      `Real node: ${n} Agents created at once (real claude, local model server); ${n - failed.length} Succeeded`,
+      rows,
+    );
+    printRows(
+      "Where the time goes (s from the stage before, per run; pod stages as a watch saw them)",
+      STAGES.map((stage) => [
+        `${shares[stage].after} → ${stage} (${shares[stage].n} runs)`,
+        `p50 ${f(shares[stage].p50)}`,
+        `p90 ${f(shares[stage].p90)}`,
+      ]),
+    );
+    const m = memory ?? { ...idle, podsUp: 0 };
+    const per = memoryPerPod(idle, m, m.podsUp);
+    printRows(`Node memory (RSS, MiB): idle, and with the most run pods up (${m.podsUp})`, [
+      ["kubelet", String(mib(idle.kubelet)), String(mib(m.kubelet))],
+      ["containerd", String(mib(idle.containerd)), String(mib(m.containerd))],
+      [`shims (${idle.shimCount}, then ${m.shimCount})`, String(mib(idle.shims)), String(mib(m.shims))],
+    ]);
+    if (per)
+      printRows("Per run pod (MiB): growth from idle / pods up", [
+        ["kubelet", String(mib(per.kubelet))],
+        ["containerd", String(mib(per.containerd))],
+        ["shim", String(mib(per.shim))],
+        ["node parts together", String(mib(per.total))],
+      ]);
     const target = result["first model request"]?.p50 ?? Number.POSITIVE_INFINITY;
     console.log(
       `\nfirst model request p50 ${target.toFixed(2)} s (target ≤ 5 s): ${target <= 5 ? "met" : "missed"}`,
@@ -252,17 +284,32 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       n,
       load: { start: loadStart, end: load() },
       stages: result,
-      terminal: phases.filter(Boolean).length,
+      shares,
+      succeeded: n - failed.length,
+      failed: Object.fromEntries(failed),
       memory: {
         podsUp: m.podsUp,
+        idle: {
+          kubeletMiB: mib(idle.kubelet),
+          containerdMiB: mib(idle.containerd),
+          shimsMiB: mib(idle.shims),
+        },
         kubeletMiB: mib(m.kubelet),
         containerdMiB: mib(m.containerd),
         shimsMiB: mib(m.shims),
         shims: m.shimCount,
+        perPodMiB: per
+          ? {
+              kubelet: mib(per.kubelet),
+              containerd: mib(per.containerd),
+              shim: mib(per.shim),
+              total: mib(per.total),
+            }
+          : undefined,
       },
     });
     log(`wrote ${file}`);
-    await Promise.race([podLoop, new Promise((r) => setTimeout(r, 0))]);
+    await Promise.race([podLoop, endLoop, new Promise((r) => setTimeout(r, 0))]);
   } finally {
     abort.abort();
     await controller?.stop();

@@ -8,8 +8,10 @@
  * plugins), the example Station's runs go there: the agent image built from the Dockerfile and a
  * Station image with the REAL pinned claude CLI (deploy/station-image/Dockerfile), talking to a
  * local Anthropic Messages server started here, whose scripted answer writes a file in the run's
- * workspace through claude's own Write tool. Otherwise, with dist/agent built, the runs go to the
- * pod runner (this project's stand-in kubelet) and the log says why. DEV_FAKE_CLI=1 keeps a fake
+ * workspace through claude's own Write tool. Otherwise, or when the node does not start (another
+ * plane's node still running after DEV_NODE_WAIT_S, default 60 s; an image build or import failing),
+ * the log says why and, with dist/agent built, the runs go to the pod runner (this project's
+ * stand-in kubelet). DEV_FAKE_CLI=1 keeps a fake
  * claude (machines without the CLIs or the network to get them); DEV_REAL_NODE=0 skips the real
  * node; DEV_POD_RUNNER=0 keeps kwok.
  */
@@ -32,8 +34,14 @@ import { buildStationImages, FAKE_CLI_STATION_IMAGE, REAL_CLI_STATION_IMAGE } fr
 const NAMESPACE = process.env.NAMESPACE ?? "ai-agents";
 /** Why the example does not run on the real node ("" when it does); DEV_REAL_NODE=0 says so. */
 const NODE_PROBLEM = process.env.DEV_REAL_NODE === "0" ? "DEV_REAL_NODE=0" : realNodeProblem();
-/** DEV_POD_RUNNER=0 keeps the example Station on kwok (scripted pods) even when dist/agent exists. */
-const USE_RUNNER = NODE_PROBLEM !== "" && process.env.DEV_POD_RUNNER !== "0" && runPodProgramsBuilt();
+/** How long to wait for another plane's real node (DEV_NODE_WAIT_S, default 60) before falling back. */
+const DEV_NODE_WAIT_MS = (() => {
+  const raw = process.env.DEV_NODE_WAIT_S ?? "60";
+  const s = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(s) || s < 0)
+    throw new Error(`DEV_NODE_WAIT_S must be a number of seconds ≥ 0, got: "${raw}"`);
+  return s * 1000;
+})();
 /** DEV_FAKE_CLI=1 runs the fake claude on the pod runner instead of the real one. */
 const WANT_REAL_CLI = process.env.DEV_FAKE_CLI !== "1";
 const log = (m: string) => process.stderr.write(`[dev] ${m}\n`);
@@ -96,6 +104,33 @@ function nodeWords(where: "real-node" | "pod-runner"): string {
     : "the pod runner (node runner-node-0, this project's stand-in kubelet); DEV_POD_RUNNER=0 keeps kwok";
 }
 
+/**
+ * The plane with the real node, the agent image and the example's Station image imported (the
+ * real pinned CLIs, or the fakes). A failure stops what started and throws.
+ */
+async function startOnRealNode(realCli: boolean): Promise<{ plane: ControlPlane; agentImage?: string }> {
+  const plane = await startControlPlane({
+    log: (m) => log(m),
+    // A developer waits a minute for another plane's node (an integration run), not ten.
+    realNode: { images: ["agent"], lockTimeoutMs: DEV_NODE_WAIT_MS },
+  });
+  try {
+    const node = plane.realNode;
+    if (!node) throw new Error("the plane started without its real node");
+    const manifest = await buildImages(["agent"], log);
+    const { realClis, fakeClis } = await buildStationImages(
+      manifest,
+      [realCli ? "realClis" : "fakeClis"],
+      log,
+    );
+    for (const image of [realClis, fakeClis]) if (image) await node.importImage(image, log);
+    return { plane, agentImage: node.state.images.agent?.name };
+  } catch (err) {
+    await plane.stop();
+    throw err;
+  }
+}
+
 function yamlFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
@@ -134,42 +169,33 @@ async function main(): Promise<void> {
     }
   }, 1000).unref();
 
-  const onRealNode = NODE_PROBLEM === "";
+  let nodeProblem = NODE_PROBLEM;
+  let agentImage: string | undefined;
+  let realCli: true | string = process.env.DEV_FAKE_CLI === "1" ? "DEV_FAKE_CLI=1" : true;
+  if (nodeProblem === "") {
+    if (realCli !== true) log(`the fake claude runs instead of the real one: ${realCli}`);
+    try {
+      ({ plane, agentImage } = await startOnRealNode(realCli === true));
+    } catch (err) {
+      // The machine can, but the node did not start here (another plane's node held on past the
+      // wait, a build or an import failed): say why, and run the example as a machine without one.
+      nodeProblem = `it did not start: ${(err as Error).message.trim().split("\n").slice(0, 6).join(" | ")}`;
+      plane = undefined;
+    }
+  }
+  const onRealNode = nodeProblem === "";
+  const useRunner = !onRealNode && process.env.DEV_POD_RUNNER !== "0" && runPodProgramsBuilt();
   if (!onRealNode) {
     log(
-      `no real node (${NODE_PROBLEM}): ${USE_RUNNER ? "the example's run pods run on the pod runner, this project's stand-in kubelet" : "the example Station stays on kwok"}`,
+      `no real node (${nodeProblem}): ${useRunner ? "the example's run pods run on the pod runner, this project's stand-in kubelet" : "the example Station stays on kwok"}`,
     );
+    // Before the plane: the pod runner's real-CLI image looks for the CLI cache when the plane starts.
+    if (realCli === true) realCli = useRunner ? await realCliReady() : "no run pods run";
+    if (useRunner && realCli !== true) log(`the fake claude runs instead of the real one: ${realCli}`);
+    plane = await startControlPlane({ log: (m) => log(m), podRunner: useRunner });
+    if (useRunner) agentImage = RUNNER_AGENT_IMAGE;
   }
-  // Before the plane: the pod runner's real-CLI image looks for the CLI cache when the plane starts.
-  const realCli = onRealNode
-    ? process.env.DEV_FAKE_CLI === "1"
-      ? "DEV_FAKE_CLI=1"
-      : true
-    : USE_RUNNER
-      ? await realCliReady()
-      : "no run pods run";
-  if ((onRealNode || USE_RUNNER) && realCli !== true)
-    log(`the fake claude runs instead of the real one: ${realCli}`);
-
-  plane = await startControlPlane({
-    log: (m) => log(m),
-    podRunner: USE_RUNNER,
-    ...(onRealNode ? { realNode: { images: ["agent"] } } : {}),
-  });
-  let agentImage: string | undefined;
-  if (plane.realNode) {
-    // The Station image the example runs: the real pinned CLIs, or the fakes.
-    const manifest = await buildImages(["agent"], log);
-    const { realClis, fakeClis } = await buildStationImages(
-      manifest,
-      [realCli === true ? "realClis" : "fakeClis"],
-      log,
-    );
-    for (const image of [realClis, fakeClis]) if (image) await plane.realNode.importImage(image, log);
-    agentImage = plane.realNode.state.images.agent?.name;
-  } else if (USE_RUNNER) {
-    agentImage = RUNNER_AGENT_IMAGE;
-  }
+  if (!plane) throw new Error("no control plane");
   const where = onRealNode ? ("real-node" as const) : ("pod-runner" as const);
   const api = plane.api();
   const crds = await installCrds(api, yamlFiles(join(REPO_ROOT, "deploy/crds")));
