@@ -87,4 +87,17 @@ describe("status.providerRetries from a run's log", () => {
     expect(lastProviderAnswer(event(0, 1000, 1))).toBe("anthropic no answer (connection dropped): said 0");
     expect(lastProviderAnswer("")).toBeUndefined();
   });
+
+  it.each([
+    [
+      "a drop after answers: the answer, then the drop",
+      [429, 0, 0],
+      "anthropic 429: said 429; after it: no answer (connection dropped): said 0",
+    ],
+    ["an answer after a drop: the answer alone", [0, 529], "anthropic 529: said 529"],
+    ["drops only", [0, 0], "anthropic no answer (connection dropped): said 0"],
+  ])("%s", (_, statuses, words) => {
+    const lines = statuses.map((s, i) => event(s, 1000, i + 1)).join("\n");
+    expect(lastProviderAnswer(lines)).toBe(words);
+  });
 });

@@ -128,11 +128,28 @@ export function providerRetriesOf(lines: string, runSeconds?: number): ProviderR
   };
 }
 
-/** The last event's answer in words, for a failure reason: `anthropic 429: <message>`. */
+/**
+ * The provider's last answer in words, for a failure reason: `anthropic 429: <message>`. A dropped
+ * connection is not an answer: when the provider answered before the drops, the answer is named
+ * first and the last drop after it (`gemini 429: <message>; after it: no answer (connection
+ * dropped): <message>`), so a run that waited out a limit and then lost a connection still says
+ * which limit it waited for.
+ */
 export function lastProviderAnswer(lines: string): string | undefined {
-  let last: ProviderLimitEvent | undefined;
-  for (const line of lines.split("\n")) last = parseProviderLimitEvent(line) ?? last;
-  if (last === undefined) return undefined;
-  const what = last.status === 0 ? "no answer (connection dropped)" : String(last.status);
-  return `${last.provider} ${what}${last.message ? `: ${last.message}` : ""}`;
+  let lastAnswer: ProviderLimitEvent | undefined;
+  let lastDrop: ProviderLimitEvent | undefined;
+  for (const line of lines.split("\n")) {
+    const event = parseProviderLimitEvent(line);
+    if (event === undefined) continue;
+    if (event.status === 0) lastDrop = event;
+    else {
+      lastAnswer = event;
+      lastDrop = undefined;
+    }
+  }
+  const words = (e: ProviderLimitEvent, what: string) => `${what}${e.message ? `: ${e.message}` : ""}`;
+  const drop = lastDrop && words(lastDrop, "no answer (connection dropped)");
+  if (lastAnswer === undefined) return lastDrop && `${lastDrop.provider} ${drop}`;
+  const answer = `${lastAnswer.provider} ${words(lastAnswer, String(lastAnswer.status))}`;
+  return drop ? `${answer}; after it: ${drop}` : answer;
 }
