@@ -4,7 +4,7 @@
  */
 
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -86,6 +86,22 @@ describe("deploy/kustomization.yaml", () => {
   });
 });
 
+describe("every component, listed in a user's overlay that sets no namespace", () => {
+  /** Kinds that live outside any namespace. */
+  const CLUSTER_SCOPED = new Set(["Namespace", "CustomResourceDefinition", "ValidatingWebhookConfiguration"]);
+  it("puts every namespaced object in ai-agents (the base's namespace does not reach a component)", async () => {
+    const components = (await readdir(join(REPO_ROOT, "deploy", "components"), { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+    expect(components).toContain("monitoring");
+    const all = await renderInstall(components);
+    const astray = all
+      .filter((o) => !CLUSTER_SCOPED.has(o.kind) && o.metadata.namespace !== "ai-agents")
+      .map(objectKey);
+    expect(astray).toEqual([]);
+  }, 60_000);
+});
+
 describe("kubectl kustomize deploy", () => {
   // deploy/crds is written by codegen; until it is, the staged installs use schemas/crds.
   it.runIf(crdsGenerated)(
@@ -117,8 +133,15 @@ describe("base install", () => {
         "RoleBinding/ai-agents/agent-launcher",
         "ServiceAccount/ai-agents/agent-controller",
         "ServiceAccount/ai-agents/agent-launcher",
+        "Service/ai-agents/agent-controller-metrics",
       ].sort(),
     );
+  });
+
+  it("puts the controller's metrics behind the Service agent-controller-metrics, on the health port", () => {
+    const service = findObject(base, "Service", "agent-controller-metrics");
+    expect(service.spec.selector).toEqual({ "agents.re-cinq.com/component": "controller" });
+    expect(service.spec.ports).toEqual([{ name: "metrics", port: 8081, targetPort: "health", protocol: "TCP" }]);
   });
 
   it("labels the namespace for pod security baseline enforcement", () => {
@@ -230,7 +253,6 @@ describe("base install", () => {
     expect(findObject(base, "NetworkPolicy", "agent-job-egress").spec).toEqual({
       podSelector: { matchLabels: { "agents.re-cinq.com/component": "job" } },
       policyTypes: ["Ingress", "Egress"],
-      ingress: [],
       egress: [
         {
           to: [
