@@ -1,86 +1,222 @@
 /**
  * The install as docs/deploy.md tells a platform team, on a plane with a real node serving Services
- * (docs/deploy.md "The test install"): `kubectl apply -k` of deploy/ through test/install (image pull
- * policy and the real node's taint only), the controller as its Deployment from inside its pods,
- * the Secret, the first Station and Agent; the Agent ends Succeeded on the real node. No controller
- * process is started by the test and no permission is added.
+ * (docs/deploy.md "The test install"), step by step: the images, the Prometheus Operator CRDs a
+ * cluster with monitoring has, `kubectl apply -k` of deploy/ with the batch, realtime and monitoring
+ * components through test/install (image pull policy and the real node's taint) and a user overlay
+ * pointing the controller at this machine's servers, then the Secrets. Then runs through the
+ * installed system: an exec run, the real claude delivering a pull request through the courier, a
+ * realtime session through the prompt API's Service, a batch run, `kubectl agent`, the leader killed
+ * mid-run and a rolling update mid-run. No controller process is started by the test and no
+ * permission is added.
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildKubectlAgent } from "../../scripts/build-kubectl-agent.js";
+import { createBareRepo, type GitHttpServer, startGitHttpServer } from "../fakes/git-http.js";
+import { type FakeGitHub, startFakeGitHub } from "../fakes/github.js";
+import { type AnthropicMessagesServer, startAnthropicMessages } from "../fakes/models/anthropic-messages.js";
+import { type FakeAnthropic, startFakeAnthropic } from "../fakes/providers/anthropic.js";
 import type { HarnessApi } from "../harness/api.js";
 import { type ControlPlane, startControlPlane } from "../harness/cluster.js";
+import { buildImages } from "../harness/images.js";
 import { MACHINE, REAL_NODE_SCHEDULING, realNodeProblem } from "../harness/real-node/index.js";
+import { buildStationImages, REAL_CLI_STATION_IMAGE } from "../harness/station-images.js";
+import {
+  AGENTS,
+  type AgentObject,
+  condition,
+  eventReasons,
+  jobsOf,
+  type Kubectl,
+  kubectlWith,
+  leaseHolder,
+  NS,
+  prometheusOperatorCrds,
+  terminalAgent,
+  until,
+  writeUserOverlay,
+} from "./install-support.js";
 
 const run = promisify(execFile);
 const problem = realNodeProblem();
 const log = (m: string) => process.stderr.write(`[install test] ${m}\n`);
-const REPO = resolve(import.meta.dirname, "../..");
-const NS = "ai-agents";
+const HOST = MACHINE.gateway;
+const CLAUDE_MODEL = "claude-sonnet-4-6";
+const ANTHROPIC_KEY = "sk-ant-api03-install-test-key";
+const CLONE_TOKEN = "ghp_installclone0123456789";
+const DELIVERY_TOKEN = "ghs_installdeliver0123456789";
+const API_TOKEN = "install-test-api-token-0123456789abcdef";
+/** A run with the real claude starts in seconds on an idle machine, much later on a loaded one. */
+const CLAUDE_RUN_MS = 240_000;
 
-async function until<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs / 1000} s: ${what}`);
-    await sleep(500);
-  }
-}
+const agentDefinition = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: "agents.re-cinq.com/v1beta1",
+  kind: "AgentDefinition",
+  metadata: { name, namespace: NS },
+  spec,
+});
+const station = (name: string, definition: string, image: string, spec: Record<string, unknown> = {}) => ({
+  apiVersion: "agents.re-cinq.com/v1beta1",
+  kind: "Station",
+  metadata: { name, namespace: NS },
+  spec: {
+    agentDefRef: definition,
+    ...spec,
+    template: { spec: { ...REAL_NODE_SCHEDULING, containers: [{ name: "agent", image }] } },
+  },
+});
+const agent = (name: string, stationRef: string, spec: Record<string, unknown> = {}) => ({
+  apiVersion: "agents.re-cinq.com/v1beta1",
+  kind: "Agent",
+  metadata: { name, namespace: NS },
+  spec: { stationRef, ...spec },
+});
+/** An exec definition and Station running `command` in the agent image. */
+const execObjects = (name: string, command: string, agentImage: string) => [
+  agentDefinition(name, { prompt: "run", model: "exec", tool_config: { command: ["sh", "-c", command] } }),
+  station(name, name, agentImage),
+];
 
 describe.skipIf(problem !== "")(
   `the install on a real node${problem ? ` (skipped: ${problem})` : ""}`,
   () => {
     let plane: ControlPlane | undefined;
     let api: HarnessApi;
-    const kubectl = async (...args: string[]) =>
-      (await run("kubectl", [`--kubeconfig=${plane?.kubeconfig}`, ...args], { cwd: REPO })).stdout;
+    let model: AnthropicMessagesServer;
+    let batchApi: FakeAnthropic;
+    let git: GitHttpServer;
+    let github: FakeGitHub;
+    let work: string;
+    let agentImage: string;
+    let controllerImage: string;
+    const kubectl: Kubectl = kubectlWith(() => plane?.kubeconfig ?? "");
+    /** kubectl with the plugin on PATH, as docs/kubectl-plugin.md installs it. */
+    let kubectlAgent: Kubectl;
+    /** The user's overlay: test/install plus where this machine's servers are. */
+    let controllerEnv: Record<string, string>;
+    const apply = async (objects: unknown[]) => {
+      const file = join(work, `objects-${Date.now()}.json`);
+      await writeFile(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
+      return await kubectl.both("apply", "-f", file);
+    };
+    const applyOverlay = async (controllerTag?: string) =>
+      await kubectl(
+        "apply",
+        "-k",
+        await writeUserOverlay(join(work, "overlay"), {
+          env: controllerEnv,
+          ...(controllerTag ? { controllerTag } : {}),
+        }),
+      );
+    const readyReplicas = async () =>
+      (
+        (await api.ok("GET", `/apis/apps/v1/namespaces/${NS}/deployments/agent-controller`)) as {
+          status?: { readyReplicas?: number; updatedReplicas?: number; replicas?: number };
+        }
+      ).status ?? {};
 
     beforeAll(async () => {
       while (existsSync(MACHINE.lockFile)) await sleep(1_000);
+      work = await mkdtemp(join(tmpdir(), "install-test-"));
       plane = await startControlPlane({ realNode: { images: ["agent", "controller"], services: true }, log });
       api = plane.api();
+      const node = plane.realNode;
+      if (!node) throw new Error("the plane started without its real node");
+      agentImage = plane.state.realNode?.images.agent?.name ?? "";
+      controllerImage = plane.state.realNode?.images.controller?.name ?? "";
+      // The Station image with the pinned real CLIs (deploy/station-image/Dockerfile, docs/agent-clis.md).
+      const stations = await buildStationImages(await buildImages(["agent"], log), ["realClis"], log);
+      if (stations.realClis) await node.importImage(stations.realClis, log);
+
+      const pluginDir = join(work, "plugin");
+      await buildKubectlAgent(() => {}, pluginDir);
+      kubectlAgent = kubectlWith(() => plane?.kubeconfig ?? "", {
+        PATH: `${pluginDir}:${process.env.PATH ?? ""}`,
+        HOME: work,
+      });
+
+      model = await startAnthropicMessages(HOST);
+      batchApi = await startFakeAnthropic({ apiKey: ANTHROPIC_KEY, host: HOST });
+      const forgeRoot = join(work, "forge");
+      createBareRepo(forgeRoot, "acme/app", { "README.md": "helo world\n" });
+      git = await startGitHttpServer({
+        root: forgeRoot,
+        token: CLONE_TOKEN,
+        moreTokens: { delivery: DELIVERY_TOKEN },
+        host: HOST,
+      });
+      github = await startFakeGitHub({
+        token: DELIVERY_TOKEN,
+        gitRoot: forgeRoot,
+        htmlUrl: "https://github.test",
+        host: HOST,
+      });
+      controllerEnv = {
+        AGENT_ANTHROPIC_BASE_URL: model.origin,
+        ANTHROPIC_BASE_URL: batchApi.url,
+        GITHUB_API_URL: github.url,
+        GITHUB_SERVER_URL: git.url,
+        BATCH_POLL_SECONDS: "2",
+      };
     }, 1_500_000);
 
     afterAll(async () => {
       if (plane) {
-        for (const pod of (
-          (await api.ok("GET", `/api/v1/namespaces/${NS}/pods`)) as {
-            items: { metadata: { name: string } }[];
-          }
-        ).items)
+        const pods = (await api.ok(
+          "GET",
+          `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fcomponent%3Dcontroller`,
+        )) as {
+          items: { metadata: { name: string } }[];
+        };
+        for (const pod of pods.items)
           log(
             `${pod.metadata.name}:\n${(await api.request("GET", `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}/log?tailLines=20`)).body}`,
           );
       }
       await plane?.stop();
+      await Promise.all([model?.close(), batchApi?.close(), git?.close(), github?.close()]);
+      if (work) await rm(work, { recursive: true, force: true });
     });
 
-    it("kubectl apply -k installs the base; both controller replicas become Ready, one holds the Lease", async () => {
+    it("kubectl apply -k installs the base and the components; without its Secret a pod says which, with it both replicas become Ready, one holds the Lease", async () => {
+      // docs/deploy.md: components/monitoring needs the Prometheus Operator CRDs (a cluster with
+      // kube-prometheus-stack has them).
+      for (const crd of await prometheusOperatorCrds()) await kubectl("apply", "--server-side", "-f", crd);
       // CRDs and the namespace come in the same apply; a second apply is idempotent.
-      await kubectl("apply", "-k", "test/install");
-      await kubectl("apply", "-k", "test/install");
-      const ready = await until("the Deployment's 2 replicas Ready", 180_000, async () => {
-        const d = (await api.ok("GET", `/apis/apps/v1/namespaces/${NS}/deployments/agent-controller`)) as {
-          status?: { readyReplicas?: number };
-        };
-        return d.status?.readyReplicas === 2 ? 2 : undefined;
-      });
-      expect(ready).toBe(2);
-      const lease = (await api.ok(
-        "GET",
-        `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/agent-controller`,
-      )) as {
-        spec: { holderIdentity?: string };
-      };
-      expect(lease.spec.holderIdentity).toMatch(/^agent-controller-/);
-    });
+      await applyOverlay();
+      const again = (await applyOverlay()).split("\n").filter((l) => l !== "" && !l.endsWith(" unchanged"));
+      expect(again).toEqual([]);
+      for (const [kind, name] of [
+        ["podmonitors.monitoring.coreos.com", "agent-controller"],
+        ["prometheusrules.monitoring.coreos.com", "agent-controller"],
+        ["configmap", "agent-controller-dashboard"],
+      ] as const)
+        expect(await kubectl("-n", NS, "get", kind, name, "-o", "name")).toContain(name);
 
-    it("the first Station and Agent: the run ends Succeeded on the real node", async () => {
+      // The Secrets come after the apply (docs/deploy.md "Install"): until agent-realtime exists the
+      // kubelet holds the controller pods, naming the Secret where `kubectl get pods` shows it.
+      const waiting = await until("a controller pod waiting for its Secret", 120_000, async () => {
+        const pods = (await api.ok(
+          "GET",
+          `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fcomponent%3Dcontroller`,
+        )) as {
+          items: {
+            status?: {
+              containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } } }[];
+            };
+          }[];
+        };
+        return pods.items
+          .map((p) => p.status?.containerStatuses?.[0]?.state?.waiting)
+          .find((w) => w?.reason === "CreateContainerConfigError");
+      });
+      expect(waiting?.message).toBe('secret "agent-realtime" not found');
       await kubectl(
         "-n",
         NS,
@@ -88,149 +224,321 @@ describe.skipIf(problem !== "")(
         "secret",
         "generic",
         "agent-secrets",
-        "--from-literal=anthropic-key=unused",
+        `--from-literal=anthropic-key=${ANTHROPIC_KEY}`,
+        `--from-literal=GIT_TOKEN=${CLONE_TOKEN}`,
+        `--from-literal=github-token=${DELIVERY_TOKEN}`,
       );
-      const agentImage = plane?.state.realNode?.images.agent?.name ?? "";
-      const file = join(plane?.state.dir ?? "", "first-run.yaml");
-      await writeFile(
-        file,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "List",
-          items: [
-            {
-              apiVersion: "agents.re-cinq.com/v1beta1",
-              kind: "AgentDefinition",
-              metadata: { name: "hello", namespace: NS },
-              spec: {
-                prompt: "say hello",
-                model: "exec",
-                tool_config: { command: ["sh", "-c", "echo hello from the real node"] },
-              },
-            },
-            {
-              apiVersion: "agents.re-cinq.com/v1beta1",
-              kind: "Station",
-              metadata: { name: "default", namespace: NS },
-              spec: {
-                agentDefRef: "hello",
-                template: {
-                  spec: { ...REAL_NODE_SCHEDULING, containers: [{ name: "agent", image: agentImage }] },
-                },
-              },
-            },
-            {
-              apiVersion: "agents.re-cinq.com/v1beta1",
-              kind: "Agent",
-              metadata: { name: "first", namespace: NS },
-              spec: { stationRef: "default" },
-            },
-          ],
-        }),
+      await kubectl(
+        "-n",
+        NS,
+        "create",
+        "secret",
+        "generic",
+        "agent-realtime",
+        `--from-literal=api-token=${API_TOKEN}`,
+        "--from-literal=signing-key=install-test-signing-key-0123456789abcdef",
       );
-      await kubectl("apply", "-f", file);
-      const status = await until("Agent first terminal", 150_000, async () => {
-        const a = (await api.ok("GET", `/apis/agents.re-cinq.com/v1beta1/namespaces/${NS}/agents/first`)) as {
-          status?: { phase?: string; output?: string };
-        };
-        return a.status?.phase === "Succeeded" || a.status?.phase === "Failed" ? a.status : undefined;
-      });
-      expect(status, JSON.stringify(status)).toMatchObject({ phase: "Succeeded" });
+      const ready = await until("the Deployment's 2 replicas Ready", 180_000, async () =>
+        (await readyReplicas()).readyReplicas === 2 ? 2 : undefined,
+      );
+      expect(ready).toBe(2);
+      expect(await leaseHolder(api)).toMatch(/^agent-controller-/);
+    });
+
+    it("the metrics are scraped through the Service agent-controller-metrics", async () => {
+      const service = (await api.ok("GET", `/api/v1/namespaces/${NS}/services/agent-controller-metrics`)) as {
+        spec: { clusterIP: string };
+      };
+      // From this machine through kube-proxy's ClusterIP rules, as a scraper in the cluster would.
+      const res = await fetch(`http://${service.spec.clusterIP}:8081/metrics`);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain("# TYPE controller_resyncs_total counter");
+      expect(text).toContain("controller_reconcile_errors_total");
+    });
+
+    it("the first Station and Agent: the run ends Succeeded on the real node, with its conditions and Events", async () => {
+      await apply([
+        ...execObjects("hello", "echo hello from the real node", agentImage),
+        agent("first", "hello"),
+      ]);
+      const first = await terminalAgent(api, "first", 150_000);
+      expect(first.status, JSON.stringify(first.status)).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      expect(condition(first, "Complete")).toBe("True Succeeded");
+      expect(condition(first, "Ready")).toBe("False Succeeded");
+      expect(await eventReasons(api, "first")).toEqual(["JobCreated", "Started", "Succeeded"]);
       const pods = (await api.ok(
         "GET",
-        `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fcomponent%3Djob`,
+        `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fagent%3Dfirst`,
       )) as {
-        items: { spec: { nodeName?: string } }[];
+        items: { metadata: { name: string }; spec: { nodeName?: string } }[];
       };
       expect(pods.items.map((p) => p.spec.nodeName)).toEqual([MACHINE.nodeName]);
-      const name = (pods.items[0] as unknown as { metadata: { name: string } }).metadata.name;
-      const podLog = await api.request("GET", `/api/v1/namespaces/${NS}/pods/${name}/log?container=agent`);
+      const podLog = await api.request(
+        "GET",
+        `/api/v1/namespaces/${NS}/pods/${pods.items[0]?.metadata.name}/log?container=agent`,
+      );
       expect(podLog.body).toContain("hello from the real node");
     });
 
-    it("killing the leader pod mid-run hands over: one Job per Agent, no run lost", async () => {
-      const agentImage = plane?.state.realNode?.images.agent?.name ?? "";
-      const file = join(plane?.state.dir ?? "", "slow-run.yaml");
-      const agent = (name: string) => ({
-        apiVersion: "agents.re-cinq.com/v1beta1",
-        kind: "Agent",
-        metadata: { name, namespace: NS },
-        spec: { stationRef: "slow" },
-      });
-      await writeFile(
-        file,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "List",
-          items: [
-            {
-              apiVersion: "agents.re-cinq.com/v1beta1",
-              kind: "AgentDefinition",
-              metadata: { name: "slow", namespace: NS },
-              spec: {
-                prompt: "wait",
-                model: "exec",
-                tool_config: { command: ["sh", "-c", "sleep 20; echo slow done"] },
-              },
-            },
-            {
-              apiVersion: "agents.re-cinq.com/v1beta1",
-              kind: "Station",
-              metadata: { name: "slow", namespace: NS },
-              spec: {
-                agentDefRef: "slow",
-                template: {
-                  spec: { ...REAL_NODE_SCHEDULING, containers: [{ name: "agent", image: agentImage }] },
-                },
-              },
-            },
-            agent("during-handover"),
-          ],
+    it("the real claude edits a clone from the local forge and the courier delivers it as a pull request", async () => {
+      model.script([
+        {
+          text: "Fixing the typo.",
+          toolCall: {
+            name: "Edit",
+            input: { file_path: "/workspace/app/README.md", old_string: "helo", new_string: "hello" },
+          },
+          usage: { input: 1000, output: 50 },
+        },
+        { text: "Fixed README.md.", usage: { input: 1200, output: 10 } },
+      ]);
+      await apply([
+        agentDefinition("fix-typo", {
+          model: CLAUDE_MODEL,
+          prompt: "Fix the typo in README.md.",
+          permission_mode: "bypass",
+          resources: {
+            repos: [{ name: "app", url: git.repoUrl("acme/app"), token_secret: "GIT_TOKEN" }],
+            secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }],
+          },
+          delivery: { pullRequest: { tokenSecret: "github-token", title: "Fix the README typo" } },
         }),
+        station("fix-typo", "fix-typo", REAL_CLI_STATION_IMAGE),
+        agent("fix-typo-1", "fix-typo"),
+      ]);
+      const done = await terminalAgent(api, "fix-typo-1", CLAUDE_RUN_MS);
+      expect(done.status?.failureReason ?? "").toBe("");
+      expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      const pulls = github.pulls.filter((p) => p.head === "agent/fix-typo-1");
+      expect(pulls).toHaveLength(1);
+      expect(done.status?.prUrl).toBe(pulls[0]?.htmlUrl);
+      const { stdout: readme } = await run("git", [
+        "--git-dir",
+        join(work, "forge", "acme/app.git"),
+        "show",
+        "agent/fix-typo-1:README.md",
+      ]);
+      expect(readme).toBe("hello world\n");
+      // The cost is claude's own figure for the tokens the model fake reported.
+      expect(Number(done.status?.costUSD)).toBeGreaterThan(0);
+      expect(done.status?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(await eventReasons(api, "fix-typo-1")).toEqual(["JobCreated", "Started", "Succeeded"]);
+    });
+
+    it("a realtime session takes three prompts through the prompt API's Service and is closed", async () => {
+      model.script([{ text: "Ready." }, { text: "One." }, { text: "Two." }, { text: "Three." }]);
+      const before = model.modelCalls().length;
+      await apply([
+        agentDefinition("pair", {
+          model: CLAUDE_MODEL,
+          execution: "realtime",
+          prompt: "Count with me.",
+          permission_mode: "bypass",
+          resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }] },
+        }),
+        station("pair", "pair", REAL_CLI_STATION_IMAGE),
+        agent("pair-1", "pair"),
+      ]);
+      const service = (await api.ok("GET", `/api/v1/namespaces/${NS}/services/agent-controller-api`)) as {
+        spec: { clusterIP: string };
+      };
+      const post = async (route: string, body?: unknown) => {
+        const res = await fetch(
+          `http://${service.spec.clusterIP}:8082/v1/namespaces/${NS}/agents/pair-1/${route}`,
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          },
+        );
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      // 409 while Pending, 503 until the run pod is Ready.
+      const first = await until("the session accepts a prompt", CLAUDE_RUN_MS, async () => {
+        const reply = await post("prompt", { prompt: "One?" });
+        if (reply.status === 202) return reply;
+        expect([409, 503], JSON.stringify(reply)).toContain(reply.status);
+        return undefined;
+      });
+      // The definition's prompt is turn 1.
+      expect(first.body).toMatchObject({ turn: 2 });
+      expect(await post("prompt", { prompt: "Two?" })).toMatchObject({ status: 202, body: { turn: 3 } });
+      // The third and the close through `kubectl agent`, the token read from agent-realtime.
+      const apiUrl = `--api-url=http://${service.spec.clusterIP}:8082`;
+      expect(await kubectlAgent("agent", "prompt", "pair-1", "Three?", "-n", NS, apiUrl)).toMatch(
+        /^turn=4 queued=\d+ sessionId=/,
       );
-      await kubectl("apply", "-f", file);
-      const jobsOf = async (name: string) =>
-        (
-          (await api.ok(
-            "GET",
-            `/apis/batch/v1/namespaces/${NS}/jobs?labelSelector=agents.re-cinq.com%2Fagent%3D${name}`,
-          )) as { items: unknown[] }
-        ).items.length;
+      expect(await kubectlAgent("agent", "close", "pair-1", "-n", NS, apiUrl)).toMatch(/^queued=\d+/);
+      const done = await terminalAgent(api, "pair-1", CLAUDE_RUN_MS);
+      expect(done.status?.failureReason ?? "").toBe("");
+      expect(done.status).toMatchObject({ phase: "Succeeded" });
+      expect(done.status?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      // The definition's prompt, then the three through the Service, each a turn of one session.
+      expect(model.modelCalls().length - before).toBe(4);
+      expect(done.status?.output ?? "").toContain("Three.");
+      expect(Number(done.status?.costUSD)).toBeGreaterThan(0);
+    });
+
+    it("a batch Agent goes through the provider's batch API and ends Succeeded with its cost", async () => {
+      await apply([
+        agentDefinition("summary", {
+          model: CLAUDE_MODEL,
+          execution: "batch",
+          prompt: "Summarise: {ticket}",
+          resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }] },
+        }),
+        station("summary", "summary", agentImage),
+        agent("summary-1", "summary", { parameters: { ticket: "login fails" } }),
+      ]);
+      const running = await until("the batch submitted", 60_000, async () => {
+        const a = (await api.ok("GET", `${AGENTS}/summary-1`)) as AgentObject;
+        return a.status?.batchId ? a : undefined;
+      });
+      const batchId = running.status?.batchId ?? "";
+      expect(running.status).toMatchObject({ phase: "Running", batchProvider: "anthropic" });
+      // The key came from agent-secrets through the batch component's Secret grant.
+      expect(batchApi.requests.find((r) => r.method === "POST")?.headers["x-api-key"]).toBe(ANTHROPIC_KEY);
+      batchApi.setOutcome(batchId, { type: "succeeded", text: "Login fails for SSO users." });
+      batchApi.finish(batchId);
+      const done = await terminalAgent(api, "summary-1", 60_000);
+      expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+      expect(done.status?.output ?? "").toContain("Login fails for SSO users.");
+      expect(Number(done.status?.costUSD)).toBeGreaterThan(0);
+      expect(await jobsOf(api, "summary-1")).toBe(0);
+      expect(await eventReasons(api, "summary-1")).toEqual(["BatchSubmitted", "Started", "Succeeded"]);
+    });
+
+    it("kubectl agent shows, prints the logs of and runs the installed system's Agents", async () => {
+      const table = await kubectlAgent("agent", "status", "-n", NS);
+      for (const name of ["first", "fix-typo-1", "pair-1", "summary-1"])
+        expect(table).toMatch(new RegExp(`^${name}\\s.*Succeeded`, "m"));
+      const status = await kubectlAgent("agent", "status", "fix-typo-1", "-n", NS);
+      expect(status).toContain("Succeeded");
+      expect(status).toContain(github.pulls.find((p) => p.head === "agent/fix-typo-1")?.htmlUrl ?? "<no PR>");
+      expect(await kubectlAgent("agent", "logs", "first", "-n", NS)).toContain("hello from the real node");
+      // run --wait: created from Station hello, followed to its end, its exit code.
+      const name =
+        (await kubectlAgent("agent", "run", "hello", "--wait", "-n", NS)).trim().split("\n")[0] ?? "";
+      expect(name).toMatch(/^hello-/);
+      expect((await api.ok("GET", `${AGENTS}/${name}`)) as AgentObject).toMatchObject({
+        status: { phase: "Succeeded" },
+      });
+    });
+
+    it("killing the leader pod mid-run hands over: one Job per Agent, no run lost", async () => {
+      await apply([
+        ...execObjects("slow", "sleep 20; echo slow done", agentImage),
+        agent("during-handover", "slow"),
+      ]);
       await until("the run's Job", 60_000, async () =>
-        (await jobsOf("during-handover")) > 0 ? true : undefined,
+        (await jobsOf(api, "during-handover")) > 0 ? true : undefined,
       );
-      const holder = async () =>
-        (
-          (await api.ok("GET", `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/agent-controller`)) as {
-            spec: { holderIdentity?: string };
-          }
-        ).spec.holderIdentity ?? "";
-      const leader = await holder();
+      const leader = await leaseHolder(api);
       await api.ok("DELETE", `/api/v1/namespaces/${NS}/pods/${leader}`, { gracePeriodSeconds: 0 });
       // An Agent created while the leader is gone is picked up by the next one.
-      await api.ok(
-        "POST",
-        `/apis/agents.re-cinq.com/v1beta1/namespaces/${NS}/agents`,
-        agent("after-handover"),
-      );
+      await api.ok("POST", AGENTS, agent("after-handover", "slow"));
       const next = await until("a new Lease holder", 120_000, async () => {
-        const h = await holder();
+        const h = await leaseHolder(api);
         return h !== "" && h !== leader ? h : undefined;
       });
       expect(next).toMatch(/^agent-controller-/);
       for (const name of ["during-handover", "after-handover"]) {
-        const status = await until(`Agent ${name} terminal`, 180_000, async () => {
-          const a = (await api.ok(
-            "GET",
-            `/apis/agents.re-cinq.com/v1beta1/namespaces/${NS}/agents/${name}`,
-          )) as {
-            status?: { phase?: string };
-          };
-          return a.status?.phase === "Succeeded" || a.status?.phase === "Failed" ? a.status : undefined;
-        });
-        expect(status, `${name}: ${JSON.stringify(status)}`).toMatchObject({ phase: "Succeeded" });
-        expect(await jobsOf(name), name).toBe(1);
+        const done = await terminalAgent(api, name, 180_000);
+        expect(done.status, `${name}: ${JSON.stringify(done.status)}`).toMatchObject({ phase: "Succeeded" });
+        expect(await jobsOf(api, name), name).toBe(1);
       }
+    });
+
+    it("a rolling update to a new controller image tag mid-run loses nothing", async () => {
+      await until("both replicas Ready again", 180_000, async () =>
+        (await readyReplicas()).readyReplicas === 2 ? true : undefined,
+      );
+      // The new release's image, preloaded as a registry pull would bring it.
+      const node = plane?.state.realNode;
+      const nextTag = "v0.1.0-next";
+      const nextImage = controllerImage.replace(/:[^:/]+$/, `:${nextTag}`);
+      await run("ctr", [
+        "--address",
+        node?.containerdSocket ?? "",
+        "-n",
+        "k8s.io",
+        "images",
+        "tag",
+        "--force",
+        controllerImage,
+        nextImage,
+      ]);
+      await apply([agent("during-rollout", "slow")]);
+      await until("the run's Job", 60_000, async () =>
+        (await jobsOf(api, "during-rollout")) > 0 ? true : undefined,
+      );
+      await applyOverlay(nextTag);
+      await api.ok("POST", AGENTS, agent("while-rolling", "slow"));
+      await until("the rollout to the new tag", 240_000, async () => {
+        const pods = (await api.ok(
+          "GET",
+          `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fcomponent%3Dcontroller`,
+        )) as {
+          items: {
+            metadata: { deletionTimestamp?: string };
+            spec: { containers: { image: string }[] };
+            status?: { conditions?: { type: string; status: string }[] };
+          }[];
+        };
+        const ready = pods.items.filter(
+          (p) =>
+            !p.metadata.deletionTimestamp &&
+            p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+        );
+        return pods.items.length === 2 &&
+          ready.length === 2 &&
+          ready.every((p) => p.spec.containers[0]?.image === nextImage)
+          ? true
+          : undefined;
+      });
+      expect(await leaseHolder(api)).toMatch(/^agent-controller-/);
+      for (const name of ["during-rollout", "while-rolling"]) {
+        const done = await terminalAgent(api, name, 180_000);
+        expect(done.status, `${name}: ${JSON.stringify(done.status)}`).toMatchObject({ phase: "Succeeded" });
+        expect(await jobsOf(api, name), name).toBe(1);
+      }
+    });
+    it("uninstall as docs/install.md says: runs deleted first (the batch cancelled and cleaned up at the provider), then kubectl delete -k leaves nothing", async () => {
+      await apply([
+        agent("leftover-batch", "summary", { parameters: { ticket: "x" } }),
+        agent("leftover-run", "slow"),
+      ]);
+      const batchId = await until("the leftover batch submitted", 60_000, async () => {
+        const a = (await api.ok("GET", `${AGENTS}/leftover-batch`)) as AgentObject;
+        return a.status?.batchId || undefined;
+      });
+      await until("the leftover run's Job", 60_000, async () =>
+        (await jobsOf(api, "leftover-run")) > 0 ? true : undefined,
+      );
+      // Step 1, while the controller runs.
+      const deleting = kubectl("-n", NS, "delete", "agents", "--all", "--wait", "--timeout=180s");
+      const cancel = `/v1/messages/batches/${batchId}/cancel`;
+      await until("the batch cancelled at the provider", 60_000, async () =>
+        batchApi.requests.some((r) => r.method === "POST" && r.path === cancel) ? true : undefined,
+      );
+      // The provider ends the cancelled batch (30 s on the fake's clock); the next cleanup deletes it.
+      batchApi.advance(30_000);
+      await deleting;
+      expect(batchApi.batches.get(batchId)?.deleted).toBe(true);
+      expect(((await api.ok("GET", AGENTS)) as { items: unknown[] }).items).toEqual([]);
+      await until("the leftover run's Job collected", 60_000, async () =>
+        (await jobsOf(api, "leftover-run")) === 0 ? true : undefined,
+      );
+      // Step 2.
+      await kubectl("delete", "-k", join(work, "overlay"), "--wait", "--timeout=180s");
+      const gone = async (path: string) => (await api.request("GET", path)).status === 404;
+      expect(await gone(`/api/v1/namespaces/${NS}`)).toBe(true);
+      for (const crd of ["agents", "stations", "agentdefinitions"])
+        expect(
+          await gone(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}.agents.re-cinq.com`),
+          crd,
+        ).toBe(true);
     });
   },
 );

@@ -58,6 +58,8 @@ export interface FakeAnthropicOptions {
   /** Virtual ms a canceling batch takes to end (30 s). */
   cancelMs?: number;
   clock?: FakeClock;
+  /** Where it listens (default 127.0.0.1; a controller pod on the real node reaches podReachableHost()). */
+  host?: string;
 }
 
 export interface FakeAnthropic {
@@ -301,7 +303,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     return fail(405 as number, "Method not allowed");
   };
 
-  const server = await startFakeServer({ clock, errorBody: anthropicError, handle });
+  const server = await startFakeServer({ clock, errorBody: anthropicError, handle, host: options.host });
   return {
     url: server.origin,
     apiKey,
