@@ -504,6 +504,70 @@ describe.skipIf(problem !== "")(
         expect(await jobsOf(api, name), name).toBe(1);
       }
     });
+    it("a wedged leader (its process stopped): readiness takes it out of its Services, the other replica leads, liveness restarts it", async () => {
+      await until("both replicas Ready", 180_000, async () =>
+        (await readyReplicas()).readyReplicas === 2 ? true : undefined,
+      );
+      const leader = await leaseHolder(api);
+      const podOf = async (name: string) =>
+        (await api.ok("GET", `/api/v1/namespaces/${NS}/pods/${name}`)) as {
+          status: {
+            podIP?: string;
+            conditions?: { type: string; status: string }[];
+            containerStatuses?: { containerID?: string; restartCount: number }[];
+          };
+        };
+      const before = await podOf(leader);
+      const containerId = (before.status.containerStatuses?.[0]?.containerID ?? "").replace(
+        /^containerd:\/\//,
+        "",
+      );
+      const tasks = await run("ctr", [
+        "--address",
+        plane?.state.realNode?.containerdSocket ?? "",
+        "-n",
+        "k8s.io",
+        "tasks",
+        "ls",
+      ]);
+      const pid = Number(
+        tasks.stdout
+          .split("\n")
+          .find((l) => l.startsWith(containerId))
+          ?.split(/\s+/)[1],
+      );
+      expect(pid, `the controller's process in ${tasks.stdout}`).toBeGreaterThan(1);
+      process.kill(pid, "SIGSTOP");
+      // A run asked for while the leader hangs.
+      await apply([agent("while-wedged", "slow")]);
+      const ready = (p: Awaited<ReturnType<typeof podOf>>) =>
+        p.status.conditions?.find((c) => c.type === "Ready")?.status === "True";
+      await until("the wedged pod not Ready", 90_000, async () =>
+        ready(await podOf(leader)) ? undefined : true,
+      );
+      const slices = (await api.ok(
+        "GET",
+        `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dagent-controller-api`,
+      )) as { items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] };
+      const endpoint = slices.items
+        .flatMap((s) => s.endpoints ?? [])
+        .find((e) => e.addresses.includes(before.status.podIP ?? ""));
+      expect(endpoint?.conditions?.ready ?? false).toBe(false);
+      const next = await until("another Lease holder", 120_000, async () => {
+        const h = await leaseHolder(api);
+        return h !== "" && h !== leader ? h : undefined;
+      });
+      expect(next).toMatch(/^agent-controller-/);
+      const restarted = await until("the wedged container restarted and Ready", 180_000, async () => {
+        const p = await podOf(leader);
+        return (p.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1 && ready(p) ? p : undefined;
+      });
+      expect(restarted.status.containerStatuses?.[0]?.restartCount).toBeGreaterThanOrEqual(1);
+      const done = await terminalAgent(api, "while-wedged", 180_000);
+      expect(done.status, JSON.stringify(done.status)).toMatchObject({ phase: "Succeeded" });
+      expect(await jobsOf(api, "while-wedged")).toBe(1);
+    });
+
     it("uninstall as docs/install.md says: runs deleted first (the batch cancelled and cleaned up at the provider), then kubectl delete -k leaves nothing", async () => {
       await apply([
         agent("leftover-batch", "summary", { parameters: { ticket: "x" } }),
