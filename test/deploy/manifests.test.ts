@@ -141,7 +141,9 @@ describe("base install", () => {
   it("puts the controller's metrics behind the Service agent-controller-metrics, on the health port", () => {
     const service = findObject(base, "Service", "agent-controller-metrics");
     expect(service.spec.selector).toEqual({ "agents.re-cinq.com/component": "controller" });
-    expect(service.spec.ports).toEqual([{ name: "metrics", port: 8081, targetPort: "health", protocol: "TCP" }]);
+    expect(service.spec.ports).toEqual([
+      { name: "metrics", port: 8081, targetPort: "health", protocol: "TCP" },
+    ]);
   });
 
   it("labels the namespace for pod security baseline enforcement", () => {
