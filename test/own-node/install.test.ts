@@ -320,8 +320,8 @@ describe.skipIf(problem !== "")(
         "agent/fix-typo-1:README.md",
       ]);
       expect(readme).toBe("hello world\n");
-      // The cost is claude's own figure for the tokens the model fake reported.
-      expect(Number(done.status?.costUSD)).toBeGreaterThan(0);
+      // The cost: 2,200 input and 60 output tokens at claude-sonnet-4-6's $3 / $15 per million.
+      expect(Number(done.status?.costUSD)).toBe(0.0075);
       expect(done.status?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
       expect(await eventReasons(api, "fix-typo-1")).toEqual(["JobCreated", "Started", "Succeeded"]);
     });
@@ -404,7 +404,9 @@ describe.skipIf(problem !== "")(
       const done = await terminalAgent(api, "summary-1", 60_000);
       expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
       expect(done.status?.output ?? "").toContain("Login fails for SSO users.");
-      expect(Number(done.status?.costUSD)).toBeGreaterThan(0);
+      // 48 input and 75 output tokens at the batch price, half of $3 / $15 per million: $0.0006345,
+      // recorded in whole micro-dollars.
+      expect(Number(done.status?.costUSD)).toBe(0.000635);
       expect(await jobsOf(api, "summary-1")).toBe(0);
       expect(await eventReasons(api, "summary-1")).toEqual(["BatchSubmitted", "Started", "Succeeded"]);
     });
