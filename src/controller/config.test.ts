@@ -11,6 +11,8 @@ describe("parseConfig defaults", () => {
     expect(c).toEqual({
       namespace: "ai-agents",
       podName: "agent-controller-0",
+      podUid: "",
+      podIp: "",
       healthPort: 8081,
       healthHost: "0.0.0.0",
       promptApiPort: 8082,

@@ -64,6 +64,13 @@ export interface ControllerConfig {
   namespace: string;
   /** Lease holder identity. */
   podName: string;
+  /**
+   * POD_UID and POD_IP (downward API): the controller's own Pod, which its self-checks' Warning
+   * Events are about (`kubectl describe pod` matches Events by uid), and its pod-network address.
+   * Empty outside a cluster.
+   */
+  podUid: string;
+  podIp: string;
   healthPort: number;
   /** Bind address of the health server (HEALTH_HOST, default all interfaces for kubelet probes). */
   healthHost: string;
@@ -319,6 +326,8 @@ export function parseConfig(
   return {
     namespace: ns,
     podName,
+    podUid: env.POD_UID ?? "",
+    podIp: env.POD_IP ?? "",
     healthPort: port("HEALTH_PORT", env.HEALTH_PORT, 8081),
     healthHost: nonEmpty("HEALTH_HOST", env.HEALTH_HOST, "0.0.0.0"),
     promptApiPort: port("PROMPT_API_PORT", env.PROMPT_API_PORT, 8082),

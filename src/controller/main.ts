@@ -9,13 +9,20 @@ import { startAdmissionServer, subjectAccessReviewer } from "../admission/index.
 import { KubeClient } from "../kube/client.js";
 import { SECRETS } from "../kube/resources.js";
 import { agentSecretsReader, retryFromEnv, SinkDispatcher } from "../sinks/index.js";
+import { admissionNetworkCheck } from "./admission-self-checks.js";
 import { ConfigError, parseConfig } from "./config.js";
+import { apiEventWriter } from "./kube-events/api-writer.js";
+import { EventRecorder } from "./kube-events/recorder.js";
 import { ControllerMetrics } from "./metrics.js";
 import { ControllerReplica } from "./process.js";
 import { startControllerPromptApi } from "./prompt-api-wiring.js";
+import { type SelfCheck, startSelfChecks } from "./self-checks.js";
 
 /** Lookups of one admission review; the webhook's timeoutSeconds (5) leaves room for the answer. */
 const ADMISSION_LOOKUP_TIMEOUT_MS = 3_000;
+
+/** Between two rounds of a replica's self-checks: an installation is not edited often. */
+const SELF_CHECK_INTERVAL_MS = 10 * 60_000;
 
 const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
@@ -76,6 +83,27 @@ async function main(): Promise<void> {
         },
       })
     : undefined;
+  // Mistakes in the installation that would otherwise fail silently (src/controller/self-checks.ts).
+  const selfChecks: SelfCheck[] = config.admissionEnabled
+    ? [
+        admissionNetworkCheck(client, {
+          namespace: config.namespace,
+          podIp: config.podIp,
+          port: config.admissionPort,
+        }),
+      ]
+    : [];
+  const selfCheckEvents = new EventRecorder({
+    writer: apiEventWriter(client),
+    reportingInstance: config.podName,
+  });
+  const stopSelfChecks = (selfChecks.length === 0 ? () => () => {} : startSelfChecks)({
+    checks: selfChecks,
+    events: selfCheckEvents,
+    pod: { namespace: config.namespace, name: config.podName, uid: config.podUid },
+    log: (line) => console.error(JSON.stringify(line)),
+    intervalMs: SELF_CHECK_INTERVAL_MS,
+  });
   console.log(
     JSON.stringify({
       level: "info",
@@ -87,6 +115,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(JSON.stringify({ level: "info", msg: `${signal}: shutting down` }));
+    stopSelfChecks();
+    await selfCheckEvents.stop(1_000);
     await promptApi?.close();
     await admission?.close();
     await replica.stop({ releaseLease: true });

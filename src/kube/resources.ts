@@ -17,6 +17,11 @@ export const JOBS: Resource = { group: "batch", version: "v1", plural: "jobs" };
 export const PODS: Resource = { group: "", version: "v1", plural: "pods" };
 export const SECRETS: Resource = { group: "", version: "v1", plural: "secrets" };
 export const LEASES: Resource = { group: "coordination.k8s.io", version: "v1", plural: "leases" };
+export const NETWORK_POLICIES: Resource = {
+  group: "networking.k8s.io",
+  version: "v1",
+  plural: "networkpolicies",
+};
 
 /** `/apis/<group>/<version>/namespaces/<ns>/<plural>[/<name>[/<sub>]]` (core group under /api). */
 export function resourcePath(r: Resource, namespace: string, name?: string, subresource?: string): string {
