@@ -1,7 +1,10 @@
 /**
  * The self-checks of a replica that serves the admission webhook (components/admission): that
- * its NetworkPolicy keeps the pod network away from the webhook port (src/admission/pod-network-check.ts).
+ * its NetworkPolicy keeps the pod network away from the webhook port (src/admission/pod-network-check.ts)
+ * and that its serving certificate is one the API server accepts (src/admission/certificate-check.ts).
  */
+import { readFile } from "node:fs/promises";
+import { certificateProblem, webhookHost } from "../admission/certificate-check.js";
 import {
   ADMISSION_NETWORK_POLICY,
   type AdmissionPolicyView,
@@ -27,6 +30,22 @@ export function admissionNetworkCheck(
       );
       const problem = podNetworkProblem(policy, o.podIp, o.port);
       return problem === undefined ? undefined : { reason: "AdmissionNetworkOpen", message: problem };
+    },
+  };
+}
+
+/** The serving certificate in ADMISSION_CERT_DIR, as the API server will judge it. */
+export function admissionCertificateCheck(o: {
+  certFile: string;
+  service: string;
+  namespace: string;
+  now?: () => number;
+}): SelfCheck {
+  const host = webhookHost(o.service, o.namespace);
+  return {
+    name: `the admission webhook's certificate ${o.certFile}`,
+    async run() {
+      return certificateProblem(await readFile(o.certFile), host, (o.now ?? Date.now)());
     },
   };
 }

@@ -19,6 +19,7 @@ describe("parseConfig defaults", () => {
       admissionEnabled: false,
       admissionPort: 9443,
       admissionCertDir: "/var/run/agent-admission/tls",
+      admissionServiceName: "agent-controller-admission",
       maxOutputBytes: 262144,
       agentImage: DEFAULT_AGENT_IMAGE,
       batchEnabled: false,

@@ -26,6 +26,8 @@ export const DEFAULT_AGENT_IMAGE = AGENT_IMAGE;
 
 /** Where components/admission mounts the webhook's serving certificate Secret. */
 export const DEFAULT_ADMISSION_CERT_DIR = "/var/run/agent-admission/tls";
+/** The webhook's Service (components/admission); its DNS name is what the certificate must name. */
+export const DEFAULT_ADMISSION_SERVICE_NAME = "agent-controller-admission";
 
 /** Timings the seed fixes; overridable only by code (tests), never by the environment. */
 export interface ControllerTimings {
@@ -91,8 +93,10 @@ export interface ControllerConfig {
   admissionEnabled: boolean;
   /** ADMISSION_PORT: the webhook's HTTPS port (default 9443). */
   admissionPort: number;
-  /** ADMISSION_CERT_DIR: directory holding tls.crt and tls.key (the mounted cert-manager Secret). */
+  /** ADMISSION_CERT_DIR: directory holding tls.crt and tls.key (the mounted Secret). */
   admissionCertDir: string;
+  /** ADMISSION_SERVICE_NAME: the webhook's Service; its certificate must name `<it>.<namespace>.svc`. */
+  admissionServiceName: string;
   /** GITHUB_API_URL: the GitHub REST API the courier opens pull requests on (no trailing slash). */
   githubApiUrl: string;
   /** GITHUB_SERVER_URL: the git host the courier pushes to (no trailing slash). */
@@ -334,6 +338,11 @@ export function parseConfig(
     admissionEnabled: strictBool("ADMISSION_ENABLED", env.ADMISSION_ENABLED),
     admissionPort: port("ADMISSION_PORT", env.ADMISSION_PORT, 9443),
     admissionCertDir: nonEmpty("ADMISSION_CERT_DIR", env.ADMISSION_CERT_DIR, DEFAULT_ADMISSION_CERT_DIR),
+    admissionServiceName: nonEmpty(
+      "ADMISSION_SERVICE_NAME",
+      env.ADMISSION_SERVICE_NAME,
+      DEFAULT_ADMISSION_SERVICE_NAME,
+    ),
     maxOutputBytes: positiveInt("MAX_OUTPUT_BYTES", env.MAX_OUTPUT_BYTES, DEFAULT_MAX_OUTPUT_BYTES),
     agentImage: nonEmpty("AGENT_IMAGE", env.AGENT_IMAGE, DEFAULT_AGENT_IMAGE),
     batchEnabled,

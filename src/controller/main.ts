@@ -9,7 +9,7 @@ import { startAdmissionServer, subjectAccessReviewer } from "../admission/index.
 import { KubeClient } from "../kube/client.js";
 import { SECRETS } from "../kube/resources.js";
 import { agentSecretsReader, retryFromEnv, SinkDispatcher } from "../sinks/index.js";
-import { admissionNetworkCheck } from "./admission-self-checks.js";
+import { admissionCertificateCheck, admissionNetworkCheck } from "./admission-self-checks.js";
 import { ConfigError, parseConfig } from "./config.js";
 import { apiEventWriter } from "./kube-events/api-writer.js";
 import { EventRecorder } from "./kube-events/recorder.js";
@@ -21,8 +21,11 @@ import { type SelfCheck, startSelfChecks } from "./self-checks.js";
 /** Lookups of one admission review; the webhook's timeoutSeconds (5) leaves room for the answer. */
 const ADMISSION_LOOKUP_TIMEOUT_MS = 3_000;
 
-/** Between two rounds of a replica's self-checks: an installation is not edited often. */
-const SELF_CHECK_INTERVAL_MS = 10 * 60_000;
+/**
+ * Between two rounds of a replica's self-checks: a renewed certificate reaches the pod about a
+ * minute after its Secret changes; a finding is said once, then hourly while it lasts.
+ */
+const SELF_CHECK_INTERVAL_MS = 60_000;
 
 const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
@@ -90,6 +93,11 @@ async function main(): Promise<void> {
           namespace: config.namespace,
           podIp: config.podIp,
           port: config.admissionPort,
+        }),
+        admissionCertificateCheck({
+          certFile: join(config.admissionCertDir, "tls.crt"),
+          service: config.admissionServiceName,
+          namespace: config.namespace,
         }),
       ]
     : [];

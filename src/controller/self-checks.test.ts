@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { admissionNetworkCheck } from "./admission-self-checks.js";
-import { runSelfChecks, type SelfCheck } from "./self-checks.js";
+import { findingFilter, REPEAT_FINDING_MS, runSelfChecks, type SelfCheck } from "./self-checks.js";
 
 const pod = { namespace: "ai-agents", name: "agent-controller-abc", uid: "uid-1" };
 
@@ -84,5 +84,22 @@ describe("admissionNetworkCheck", () => {
   ])("%s", async (_, found, podIp, reason) => {
     const check = admissionNetworkCheck(reader(found), { namespace: "ai-agents", podIp, port: 9443 });
     expect((await check.run())?.reason).toBe(reason);
+  });
+});
+
+describe("findingFilter", () => {
+  it("says a finding once, again after an hour while it lasts, at once when it changes or comes back", () => {
+    let now = 0;
+    const say = findingFilter(() => now);
+    const open = { reason: "AdmissionNetworkOpen", message: "open" };
+    expect(say("net", open)).toBe(true);
+    now += 60_000;
+    expect(say("net", open)).toBe(false);
+    expect(say("cert", open)).toBe(true);
+    now += REPEAT_FINDING_MS;
+    expect(say("net", open)).toBe(true);
+    expect(say("net", { ...open, message: "open wider" })).toBe(true);
+    expect(say("net", undefined)).toBe(false);
+    expect(say("net", open)).toBe(true);
   });
 });

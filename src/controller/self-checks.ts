@@ -19,18 +19,46 @@ export interface SelfCheck {
   run(): Promise<SelfCheckFinding | undefined>;
 }
 
+/** A finding already said is said again only after this long while it lasts. */
+export const REPEAT_FINDING_MS = 60 * 60_000;
+
 export interface SelfCheckOptions {
   checks: readonly SelfCheck[];
   events: Pick<KubeEventRecorder, "record">;
   /** The controller's own Pod (POD_NAME, POD_UID). */
   pod: { namespace: string; name: string; uid: string };
   log: (line: Record<string, unknown>) => void;
-  /** Between two rounds; the Event correlator folds repeats into one Event's series. */
+  /** Between two rounds. */
   intervalMs: number;
+  now?: () => number;
 }
 
-/** One round: every check, each finding logged and recorded. Returns the findings. */
-export async function runSelfChecks(o: Omit<SelfCheckOptions, "intervalMs">): Promise<SelfCheckFinding[]> {
+/**
+ * Which findings to say: a check's finding when it is new (another message than the last one
+ * said for that check) or was said REPEAT_FINDING_MS ago. A fixed problem is forgotten, so a
+ * recurrence is said at once.
+ */
+export function findingFilter(
+  now: () => number,
+): (check: string, finding: SelfCheckFinding | undefined) => boolean {
+  const said = new Map<string, { message: string; at: number }>();
+  return (check, finding) => {
+    if (finding === undefined) {
+      said.delete(check);
+      return false;
+    }
+    const last = said.get(check);
+    if (last?.message === finding.message && now() - last.at < REPEAT_FINDING_MS) return false;
+    said.set(check, { message: finding.message, at: now() });
+    return true;
+  };
+}
+
+/** One round: every check, each finding `say` lets through logged and recorded. Returns those. */
+export async function runSelfChecks(
+  o: Omit<SelfCheckOptions, "intervalMs" | "now">,
+  say: (check: string, finding: SelfCheckFinding | undefined) => boolean = (_, f) => f !== undefined,
+): Promise<SelfCheckFinding[]> {
   const findings: SelfCheckFinding[] = [];
   for (const check of o.checks) {
     let finding: SelfCheckFinding | undefined;
@@ -42,7 +70,7 @@ export async function runSelfChecks(o: Omit<SelfCheckOptions, "intervalMs">): Pr
         message: `could not check ${check.name}: ${(err as Error).message}`,
       };
     }
-    if (finding === undefined) continue;
+    if (!say(check.name, finding) || finding === undefined) continue;
     findings.push(finding);
     o.log({ level: "error", msg: finding.message, reason: finding.reason, check: check.name });
     const pod: EventRegarding = { apiVersion: "v1", kind: "Pod", ...o.pod };
@@ -60,8 +88,9 @@ export async function runSelfChecks(o: Omit<SelfCheckOptions, "intervalMs">): Pr
 export function startSelfChecks(o: SelfCheckOptions): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  const say = findingFilter(o.now ?? Date.now);
   const round = async () => {
-    await runSelfChecks(o);
+    await runSelfChecks(o, say);
     if (!stopped) timer = setTimeout(round, o.intervalMs).unref();
   };
   void round();

@@ -1,16 +1,25 @@
-/** components/admission rendered with `kubectl kustomize` the way docs/deploy.md installs it. */
+/**
+ * components/admission, alone (the certificate from issue-certificate.sh) and with
+ * components/admission-cert-manager, rendered with `kubectl kustomize` the way docs/install.md
+ * installs it.
+ */
 import { beforeAll, describe, expect, it } from "vitest";
 import { findObject, type K8sObject, objectKey, renderInstall } from "./render.js";
 
 let base: K8sObject[];
 let withAdmission: K8sObject[];
+let withCertManager: K8sObject[];
 
 beforeAll(async () => {
-  [base, withAdmission] = await Promise.all([renderInstall([]), renderInstall(["admission"])]);
+  [base, withAdmission, withCertManager] = await Promise.all([
+    renderInstall([]),
+    renderInstall(["admission"]),
+    renderInstall(["admission", "admission-cert-manager"]),
+  ]);
 }, 60_000);
 
 describe("components/admission", () => {
-  it("adds the webhook, its Service, the cert-manager objects and get on agent-secrets", () => {
+  it("adds the webhook, its Service, its NetworkPolicy and its Role; admission-cert-manager adds the Issuers and Certificates", () => {
     const before = new Set(base.map(objectKey));
     expect(
       withAdmission
@@ -18,15 +27,23 @@ describe("components/admission", () => {
         .filter((k) => !before.has(k))
         .sort(),
     ).toEqual([
-      "Certificate/ai-agents/agent-admission-ca",
-      "Certificate/ai-agents/agent-controller-admission",
-      "Issuer/ai-agents/agent-admission-ca",
-      "Issuer/ai-agents/agent-admission-selfsigned",
       "NetworkPolicy/ai-agents/agent-controller-admission-ingress",
       "Role/ai-agents/agent-controller-admission",
       "RoleBinding/ai-agents/agent-controller-admission",
       "Service/ai-agents/agent-controller-admission",
       "ValidatingWebhookConfiguration//agent-controller-admission",
+    ]);
+    const admission = new Set(withAdmission.map(objectKey));
+    expect(
+      withCertManager
+        .map(objectKey)
+        .filter((k) => !admission.has(k))
+        .sort(),
+    ).toEqual([
+      "Certificate/ai-agents/agent-admission-ca",
+      "Certificate/ai-agents/agent-controller-admission",
+      "Issuer/ai-agents/agent-admission-ca",
+      "Issuer/ai-agents/agent-admission-selfsigned",
     ]);
     expect(findObject(withAdmission, "Role", "agent-controller-admission").rules).toEqual([
       { apiGroups: [""], resources: ["secrets"], resourceNames: ["agent-secrets"], verbs: ["get"] },
@@ -42,9 +59,12 @@ describe("components/admission", () => {
 
   it("registers a webhook that can only warn: failurePolicy Ignore, no side effects, our kinds only", () => {
     const config = findObject(withAdmission, "ValidatingWebhookConfiguration", "agent-controller-admission");
-    expect(config.metadata.annotations).toEqual({
-      "cert-manager.io/inject-ca-from": "ai-agents/agent-controller-admission",
-    });
+    // The caBundle is left to cert-manager's cainjector or issue-certificate.sh.
+    expect(config.metadata.annotations).toBeUndefined();
+    expect(
+      findObject(withCertManager, "ValidatingWebhookConfiguration", "agent-controller-admission").metadata
+        .annotations,
+    ).toEqual({ "cert-manager.io/inject-ca-from": "ai-agents/agent-controller-admission" });
     const [hook, ...others] = config.webhooks;
     expect(others).toEqual([]);
     expect(hook).toMatchObject({
@@ -68,7 +88,8 @@ describe("components/admission", () => {
     expect(hook.timeoutSeconds).toBeLessThanOrEqual(10);
   });
 
-  it("issues the serving certificate for the Service's DNS name from the CA whose bundle is injected", () => {
+  it("with cert-manager, issues the serving certificate for the Service's DNS name from the CA whose bundle is injected", () => {
+    const withAdmission = withCertManager;
     const serving = findObject(withAdmission, "Certificate", "agent-controller-admission");
     expect(serving.spec.dnsNames).toContain("agent-controller-admission.ai-agents.svc");
     expect(serving.spec.issuerRef).toEqual({ kind: "Issuer", name: "agent-admission-ca" });
@@ -99,7 +120,7 @@ describe("components/admission", () => {
     expect(pod.volumes).toContainEqual({
       name: "admission-tls",
       secret: {
-        secretName: findObject(withAdmission, "Certificate", "agent-controller-admission").spec.secretName,
+        secretName: findObject(withCertManager, "Certificate", "agent-controller-admission").spec.secretName,
       },
     });
     const service = findObject(withAdmission, "Service", "agent-controller-admission");

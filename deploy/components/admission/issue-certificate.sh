@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The admission webhook's serving certificate without cert-manager (docs/admission.md#without-cert-manager).
+# Run after `kubectl apply -k` of an install with components/admission, with kubectl pointed at
+# the cluster; run it again to renew (before the serving certificate's 1 year runs out: the
+# controller warns 14 days ahead). Needs bash, openssl and kubectl.
+#
+# It keeps a private CA in the Secret agent-admission-ca (never mounted into a pod), issues an
+# ECDSA P-256 serving certificate for <service>.<namespace>.svc from it into the Secret the
+# controller mounts (agent-controller-admission-tls: tls.crt, tls.key, ca.crt), and sets the
+# webhook configuration's caBundle to the CA. The CA is reused while it has more than 30 days
+# left, so a renewal changes nothing the API server trusts; a new CA is bundled with the old one
+# until the next run, so certificates of either are trusted while the kubelet swaps the files.
+set -euo pipefail
+
+namespace=ai-agents
+service=agent-controller-admission
+webhook=agent-controller-admission
+days=365
+kubectl_args=()
+
+usage() {
+  cat <<USAGE
+usage: $0 [--namespace NS] [--service NAME] [--webhook NAME] [--days N] [--context CTX] [--kubeconfig FILE]
+  --namespace   the controller's namespace (default ai-agents)
+  --service     the webhook's Service (default agent-controller-admission)
+  --webhook     the ValidatingWebhookConfiguration (default agent-controller-admission)
+  --days        the serving certificate's lifetime (default 365)
+USAGE
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --namespace) namespace=$2; shift 2 ;;
+    --service) service=$2; shift 2 ;;
+    --webhook) webhook=$2; shift 2 ;;
+    --days) days=$2; shift 2 ;;
+    --context | --kubeconfig) kubectl_args+=("$1=$2"); shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "error: unknown argument $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+fail() { echo "error: $*" >&2; exit 1; }
+k() { kubectl "${kubectl_args[@]}" "$@"; }
+# Secrets are written with a server-side apply: a client-side one would copy the private key into
+# the Secret's last-applied-configuration annotation.
+
+command -v openssl >/dev/null || fail "openssl is not installed"
+command -v kubectl >/dev/null || fail "kubectl is not installed"
+[[ "$days" =~ ^[1-9][0-9]*$ ]] || fail "--days must be a whole number of days, got: $days"
+k version --request-timeout=10s >/dev/null 2>&1 || fail "kubectl cannot reach the cluster (check --context/--kubeconfig): $(k version --request-timeout=10s 2>&1 | tail -1)"
+k get namespace "$namespace" >/dev/null 2>&1 ||
+  fail "namespace $namespace not found: apply the install first (kubectl apply -k, docs/install.md)"
+k get validatingwebhookconfiguration "$webhook" >/dev/null 2>&1 ||
+  fail "ValidatingWebhookConfiguration $webhook not found: the install lacks components/admission"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+host="$service.$namespace.svc"
+
+# The CA: reused while it has more than 30 days left.
+old_ca=""
+if k -n "$namespace" get secret agent-admission-ca -o jsonpath='{.data.tls\.crt}' 2>/dev/null | base64 -d >ca.crt 2>/dev/null &&
+  k -n "$namespace" get secret agent-admission-ca -o jsonpath='{.data.tls\.key}' | base64 -d >ca.key &&
+  [ -s ca.crt ] && [ -s ca.key ] && openssl x509 -in ca.crt -noout -checkend $((30 * 86400)) >/dev/null; then
+  echo "reusing the CA in Secret $namespace/agent-admission-ca (valid until $(openssl x509 -in ca.crt -noout -enddate | cut -d= -f2))"
+else
+  [ -s ca.crt ] && cp ca.crt old-ca.crt && old_ca=old-ca.crt
+  openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout ca.key -out ca.crt \
+    -days 3650 -subj "/CN=agent-admission-ca" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+  k -n "$namespace" create secret tls agent-admission-ca --cert=ca.crt --key=ca.key --dry-run=client -o yaml |
+    k apply --server-side --force-conflicts --field-manager=issue-certificate -f - >/dev/null
+  echo "created a new CA in Secret $namespace/agent-admission-ca (10 years)"
+fi
+
+# The serving certificate for the Service's DNS names.
+openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout tls.key -out tls.csr \
+  -subj "/CN=$host" 2>/dev/null
+printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:%s,DNS:%s.cluster.local\n' \
+  "$host" "$host" >ext.cnf
+openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days "$days" -extfile ext.cnf -out tls.crt 2>/dev/null
+cat ca.crt ${old_ca:+"$old_ca"} >bundle.crt
+
+# The caBundle first, so the API server trusts the new certificate before the controller serves it.
+k patch validatingwebhookconfiguration "$webhook" --type=json \
+  -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(base64 -w0 bundle.crt)\"}]" >/dev/null
+k -n "$namespace" create secret generic agent-controller-admission-tls \
+  --from-file=tls.crt --from-file=tls.key --from-file=ca.crt=bundle.crt --dry-run=client -o yaml |
+  k apply --server-side --force-conflicts --field-manager=issue-certificate -f - >/dev/null
+echo "issued the webhook's serving certificate for $host (valid until $(openssl x509 -in tls.crt -noout -enddate | cut -d= -f2)) into Secret $namespace/agent-controller-admission-tls; caBundle of $webhook set"
