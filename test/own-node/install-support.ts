@@ -67,7 +67,7 @@ export async function prometheusOperatorCrds(): Promise<string[]> {
  */
 export async function writeUserOverlay(
   dir: string,
-  o: { env: Record<string, string>; controllerTag?: string },
+  o: { env: Record<string, string>; controllerTag?: string; podCidr?: string },
 ): Promise<string> {
   await mkdir(dir, { recursive: true });
   const deployment = {
@@ -88,7 +88,20 @@ export async function writeUserOverlay(
     apiVersion: "kustomize.config.k8s.io/v1beta1",
     kind: "Kustomization",
     resources: [relative(dir, join(REPO, "test", "install"))],
-    patches: [{ patch: JSON.stringify(deployment) }],
+    patches: [
+      { patch: JSON.stringify(deployment) },
+      // docs/security.md#admission-webhook: the admission policy's except is the cluster's pod CIDR.
+      ...(o.podCidr
+        ? [
+            {
+              target: { kind: "NetworkPolicy", name: "agent-controller-admission-ingress" },
+              patch: JSON.stringify([
+                { op: "replace", path: "/spec/ingress/1/from/0/ipBlock/except", value: [o.podCidr] },
+              ]),
+            },
+          ]
+        : []),
+    ],
     ...(o.controllerTag
       ? { images: [{ name: "ghcr.io/re-cinq/ai-agent-controller", newTag: o.controllerTag }] }
       : {}),
@@ -156,4 +169,33 @@ export async function leaseHolder(api: HarnessApi): Promise<string> {
     spec: { holderIdentity?: string };
   };
   return lease.spec.holderIdentity ?? "";
+}
+
+/** The Events about the controller's Pods with `reason`: the Pod's name and the note. */
+export async function controllerPodEvents(
+  api: HarnessApi,
+  reason: string,
+): Promise<{ pod: string; note: string }[]> {
+  const events = (await api.ok(
+    "GET",
+    `/apis/events.k8s.io/v1/namespaces/${NS}/events?fieldSelector=regarding.kind%3DPod`,
+  )) as { items: { reason?: string; note?: string; regarding?: { name?: string } }[] };
+  return events.items
+    .filter((e) => e.reason === reason && (e.regarding?.name ?? "").startsWith("agent-controller-"))
+    .map((e) => ({ pod: e.regarding?.name ?? "", note: e.note ?? "" }));
+}
+
+/** The core/v1 Events about the controller's Pods (the kubelet's) with `reason`: their messages. */
+export async function kubeletPodMessages(api: HarnessApi, reason: string): Promise<string[]> {
+  const events = (await api.ok("GET", `/api/v1/namespaces/${NS}/events`)) as {
+    items: { reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } }[];
+  };
+  return events.items
+    .filter(
+      (e) =>
+        e.reason === reason &&
+        e.involvedObject?.kind === "Pod" &&
+        (e.involvedObject.name ?? "").startsWith("agent-controller-"),
+    )
+    .map((e) => e.message ?? "");
 }

@@ -31,13 +31,16 @@ import {
   AGENTS,
   type AgentObject,
   condition,
+  controllerPodEvents,
   eventReasons,
   jobsOf,
   type Kubectl,
   kubectlWith,
+  kubeletPodMessages,
   leaseHolder,
   NS,
   prometheusOperatorCrds,
+  REPO,
   terminalAgent,
   until,
   writeUserOverlay,
@@ -100,6 +103,8 @@ describe.skipIf(problem !== "")(
     let kubectlAgent: Kubectl;
     /** The user's overlay: test/install plus where this machine's servers are. */
     let controllerEnv: Record<string, string>;
+    /** The admission policy's pod CIDR in the user's overlay; unset at first, as a user may forget. */
+    let podCidr: string | undefined;
     const apply = async (objects: unknown[]) => {
       const file = join(work, `objects-${Date.now()}.json`);
       await writeFile(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
@@ -112,8 +117,31 @@ describe.skipIf(problem !== "")(
         await writeUserOverlay(join(work, "overlay"), {
           env: controllerEnv,
           ...(controllerTag ? { controllerTag } : {}),
+          ...(podCidr ? { podCidr } : {}),
         }),
       );
+    /** docs/admission.md#without-cert-manager. */
+    const issueCertificate = async (...args: string[]) =>
+      (
+        await run(
+          "bash",
+          ["deploy/components/admission/issue-certificate.sh", ...args, `--kubeconfig=${plane?.kubeconfig}`],
+          {
+            cwd: REPO,
+          },
+        )
+      ).stdout;
+    const restartControllers = async () => {
+      await kubectl("-n", NS, "rollout", "restart", "deployment/agent-controller");
+      await kubectl("-n", NS, "rollout", "status", "deployment/agent-controller", "--timeout=240s");
+    };
+    /** kubectl apply's stderr for an Agent naming a Station that does not exist. */
+    const applyStrayAgent = async () => {
+      const { stderr } = await apply([agent("stray", "nowhere")]);
+      await kubectl("-n", NS, "delete", "agent", "stray", "--wait=false");
+      return stderr;
+    };
+    const STRAY_WARNING = `Warning: Station nowhere does not exist in namespace ${NS}`;
     const readyReplicas = async () =>
       (
         (await api.ok("GET", `/apis/apps/v1/namespaces/${NS}/deployments/agent-controller`)) as {
@@ -199,7 +227,17 @@ describe.skipIf(problem !== "")(
       ] as const)
         expect(await kubectl("-n", NS, "get", kind, name, "-o", "name")).toContain(name);
 
-      // The Secrets come after the apply (docs/deploy.md "Install"): until agent-realtime exists the
+      // Until the webhook's certificate exists the kubelet cannot mount it, and says so.
+      const mount = await until("the kubelet reporting the missing certificate Secret", 120_000, async () =>
+        (await kubeletPodMessages(api, "FailedMount")).find((m) =>
+          m.includes("agent-controller-admission-tls"),
+        ),
+      );
+      expect(mount).toContain('secret "agent-controller-admission-tls" not found');
+      expect(await issueCertificate()).toContain(
+        `issued the webhook's serving certificate for agent-controller-admission.${NS}.svc`,
+      );
+      // The Secrets come after the apply (docs/install.md): until agent-realtime exists the
       // kubelet holds the controller pods, naming the Secret where `kubectl get pods` shows it.
       const waiting = await until("a controller pod waiting for its Secret", 120_000, async () => {
         const pods = (await api.ok(
@@ -245,14 +283,79 @@ describe.skipIf(problem !== "")(
       expect(await leaseHolder(api)).toMatch(/^agent-controller-/);
     });
 
+    it("the API server calls the webhook through its Service: kubectl apply shows its warnings; a wrong pod CIDR and a certificate for another name are told on the controller's Pods", async () => {
+      // The overlay left the shipped pod CIDR (10.244.0.0/16); this cluster's pods are elsewhere.
+      const open = await until("AdmissionNetworkOpen on the controller's Pods", 60_000, async () => {
+        const found = await controllerPodEvents(api, "AdmissionNetworkOpen");
+        return found.length > 0 ? found : undefined;
+      });
+      expect(open[0]?.note).toMatch(
+        /^this controller pod's address 10\.213\.0\.\d+ is not in the pod CIDR excepted by NetworkPolicy agent-controller-admission-ingress \(0\.0\.0\.0\/0 except 10\.244\.0\.0\/16\): every pod on the pod network can reach the admission webhook's port 9443/,
+      );
+      expect(await applyStrayAgent()).toContain(STRAY_WARNING);
+      // The fix the Event names: the cluster's pod CIDR in the overlay. The caBundle survives the apply.
+      podCidr = MACHINE.subnet;
+      await applyOverlay();
+      expect(
+        await kubectl(
+          "get",
+          "validatingwebhookconfiguration",
+          "agent-controller-admission",
+          "-o",
+          "jsonpath={.webhooks[0].clientConfig.caBundle}",
+        ),
+      ).not.toBe("");
+      expect(await applyStrayAgent()).toContain(STRAY_WARNING);
+
+      // A certificate for another Service name: the API server refuses it (writes go through
+      // without warnings) and the controller says so on its Pods.
+      await issueCertificate("--service", "agent-webhook");
+      await restartControllers();
+      const invalid = await until(
+        "AdmissionCertificateInvalid on the controller's Pods",
+        90_000,
+        async () => (await controllerPodEvents(api, "AdmissionCertificateInvalid"))[0],
+      );
+      expect(invalid.note).toBe(
+        `the admission webhook's certificate is for agent-webhook.${NS}.svc, agent-webhook.${NS}.svc.cluster.local, not agent-controller-admission.${NS}.svc: the API server refuses it and writes go through without the webhook's warnings; reissue it (docs/admission.md#certificates) for agent-controller-admission.${NS}.svc`,
+      );
+      expect(await applyStrayAgent()).not.toContain("Warning:");
+      await issueCertificate();
+      await restartControllers();
+      expect(
+        await until("the warnings back", 60_000, async () => {
+          const stderr = await applyStrayAgent();
+          return stderr.includes(STRAY_WARNING) ? stderr : undefined;
+        }),
+      ).toContain(STRAY_WARNING);
+    });
+
     it("the metrics are scraped through the Service agent-controller-metrics", async () => {
       const service = (await api.ok("GET", `/api/v1/namespaces/${NS}/services/agent-controller-metrics`)) as {
         spec: { clusterIP: string };
       };
-      // From this machine through kube-proxy's ClusterIP rules, as a scraper in the cluster would.
-      const res = await fetch(`http://${service.spec.clusterIP}:8081/metrics`);
-      expect(res.status).toBe(200);
-      const text = await res.text();
+      // From this machine through kube-proxy's ClusterIP rules, as a scraper in the cluster would
+      // (and as a scraper does, again after a failed scrape: the replicas were just restarted).
+      let attempts = 0;
+      const text = await until("a scrape through the Service", 60_000, async () => {
+        attempts += 1;
+        try {
+          const res = await fetch(`http://${service.spec.clusterIP}:8081/metrics`, {
+            signal: AbortSignal.timeout(3_000),
+          });
+          return res.status === 200 ? await res.text() : undefined;
+        } catch (err) {
+          const slices = await api.ok(
+            "GET",
+            `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dagent-controller-metrics`,
+          );
+          log(
+            `scrape ${attempts} failed (${(err as Error).cause ?? err}); endpoints: ${JSON.stringify((slices as { items: { endpoints?: unknown }[] }).items.map((i) => i.endpoints))}`,
+          );
+          return undefined;
+        }
+      });
+      log(`metrics scraped through the Service at attempt ${attempts}`);
       expect(text).toContain("# TYPE controller_resyncs_total counter");
       expect(text).toContain("controller_reconcile_errors_total");
     });
@@ -436,7 +539,7 @@ describe.skipIf(problem !== "")(
       await until("the run's Job", 60_000, async () =>
         (await jobsOf(api, "during-handover")) > 0 ? true : undefined,
       );
-      const leader = await leaseHolder(api);
+      const leader = await until("a Lease holder", 60_000, async () => (await leaseHolder(api)) || undefined);
       await api.ok("DELETE", `/api/v1/namespaces/${NS}/pods/${leader}`, { gracePeriodSeconds: 0 });
       // An Agent created while the leader is gone is picked up by the next one.
       await api.ok("POST", AGENTS, agent("after-handover", "slow"));
@@ -499,7 +602,14 @@ describe.skipIf(problem !== "")(
           ? true
           : undefined;
       });
-      expect(await leaseHolder(api)).toMatch(/^agent-controller-/);
+      // The old leader released the Lease on its way out; a new replica takes it.
+      expect(
+        await until(
+          "a Lease holder after the rollout",
+          60_000,
+          async () => (await leaseHolder(api)) || undefined,
+        ),
+      ).toMatch(/^agent-controller-/);
       for (const name of ["during-rollout", "while-rolling"]) {
         const done = await terminalAgent(api, name, 180_000);
         expect(done.status, `${name}: ${JSON.stringify(done.status)}`).toMatchObject({ phase: "Succeeded" });
@@ -510,7 +620,7 @@ describe.skipIf(problem !== "")(
       await until("both replicas Ready", 180_000, async () =>
         (await readyReplicas()).readyReplicas === 2 ? true : undefined,
       );
-      const leader = await leaseHolder(api);
+      const leader = await until("a Lease holder", 60_000, async () => (await leaseHolder(api)) || undefined);
       const podOf = async (name: string) =>
         (await api.ok("GET", `/api/v1/namespaces/${NS}/pods/${name}`)) as {
           status: {

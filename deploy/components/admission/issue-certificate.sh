@@ -29,6 +29,10 @@ USAGE
 }
 
 while [ $# -gt 0 ]; do
+  # --flag=value as --flag value
+  if [[ "$1" == --*=* ]]; then
+    set -- "${1%%=*}" "${1#*=}" "${@:2}"
+  fi
   case "$1" in
     --namespace) namespace=$2; shift 2 ;;
     --service) service=$2; shift 2 ;;
