@@ -81,6 +81,20 @@ describe("certificateProblem", () => {
     if (words) expect(finding?.message).toMatch(words);
   });
 
+  it("a certificate served with another key is said so; its own key passes", () => {
+    const pem = certFor([HOST]);
+    const own = readFileSync(join(dir, "key.pem"));
+    expect(certificateProblem(pem, HOST, Date.now(), own)).toBeUndefined();
+    certFor(["other"]);
+    const other = readFileSync(join(dir, "key.pem"));
+    expect(certificateProblem(pem, HOST, Date.now(), other)?.message).toBe(
+      "the admission webhook's certificate does not match its key (tls.key): every TLS handshake fails and writes go through without the webhook's warnings; reissue it (docs/admission.md#certificates)",
+    );
+    expect(certificateProblem(pem, HOST, Date.now(), "not a key")?.reason).toBe(
+      "AdmissionCertificateInvalid",
+    );
+  });
+
   it("a file that is no certificate is said so", () => {
     expect(certificateProblem("not a certificate", HOST, Date.now())?.message).toMatch(
       /^the admission webhook's certificate cannot be read \(.+\): the API server refuses it/,

@@ -5,7 +5,7 @@
  * controller says it (src/controller/self-checks.ts). Pure: the certificate's PEM, the name, the
  * time.
  */
-import { X509Certificate } from "node:crypto";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 
 /** Warned about this long before the certificate expires. */
 export const EXPIRY_WARNING_DAYS = 14;
@@ -19,10 +19,12 @@ export interface CertificateFinding {
 /** The webhook's DNS name as the API server calls it: `<service>.<namespace>.svc`. */
 export const webhookHost = (service: string, namespace: string): string => `${service}.${namespace}.svc`;
 
+/** `keyPem`: the key served with it (tls.key), when read; a certificate for another key fails every handshake. */
 export function certificateProblem(
   pem: string | Buffer,
   host: string,
   now: number,
+  keyPem?: string | Buffer,
 ): CertificateFinding | undefined {
   const fix = "reissue it (docs/admission.md#certificates)";
   const silent = "the API server refuses it and writes go through without the webhook's warnings";
@@ -34,6 +36,19 @@ export function certificateProblem(
       reason: "AdmissionCertificateInvalid",
       message: `the admission webhook's certificate cannot be read (${(err as Error).message}): ${silent}; ${fix}`,
     };
+  }
+  if (keyPem !== undefined) {
+    let matches = false;
+    try {
+      matches = cert.checkPrivateKey(createPrivateKey(keyPem));
+    } catch {
+      matches = false;
+    }
+    if (!matches)
+      return {
+        reason: "AdmissionCertificateInvalid",
+        message: `the admission webhook's certificate does not match its key (tls.key): every TLS handshake fails and writes go through without the webhook's warnings; ${fix}`,
+      };
   }
   if (cert.checkHost(host) === undefined) {
     const names = cert.subjectAltName?.replaceAll("DNS:", "") || cert.subject.replaceAll("\n", ", ");

@@ -4,6 +4,7 @@
  * and that its serving certificate is one the API server accepts (src/admission/certificate-check.ts).
  */
 import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { certificateProblem, webhookHost } from "../admission/certificate-check.js";
 import {
   ADMISSION_NETWORK_POLICY,
@@ -45,7 +46,8 @@ export function admissionCertificateCheck(o: {
   return {
     name: `the admission webhook's certificate ${o.certFile}`,
     async run() {
-      return certificateProblem(await readFile(o.certFile), host, (o.now ?? Date.now)());
+      const key = await readFile(join(dirname(o.certFile), "tls.key")).catch(() => undefined);
+      return certificateProblem(await readFile(o.certFile), host, (o.now ?? Date.now)(), key);
     },
   };
 }

@@ -90,7 +90,18 @@ cat ca.crt ${old_ca:+"$old_ca"} >bundle.crt
 # The caBundle first, so the API server trusts the new certificate before the controller serves it.
 k patch validatingwebhookconfiguration "$webhook" --type=json \
   -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(base64 -w0 bundle.crt)\"}]" >/dev/null
-k -n "$namespace" create secret generic agent-controller-admission-tls \
-  --from-file=tls.crt --from-file=tls.key --from-file=ca.crt=bundle.crt --dry-run=client -o yaml |
-  k apply --server-side --force-conflicts --field-manager=issue-certificate -f - >/dev/null
+# A kubernetes.io/tls Secret with ca.crt, as cert-manager writes it.
+cat >secret.yaml <<SECRET
+apiVersion: v1
+kind: Secret
+metadata:
+  name: agent-controller-admission-tls
+  namespace: $namespace
+type: kubernetes.io/tls
+data:
+  tls.crt: $(base64 -w0 tls.crt)
+  tls.key: $(base64 -w0 tls.key)
+  ca.crt: $(base64 -w0 bundle.crt)
+SECRET
+k apply --server-side --force-conflicts --field-manager=issue-certificate -f secret.yaml >/dev/null
 echo "issued the webhook's serving certificate for $host (valid until $(openssl x509 -in tls.crt -noout -enddate | cut -d= -f2)) into Secret $namespace/agent-controller-admission-tls; caBundle of $webhook set"
