@@ -11,7 +11,8 @@
 #   teardown/sysctls        "<key> <value before>" for each sysctl the kubelet or CNI changes
 #   teardown/created-paths  paths outside the node dir that did not exist before it started
 #   teardown/lock           the machine-wide lock file this node holds
-#   teardown/nft-tables     `nft list tables` before kube-proxy started (only with Services)
+#   teardown/pgids          also kube-proxy's and kube-network-policies' groups, when they run
+#   teardown/nft-tables     `nft list tables` before kube-proxy or the NetworkPolicy engine started
 #   teardown/kube-chains    "<ip|ip6> <table> <chain>" for each KUBE-* chain present before kube-proxy
 set -u
 dir="${1:?usage: node-teardown.sh <node dir>}"
@@ -92,8 +93,9 @@ if [[ -n "$bridge" ]] && ip link show "$bridge" >/dev/null 2>&1; then
   ip link del "$bridge" 2>/dev/null
 fi
 
-# 6b. kube-proxy's firewall rules (it is stopped in step 1): tables that did not exist before go
-#     whole; in tables that did, the KUBE-* chains it added and the rules jumping to them.
+# 6b. kube-proxy's and the NetworkPolicy engine's firewall rules (both are stopped in step 1): tables
+#     that did not exist before go whole (the engine's inet kube-network-policies, with its sets); in
+#     tables that did, the KUBE-* chains kube-proxy added and the rules jumping to them.
 if [[ -f "$t/nft-tables" ]]; then
   mapfile -t tables_before < <(read_lines nft-tables)
   while read -r table; do
@@ -103,6 +105,8 @@ if [[ -f "$t/nft-tables" ]]; then
     # shellcheck disable=SC2086 # "table <family> <name>"
     [[ $keep == 0 ]] && nft delete ${table} 2>/dev/null
   done < <(nft list tables 2>/dev/null)
+fi
+if [[ -f "$t/kube-chains" ]]; then
   mapfile -t chains_before < <(read_lines kube-chains)
   for pair in "ip iptables" "ip6 ip6tables"; do
     family="${pair% *}" tool="${pair#* }"

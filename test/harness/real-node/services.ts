@@ -21,6 +21,7 @@ import { generateClientCert } from "../certs.js";
 import { freePorts } from "../ports.js";
 import { groupAlive, type ProcessSpec, startProcess } from "../processes.js";
 import { MACHINE } from "./config.js";
+import { recordNftTables } from "./network-policies.js";
 
 /** The kube-proxy configuration: iptables mode, no host tunables touched, nothing but the bridge. */
 export function kubeProxyConfig(o: { kubeconfig: string; healthzPort: number; metricsPort: number }): string {
@@ -52,11 +53,8 @@ export function kubeProxyConfig(o: { kubeconfig: string; healthzPort: number; me
   ].join("\n");
 }
 
-/** `nft list tables` lines ("table ip nat"), and `<family> <table> <chain>` for each KUBE-* chain. */
-function firewallInventory(): { tables: string[]; kubeChains: string[] } {
-  const tables = execFileSync("nft", ["list", "tables"], { encoding: "utf8" })
-    .split("\n")
-    .filter((l) => l.startsWith("table "));
+/** `<family> <table> <chain>` for each KUBE-* chain. */
+function firewallInventory(): { kubeChains: string[] } {
   const kubeChains: string[] = [];
   for (const [tool, family] of [
     ["iptables-save", "ip"],
@@ -69,7 +67,7 @@ function firewallInventory(): { tables: string[]; kubeChains: string[] } {
       if (chain) kubeChains.push(`${family} ${table} ${chain}`);
     }
   }
-  return { tables, kubeChains };
+  return { kubeChains };
 }
 
 export interface NodeServices {
@@ -92,7 +90,7 @@ export interface ServicesContext {
 export async function startNodeServices(c: ServicesContext): Promise<NodeServices> {
   const t = join(c.nodeDir, "teardown");
   const before = firewallInventory();
-  await writeFile(join(t, "nft-tables"), `${before.tables.join("\n")}\n`);
+  await recordNftTables(t);
   await writeFile(join(t, "kube-chains"), `${before.kubeChains.join("\n")}\n`);
 
   const relay = await startRelay(MACHINE.gateway, c.apiServerPort, c.apiServerPort);
