@@ -11,9 +11,11 @@
 #   teardown/sysctls        "<key> <value before>" for each sysctl the kubelet or CNI changes
 #   teardown/created-paths  paths outside the node dir that did not exist before it started
 #   teardown/lock           the machine-wide lock file this node holds
-#   teardown/pgids          also kube-proxy's and kube-network-policies' groups, when they run
+#   teardown/pgids          also kube-proxy's and kube-router's groups, when they run
 #   teardown/nft-tables     `nft list tables` before kube-proxy or the NetworkPolicy engine started
 #   teardown/kube-chains    "<ip|ip6> <table> <chain>" for each KUBE-* chain present before kube-proxy
+#                           or kube-router (the NetworkPolicy engine) started
+#   teardown/ipsets         `ipset list -n` before kube-router started
 set -u
 dir="${1:?usage: node-teardown.sh <node dir>}"
 t="$dir/teardown"
@@ -93,9 +95,9 @@ if [[ -n "$bridge" ]] && ip link show "$bridge" >/dev/null 2>&1; then
   ip link del "$bridge" 2>/dev/null
 fi
 
-# 6b. kube-proxy's and the NetworkPolicy engine's firewall rules (both are stopped in step 1): tables
-#     that did not exist before go whole (the engine's inet kube-network-policies, with its sets); in
-#     tables that did, the KUBE-* chains kube-proxy added and the rules jumping to them.
+# 6b. kube-proxy's and kube-router's firewall rules (both are stopped in step 1): nftables tables that
+#     did not exist before go whole; in tables that did, the KUBE-* chains they added and the rules
+#     jumping to them; then kube-router's ipsets (a set goes once no rule names it).
 if [[ -f "$t/nft-tables" ]]; then
   mapfile -t tables_before < <(read_lines nft-tables)
   while read -r table; do
@@ -128,6 +130,15 @@ if [[ -f "$t/kube-chains" ]]; then
     for tc in "${new_chains[@]}"; do "$tool" -t "${tc% *}" -F "${tc#* }" 2>/dev/null; done
     for tc in "${new_chains[@]}"; do "$tool" -t "${tc% *}" -X "${tc#* }" 2>/dev/null; done
   done
+fi
+if [[ -f "$t/ipsets" ]] && command -v ipset >/dev/null; then
+  mapfile -t sets_before < <(read_lines ipsets)
+  while read -r set; do
+    [[ -z "$set" ]] && continue
+    keep=0
+    for b in "${sets_before[@]}"; do [[ "$b" == "$set" ]] && keep=1; done
+    [[ $keep == 0 ]] && ipset destroy "$set" 2>/dev/null
+  done < <(ipset list -n 2>/dev/null)
 fi
 
 # 7. The sysctls as they were.

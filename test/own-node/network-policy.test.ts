@@ -1,14 +1,20 @@
 /**
- * The shipped NetworkPolicies enforced by a real engine (docs/security.md "What the NetworkPolicy
- * test proves", docs/real-node.md "NetworkPolicies"): kube-network-policies on the real node, the
- * policies rendered verbatim from deploy/ and its realtime and admission components through the
- * overlay test/network-policy (what a user's overlay sets: the pod CIDR, the node's pod-network
- * address, the egress to a private endpoint), and probe pods of the controller image carrying the
- * product's labels. Each path is probed with a TCP connect; a dropped connection times out.
- * After the policies are deleted the same closed probes connect: the engine closed them.
+ * The shipped NetworkPolicies enforced by a real engine (docs/security.md "NetworkPolicies, tested",
+ * docs/real-node.md "NetworkPolicies"): kube-router on the real node, the policies rendered verbatim
+ * from deploy/ and its realtime and admission components through the overlay test/network-policy
+ * (what a user's overlay sets: the pod CIDR and the nodes' pod-network addresses of the admission
+ * policy, the egress to a private endpoint), and probe pods of the controller image carrying the
+ * product's labels. Each path is probed with a TCP connect from inside a pod (kubectl exec). After
+ * the policies are deleted the same blocked probes connect: the engine blocked them.
+ *
+ * The API server's path: kube-router lets every packet from the node itself into its pods (as most
+ * engines do), so an API server on the pod's own node always gets through. One on another node
+ * (a control-plane node) arrives with that node's address on the pod network when the CNI tunnels
+ * or bridges (flannel's cni0/flannel.1, Calico's tunl0): inside the pod CIDR, which the policy
+ * excepts. That node is stood in for by a network namespace on the bridge with such an address.
  */
-import { execFile, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync, readlinkSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
@@ -18,7 +24,7 @@ import type { HarnessApi } from "../harness/api.js";
 import { type ControlPlane, defaultServiceAccount, startControlPlane } from "../harness/cluster.js";
 import { type Footprint, takeFootprint } from "../harness/real-node/footprint.js";
 import { MACHINE, REAL_NODE_SCHEDULING, realNodeProblem } from "../harness/real-node/index.js";
-import { filteredPodAddresses } from "../harness/real-node/network-policies.js";
+import { engineFilters } from "../harness/real-node/network-policies.js";
 
 const run = promisify(execFile);
 const problem = realNodeProblem();
@@ -28,8 +34,9 @@ const NS = "ai-agents";
 const JOB = { "agents.re-cinq.com/component": "job" };
 const REALTIME = { ...JOB, "agents.re-cinq.com/execution": "realtime" };
 const CONTROLLER = { "agents.re-cinq.com/component": "controller" };
-/** The admission policy's name, and the index of the gateway peer test/network-policy adds. */
 const ADMISSION_POLICY = "agent-controller-admission-ingress";
+/** The stand-in control-plane node: its address on the pod network (listed in test/network-policy). */
+const PEER_NODE = { ip: "10.213.0.250", veth: "aiagentnp0" };
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
 type Pod = { status?: { phase?: string; podIP?: string } };
@@ -41,15 +48,20 @@ interface Probe {
   ip: string;
 }
 
-/** What a TCP connect saw: "open", "closed" (no answer: dropped), or another error (e.g. refused). */
-type Reach = "open" | "closed" | string;
+/**
+ * What a TCP connect saw: "open", or how it was blocked: "refused" (kube-router REJECTs with an ICMP
+ * port-unreachable), "closed" (no answer within the timeout), or another error code.
+ */
+type Reach = "open" | "refused" | "closed" | string;
+const BLOCKED = /^(refused|closed|EHOSTUNREACH)$/;
+const OPEN = /^open$/;
 
 const CONNECT_MS = 2_000;
 const connectScript = (host: string, port: number) => `
   const s = require("node:net").connect({ host: ${JSON.stringify(host)}, port: ${port} });
   const t = setTimeout(() => { console.log("closed"); process.exit(0); }, ${CONNECT_MS});
   s.on("connect", () => { console.log("open"); process.exit(0); });
-  s.on("error", (e) => { console.log(e.code || e.message); process.exit(0); });`;
+  s.on("error", (e) => { console.log(e.code === "ECONNREFUSED" ? "refused" : e.code || e.message); process.exit(0); });`;
 
 describe.skipIf(problem !== "")(
   `the shipped NetworkPolicies on a real engine${problem ? ` (skipped: ${problem})` : ""}`,
@@ -79,31 +91,48 @@ describe.skipIf(problem !== "")(
       return out.trim();
     }
 
-    /**
-     * A TCP connect from the host with the node's pod-network address, as an unprivileged user: the
-     * engine accepts whatever a root process on the node sends (so the kubelet's probes always pass),
-     * and the API server of a cluster whose node address is inside the pod CIDR must be let in by the
-     * policy, not by that exemption (docs/real-node.md "NetworkPolicies").
-     */
-    async function reachFromNode(to: Probe, port: number): Promise<Reach> {
+    let peerNode: ChildProcess | undefined;
+
+    /** The stand-in control-plane node: a network namespace held by a sleep, a veth on the bridge. */
+    async function startPeerNode(): Promise<void> {
+      peerNode = spawn("unshare", ["--net", "sleep", "900"], { stdio: "ignore" });
+      const pid = peerNode.pid ?? 0;
+      const own = readlinkSync("/proc/self/ns/net");
+      while (readlinkSync(`/proc/${pid}/ns/net`) === own) await sleep(20);
+      const ip = (args: string[]) => run("ip", args);
+      const inPeer = (args: string[]) => run("nsenter", ["-t", String(pid), "-n", "ip", ...args]);
+      await ip(["link", "add", PEER_NODE.veth, "type", "veth", "peer", "name", "eth0", "netns", String(pid)]);
+      await ip(["link", "set", PEER_NODE.veth, "master", MACHINE.bridge, "up"]);
+      await inPeer(["addr", "add", `${PEER_NODE.ip}/24`, "dev", "eth0"]);
+      await inPeer(["link", "set", "eth0", "up"]);
+    }
+
+    /** A TCP connect from the stand-in control-plane node (bash's /dev/tcp). */
+    async function reachFromPeerNode(to: Probe, port: number): Promise<Reach> {
+      const pid = String(peerNode?.pid ?? 0);
+      const script = `exec 3<>/dev/tcp/${to.ip}/${port}`;
       const child = spawn(
-        "timeout",
-        [String(CONNECT_MS / 1000), "bash", "-c", `exec 3<>/dev/tcp/${to.ip}/${port}`],
-        { uid: 65534, gid: 65534, stdio: ["ignore", "ignore", "pipe"] },
+        "nsenter",
+        ["-t", pid, "-n", "timeout", String(CONNECT_MS / 1000), "bash", "-c", script],
+        {
+          stdio: ["ignore", "ignore", "pipe"],
+        },
       );
       let err = "";
       child.stderr.on("data", (c: Buffer) => {
         err += c.toString();
       });
       const code = await new Promise<number | null>((r) => child.on("close", r));
-      return code === 0 ? "open" : code === 124 ? "closed" : err.trim() || `exit ${code}`;
+      if (code === 0) return "open";
+      if (code === 124) return "closed";
+      return /Connection refused/.test(err) ? "refused" : err.trim() || `exit ${code}`;
     }
 
     /** Probes until the result is `want` (a policy change reaches the engine through its informers). */
-    async function eventually(probe: () => Promise<Reach>, want: Reach): Promise<Reach> {
+    async function eventually(probe: () => Promise<Reach>, want: RegExp): Promise<Reach> {
       const deadline = Date.now() + 20_000;
       let got = await probe();
-      while (got !== want && Date.now() < deadline) {
+      while (!want.test(got) && Date.now() < deadline) {
         await sleep(300);
         got = await probe();
       }
@@ -204,29 +233,29 @@ describe.skipIf(problem !== "")(
       await startPod("models", "model-gateway", { app: "model-gateway" }, [{ containerPort: 8080 }]);
       await startPod("elsewhere", "client", { app: "client" }, [{ containerPort: 8090 }]);
       await waitRunning();
-      // The engine filters a pod once it knows the pod's address: wait for every selected pod.
-      const selected = ["controller", "realtime-run", "other-run"].map((n) => pod(n).ip);
+      await startPeerNode();
+      // The engine filters a pod once it has its chain: wait for every pod.
+      const ips = Object.values(pods).map((p) => p.ip);
       const until = Date.now() + 30_000;
-      while (!selected.every((ip) => filteredPodAddresses().includes(ip))) {
+      while (!engineFilters(ips)) {
         if (Date.now() > until)
-          throw new Error(
-            `the engine filters ${filteredPodAddresses().join(", ")}, not all of ${selected.join(", ")}`,
-          );
+          throw new Error(`kube-router has no firewall chain for each of ${ips.join(", ")}`);
         await sleep(200);
       }
     }, 1_500_000);
 
     afterAll(async () => {
+      peerNode?.kill("SIGKILL");
       await plane?.stop();
     });
 
-    it("the node's pod-network address (the API server's, here) reaches the webhook port 9443", async () => {
-      expect(await reachFromNode(pod("controller"), 9443)).toBe("open");
+    it("a control-plane node's address on the pod network (the API server's) reaches the webhook port 9443", async () => {
+      expect(await reachFromPeerNode(pod("controller"), 9443)).toBe("open");
     });
 
     it("a pod on the pod network cannot reach the webhook port 9443", async () => {
-      expect(await reach(pod("client"), pod("controller"), 9443)).toBe("closed");
-      expect(await reach(pod("neighbour"), pod("controller"), 9443)).toBe("closed");
+      expect(await reach(pod("client"), pod("controller"), 9443)).toMatch(BLOCKED);
+      expect(await reach(pod("neighbour"), pod("controller"), 9443)).toMatch(BLOCKED);
     });
 
     it("any pod reaches the controller's prompt API (8082) and health port (8081)", async () => {
@@ -238,13 +267,13 @@ describe.skipIf(problem !== "")(
 
     it("a controller pod reaches a realtime run pod's supervisor on 8090; no other pod does", async () => {
       expect(await reach(pod("controller"), pod("realtime-run"), 8090)).toBe("open");
-      expect(await reach(pod("neighbour"), pod("realtime-run"), 8090)).toBe("closed");
-      expect(await reach(pod("client"), pod("realtime-run"), 8090)).toBe("closed");
+      expect(await reach(pod("neighbour"), pod("realtime-run"), 8090)).toMatch(BLOCKED);
+      expect(await reach(pod("client"), pod("realtime-run"), 8090)).toMatch(BLOCKED);
     });
 
     it("a run pod cannot reach another run pod", async () => {
-      expect(await reach(pod("other-run"), pod("realtime-run"), 8090)).toBe("closed");
-      expect(await reach(pod("realtime-run"), pod("other-run"), 8090)).toBe("closed");
+      expect(await reach(pod("other-run"), pod("realtime-run"), 8090)).toMatch(BLOCKED);
+      expect(await reach(pod("realtime-run"), pod("other-run"), 8090)).toMatch(BLOCKED);
     });
 
     it("a run pod reaches an in-cluster model endpoint only through the egress policy docs/deploy.md gives", async () => {
@@ -254,38 +283,39 @@ describe.skipIf(problem !== "")(
         "DELETE",
         `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/agent-job-private-egress`,
       );
-      expect(await eventually(probe, "closed")).toBe("closed");
+      expect(await eventually(probe, BLOCKED)).toMatch(BLOCKED);
       const egress = policies.find((p) => p.metadata.name === "agent-job-private-egress");
       await api.ok("POST", `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`, egress);
-      expect(await eventually(probe, "open")).toBe("open");
+      expect(await eventually(probe, OPEN)).toBe("open");
     });
 
     it("with only the pod CIDR excepted, the node's pod-network address is cut off from 9443 (why the overlay lists it)", async () => {
       const path = `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/${ADMISSION_POLICY}`;
       const patch = (ops: unknown[]) => api.ok("PATCH", path, ops, "application/json-patch+json");
       await patch([
-        { op: "test", path: "/spec/ingress/1/from/1/ipBlock/cidr", value: `${MACHINE.gateway}/32` },
-        { op: "remove", path: "/spec/ingress/1/from/1" },
+        { op: "test", path: "/spec/ingress/1/from/2/ipBlock/cidr", value: `${PEER_NODE.ip}/32` },
+        { op: "remove", path: "/spec/ingress/1/from/2" },
       ]);
-      expect(await eventually(() => reachFromNode(pod("controller"), 9443), "closed")).toBe("closed");
+      expect(await eventually(() => reachFromPeerNode(pod("controller"), 9443), BLOCKED)).toMatch(BLOCKED);
       await patch([
-        { op: "add", path: "/spec/ingress/1/from/-", value: { ipBlock: { cidr: `${MACHINE.gateway}/32` } } },
+        { op: "add", path: "/spec/ingress/1/from/-", value: { ipBlock: { cidr: `${PEER_NODE.ip}/32` } } },
       ]);
-      expect(await eventually(() => reachFromNode(pod("controller"), 9443), "open")).toBe("open");
+      expect(await eventually(() => reachFromPeerNode(pod("controller"), 9443), OPEN)).toBe("open");
     });
 
     it("with the policies deleted, every closed path connects: the engine closed them", async () => {
       await api.ok("DELETE", `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`);
-      expect(await eventually(() => reach(pod("client"), pod("controller"), 9443), "open")).toBe("open");
+      expect(await eventually(() => reach(pod("client"), pod("controller"), 9443), OPEN)).toBe("open");
       expect(await reach(pod("neighbour"), pod("realtime-run"), 8090)).toBe("open");
       expect(await reach(pod("other-run"), pod("realtime-run"), 8090)).toBe("open");
       expect(await reach(pod("realtime-run"), pod("model-gateway"), 8080)).toBe("open");
     });
 
-    it("leaves the firewall (the engine's nftables table), the processes and the sysctls as they were after stop", async () => {
+    it("leaves the firewall (the engine's chains and ipsets), the processes and the sysctls as they were after stop", async () => {
+      peerNode?.kill("SIGKILL");
       const during = takeFootprint(Object.keys(before.sysctls));
-      expect(during.firewall).toContain("table inet kube-network-policies");
-      expect(during.processes.join("\n")).toContain("kube-network-policies");
+      expect(during.firewall).toContain(":KUBE-ROUTER-FORWARD");
+      expect(during.processes.join("\n")).toContain("kube-router");
       await plane?.stop();
       plane = undefined;
       const deadline = Date.now() + 20_000;

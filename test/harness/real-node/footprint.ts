@@ -78,8 +78,10 @@ function firewallRules(): string {
       return `${tool} failed`;
     }
   };
-  // nftables tables of their own (the NetworkPolicy engine's) do not show in iptables-save.
-  return `${dump("iptables-save")}\n${dump("ip6tables-save")}\n${dump("nft list tables")}`;
+  // nftables tables of their own and ipsets (the NetworkPolicy engine's) do not show in iptables-save.
+  return [dump("iptables-save"), dump("ip6tables-save"), dump("nft list tables"), dump("ipset list -n")].join(
+    "\n",
+  );
 }
 
 /** Processes a node runs: the kubelet, containerd, its shims, and anything in the node's cgroups. */
@@ -90,9 +92,7 @@ function nodeProcesses(): string[] {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
       const cgroup = readFileSync(`/proc/${pid}/cgroup`, "utf8");
       if (
-        /(^|\/)(kubelet|kube-proxy|kube-network-policies|containerd|containerd-shim-runc-v2) /.test(
-          `${cmd} `,
-        ) ||
+        /(^|\/)(kubelet|kube-proxy|kube-router|containerd|containerd-shim-runc-v2) /.test(`${cmd} `) ||
         cgroup.includes(MACHINE.cgroupRoot)
       )
         found.push(`${pid} ${cmd}`);
