@@ -35,8 +35,8 @@ fi
 
 # The real images and the real node (docs/images.md, docs/real-node.md): buildah and debootstrap build
 # the Dockerfile's images; containerd, runc and the CNI plugins run pods on a real kubelet; iptables
-# is what kube-proxy programs. Debian packages, installed when we may; else those tests skip and say why.
-node_packages=(buildah debootstrap containerd runc containernetworking-plugins iptables)
+# is what kube-proxy programs, and with ipset what kube-router (the NetworkPolicy engine) programs. Debian packages, installed when we may; else those tests skip and say why.
+node_packages=(buildah debootstrap containerd runc containernetworking-plugins iptables ipset)
 missing_packages=()
 for p in "${node_packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing_packages+=("$p"); done
 if ((${#missing_packages[@]} > 0)); then

@@ -11,8 +11,11 @@
 #   teardown/sysctls        "<key> <value before>" for each sysctl the kubelet or CNI changes
 #   teardown/created-paths  paths outside the node dir that did not exist before it started
 #   teardown/lock           the machine-wide lock file this node holds
-#   teardown/nft-tables     `nft list tables` before kube-proxy started (only with Services)
+#   teardown/pgids          also kube-proxy's and kube-router's groups, when they run
+#   teardown/nft-tables     `nft list tables` before kube-proxy or the NetworkPolicy engine started
 #   teardown/kube-chains    "<ip|ip6> <table> <chain>" for each KUBE-* chain present before kube-proxy
+#                           or kube-router (the NetworkPolicy engine) started
+#   teardown/ipsets         `ipset list -n` before kube-router started
 set -u
 dir="${1:?usage: node-teardown.sh <node dir>}"
 t="$dir/teardown"
@@ -92,8 +95,9 @@ if [[ -n "$bridge" ]] && ip link show "$bridge" >/dev/null 2>&1; then
   ip link del "$bridge" 2>/dev/null
 fi
 
-# 6b. kube-proxy's firewall rules (it is stopped in step 1): tables that did not exist before go
-#     whole; in tables that did, the KUBE-* chains it added and the rules jumping to them.
+# 6b. kube-proxy's and kube-router's firewall rules (both are stopped in step 1): nftables tables that
+#     did not exist before go whole; in tables that did, the KUBE-* chains they added and the rules
+#     jumping to them; then kube-router's ipsets (a set goes once no rule names it).
 if [[ -f "$t/nft-tables" ]]; then
   mapfile -t tables_before < <(read_lines nft-tables)
   while read -r table; do
@@ -103,6 +107,8 @@ if [[ -f "$t/nft-tables" ]]; then
     # shellcheck disable=SC2086 # "table <family> <name>"
     [[ $keep == 0 ]] && nft delete ${table} 2>/dev/null
   done < <(nft list tables 2>/dev/null)
+fi
+if [[ -f "$t/kube-chains" ]]; then
   mapfile -t chains_before < <(read_lines kube-chains)
   for pair in "ip iptables" "ip6 ip6tables"; do
     family="${pair% *}" tool="${pair#* }"
@@ -124,6 +130,15 @@ if [[ -f "$t/nft-tables" ]]; then
     for tc in "${new_chains[@]}"; do "$tool" -t "${tc% *}" -F "${tc#* }" 2>/dev/null; done
     for tc in "${new_chains[@]}"; do "$tool" -t "${tc% *}" -X "${tc#* }" 2>/dev/null; done
   done
+fi
+if [[ -f "$t/ipsets" ]] && command -v ipset >/dev/null; then
+  mapfile -t sets_before < <(read_lines ipsets)
+  while read -r set; do
+    [[ -z "$set" ]] && continue
+    keep=0
+    for b in "${sets_before[@]}"; do [[ "$b" == "$set" ]] && keep=1; done
+    [[ $keep == 0 ]] && ipset destroy "$set" 2>/dev/null
+  done < <(ipset list -n 2>/dev/null)
 fi
 
 # 7. The sysctls as they were.

@@ -66,9 +66,10 @@ export function stableSysctls(): Record<string, string> {
 
 function firewallRules(): string {
   const dump = (tool: string) => {
-    if (!onPath(tool)) return "";
+    const [cmd = "", ...args] = tool.split(" ");
+    if (!onPath(cmd)) return "";
     try {
-      return execFileSync(tool, [], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+      return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
         .split("\n")
         .filter((l) => !l.startsWith("#"))
         .map((l) => l.replace(/\[\d+:\d+\]/g, "[0:0]"))
@@ -77,7 +78,10 @@ function firewallRules(): string {
       return `${tool} failed`;
     }
   };
-  return `${dump("iptables-save")}\n${dump("ip6tables-save")}`;
+  // nftables tables of their own and ipsets (the NetworkPolicy engine's) do not show in iptables-save.
+  return [dump("iptables-save"), dump("ip6tables-save"), dump("nft list tables"), dump("ipset list -n")].join(
+    "\n",
+  );
 }
 
 /** Processes a node runs: the kubelet, containerd, its shims, and anything in the node's cgroups. */
@@ -88,7 +92,7 @@ function nodeProcesses(): string[] {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
       const cgroup = readFileSync(`/proc/${pid}/cgroup`, "utf8");
       if (
-        /(^|\/)(kubelet|kube-proxy|containerd|containerd-shim-runc-v2) /.test(`${cmd} `) ||
+        /(^|\/)(kubelet|kube-proxy|kube-router|containerd|containerd-shim-runc-v2) /.test(`${cmd} `) ||
         cgroup.includes(MACHINE.cgroupRoot)
       )
         found.push(`${pid} ${cmd}`);

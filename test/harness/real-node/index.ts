@@ -31,6 +31,7 @@ import {
   REAL_NODE_LABEL,
   TOUCHED_SYSCTLS,
 } from "./config.js";
+import { startNetworkPolicyEngine } from "./network-policies.js";
 import { type NodeServices, startNodeServices } from "./services.js";
 
 export { MACHINE, REAL_NODE_LABEL } from "./config.js";
@@ -55,6 +56,11 @@ export interface RealNodeOptions {
    * root-CA publisher controllers and the ServiceAccount admission plugin, as a cluster does.
    */
   services?: boolean;
+  /**
+   * NetworkPolicies enforced for the node's pods by kube-network-policies, a host process
+   * (real-node/network-policies.ts). Without it policies are stored but nothing enforces them.
+   */
+  networkPolicies?: boolean;
 }
 
 /** What the plane's state file records about its real node. */
@@ -354,6 +360,14 @@ export async function startRealNode(plane: PlaneForNode, options: RealNodeOption
         caFile: plane.caFile,
         apiServerPort: Number(new URL(plane.server).port),
         api: plane.api,
+        kubeconfigFor: (cert, key) => nodeKubeconfig(plane.server, plane.caFile, cert, key),
+        log: plane.log,
+      });
+    }
+    if (options.networkPolicies) {
+      await startNetworkPolicyEngine({
+        planeDir: plane.planeDir,
+        nodeDir: dir,
         kubeconfigFor: (cert, key) => nodeKubeconfig(plane.server, plane.caFile, cert, key),
         log: plane.log,
       });

@@ -11,7 +11,6 @@
  * kube-proxy's firewall rules are host state: the tables and KUBE-* chains present before are recorded
  * in <node dir>/teardown/ and scripts/cluster/node-teardown.sh removes what kube-proxy added.
  */
-import { execFileSync } from "node:child_process";
 import { appendFile, writeFile } from "node:fs/promises";
 import { createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
@@ -21,6 +20,7 @@ import { generateClientCert } from "../certs.js";
 import { freePorts } from "../ports.js";
 import { groupAlive, type ProcessSpec, startProcess } from "../processes.js";
 import { MACHINE } from "./config.js";
+import { recordFirewall } from "./firewall-record.js";
 
 /** The kube-proxy configuration: iptables mode, no host tunables touched, nothing but the bridge. */
 export function kubeProxyConfig(o: { kubeconfig: string; healthzPort: number; metricsPort: number }): string {
@@ -52,26 +52,6 @@ export function kubeProxyConfig(o: { kubeconfig: string; healthzPort: number; me
   ].join("\n");
 }
 
-/** `nft list tables` lines ("table ip nat"), and `<family> <table> <chain>` for each KUBE-* chain. */
-function firewallInventory(): { tables: string[]; kubeChains: string[] } {
-  const tables = execFileSync("nft", ["list", "tables"], { encoding: "utf8" })
-    .split("\n")
-    .filter((l) => l.startsWith("table "));
-  const kubeChains: string[] = [];
-  for (const [tool, family] of [
-    ["iptables-save", "ip"],
-    ["ip6tables-save", "ip6"],
-  ] as const) {
-    let table = "";
-    for (const line of execFileSync(tool, [], { encoding: "utf8" }).split("\n")) {
-      if (line.startsWith("*")) table = line.slice(1);
-      const chain = /^:(KUBE-\S+)/.exec(line)?.[1];
-      if (chain) kubeChains.push(`${family} ${table} ${chain}`);
-    }
-  }
-  return { tables, kubeChains };
-}
-
 export interface NodeServices {
   relay: Server;
   kubeProxyPid: number;
@@ -91,9 +71,7 @@ export interface ServicesContext {
 /** Starts the relay and kube-proxy, publishes the API server's endpoint, and waits until kube-proxy is healthy. */
 export async function startNodeServices(c: ServicesContext): Promise<NodeServices> {
   const t = join(c.nodeDir, "teardown");
-  const before = firewallInventory();
-  await writeFile(join(t, "nft-tables"), `${before.tables.join("\n")}\n`);
-  await writeFile(join(t, "kube-chains"), `${before.kubeChains.join("\n")}\n`);
+  await recordFirewall(t);
 
   const relay = await startRelay(MACHINE.gateway, c.apiServerPort, c.apiServerPort);
   await publishApiServerEndpoint(c.api, c.apiServerPort);
