@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     writer: apiEventWriter(client),
     reportingInstance: config.podName,
   });
-  const stopSelfChecks = (selfChecks.length === 0 ? () => () => {} : startSelfChecks)({
+  const stopSelfChecks = startSelfChecks({
     checks: selfChecks,
     events: selfCheckEvents,
     pod: { namespace: config.namespace, name: config.podName, uid: config.podUid },

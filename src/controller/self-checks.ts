@@ -84,8 +84,9 @@ export async function runSelfChecks(
   return findings;
 }
 
-/** Runs a round now and every `intervalMs`; returns the stop function. */
+/** Runs a round now and every `intervalMs` (nothing when there is nothing to check); returns the stop function. */
 export function startSelfChecks(o: SelfCheckOptions): () => void {
+  if (o.checks.length === 0) return () => {};
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const say = findingFilter(o.now ?? Date.now);
