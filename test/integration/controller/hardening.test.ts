@@ -219,7 +219,7 @@ describe("the Station template allowlist, attacked (issue 41: A1, A2, M4, L1, L2
       "dns",
       "the courier's DNS sent elsewhere",
       { dnsPolicy: "None", dnsConfig: { nameservers: ["10.0.0.9"] } },
-      `${T}.dnsPolicy "None" is not allowed`,
+      `${T}.dnsConfig is not allowed`,
     ],
   ])("%s: %s", async (id, _, podSpec, field) => {
     await stationWith(`stn-al-${id}`, "def", podSpec);
