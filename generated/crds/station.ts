@@ -53,7 +53,7 @@ export interface StationSpec {
     providerLimits?: ProviderLimits;
 }
 /**
- * Required. A core/v1 PodTemplateSpec ({metadata, spec}) the run's Pod is built from. spec.containers must hold a container named agent; the controller adds its init container, volumes, env and security settings and rejects host access (hostNetwork/hostPID/hostIPC, hostPath volumes, privileged containers) by failing the Agent. Required even for batch definitions: a batch fallback Job uses it. Not validated at admission beyond being an object; see `kubectl explain pod.spec` for its fields.
+ * Required. A core/v1 PodTemplateSpec ({metadata, spec}) the run's Pod is built from. spec.containers must hold a container named agent; the controller adds its init container, volumes, env and security settings and fails the Agent for what its Station template allowlist refuses (docs/security.md): host access (hostNetwork/hostPID/hostIPC, hostPath volumes, privileged containers), Secrets other than agent-secrets, fields outside the allowlist, mounts over the run's directories. Required even for batch definitions: a batch fallback Job uses it. Not validated at admission beyond being an object; see `kubectl explain pod.spec` for its fields.
  */
 export interface PodTemplate {
     [k: string]: unknown;

@@ -204,6 +204,65 @@ describe("stationWarnings: the Station template policy (docs/security.md#the-sta
     ]);
   });
 
+  it.each([
+    [
+      "a secretKeyRef to another Secret (A1)",
+      {
+        containers: [
+          {
+            name: "agent",
+            env: [{ name: "K", valueFrom: { secretKeyRef: { name: "agent-realtime", key: "api-token" } } }],
+          },
+        ],
+      },
+      'spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef: Secret "agent-realtime" is not allowed: Station containers read only Secret agent-secrets unless the installation lists another in RUN_POD_SECRETS',
+    ],
+    [
+      "a hostPath behind a null first key (A2)",
+      {
+        containers: [{ name: "agent" }],
+        volumes: [{ name: "host", emptyDir: null, hostPath: { path: "/" } }],
+      },
+      "hostPath volume host is not allowed",
+    ],
+    [
+      "a field outside the allowlist (L1)",
+      { containers: [{ name: "agent" }], priorityClassName: "system-node-critical" },
+      "spec.template.spec.priorityClassName is not allowed: it is outside the Station template allowlist (docs/security.md#the-station-template-policy); an installation allows it with RUN_POD_FIELDS=priorityClassName",
+    ],
+  ])("warns about %s with the controller's words", (_, spec, problem) => {
+    expect(stationWarnings(withTemplate(spec), NS, allModes, {})).toEqual([
+      `Agents of this Station will fail with "invalid Station template: ${problem}"`,
+    ]);
+  });
+
+  it("follows the installation's Secrets and fields", () => {
+    const template = withTemplate({
+      containers: [{ name: "agent", envFrom: [{ secretRef: { name: "proxy-auth" } }] }],
+      priorityClassName: "batch-low",
+    });
+    expect(stationWarnings(template, NS, allModes, {})).toHaveLength(1);
+    const widened = {
+      ...allModes,
+      runPodPolicy: {
+        serviceAccounts: [],
+        volumeKinds: [],
+        secrets: ["proxy-auth"],
+        fields: ["priorityClassName"],
+      },
+    };
+    expect(stationWarnings(template, NS, widened, {})).toEqual([]);
+  });
+
+  it("says nothing of the template when the Station's definition never builds a Job from it (batch without fallback)", () => {
+    const template = withTemplate({ containers: [{ name: "agent" }], nodeName: "n" });
+    const batch = definition({ execution: "batch", batch: { onTimeout: "fail" } });
+    const fallback = definition({ execution: "batch", batch: { onTimeout: "fallback" } });
+    expect(stationWarnings(template, NS, allModes, { definition: found(batch) })).toEqual([]);
+    expect(stationWarnings(template, NS, allModes, { definition: found(fallback) })).toHaveLength(1);
+    expect(stationWarnings(template, NS, allModes, { definition: found(definition()) })).toHaveLength(1);
+  });
+
   it("follows the installation's widening: a ServiceAccount it lists is no warning", () => {
     const template = withTemplate({ serviceAccountName: "runner" });
     expect(stationWarnings(template, NS, allModes, {})).toHaveLength(1);

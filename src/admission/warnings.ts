@@ -158,12 +158,23 @@ export function stationWarnings(
   facts: StationFacts,
 ): string[] {
   const defName = station.spec.agentDefRef;
-  const problem = stationTemplateProblem(station.spec.template, modes.runPodPolicy);
-  const policy =
-    problem === undefined
+  const definition = facts.definition?.state === "found" ? facts.definition.value : undefined;
+  // The batch seed: a batch request does not use the template; only a fallback Job does.
+  const templateUnused = definition !== undefined && !templateUsed(definition);
+  const problem = templateUnused
+    ? undefined
+    : stationTemplateProblem(station.spec.template, modes.runPodPolicy);
+  const policy = templateUnused
+    ? []
+    : problem === undefined
       ? stationTemplateAdvice(station.spec.template)
       : [`Agents of this Station will fail with "invalid Station template: ${problem}"`];
   return [...policy, ...definitionStateWarnings(namespace, modes, facts, defName)];
+}
+
+/** Whether a definition's runs build a Job from the Station template: Job runs, and batch runs that fall back to one. */
+function templateUsed(def: AgentDefinition): boolean {
+  return executionOf(def) !== "batch" || def.spec.batch?.onTimeout === "fallback";
 }
 
 function definitionStateWarnings(

@@ -237,6 +237,38 @@ spec:
     expect(lines(text)).toEqual(expected);
   });
 
+  it("reports the allowlist's refusals in the controller's words (issue 41)", () => {
+    const hostile = station.replace(
+      "containers: [{name: agent, image: x}]",
+      "containers: [{name: agent, image: x, envFrom: [{secretRef: {name: agent-realtime}}]}]",
+    );
+    expect(lines(hostile)).toEqual([
+      'm.yaml#1 Station/writer: spec.template: the controller fails every run of this Station: invalid Station template: spec.template.spec.containers[0].envFrom[0].secretRef: Secret "agent-realtime" is not allowed: Station containers read only Secret agent-secrets unless the installation lists another in RUN_POD_SECRETS.',
+    ]);
+  });
+
+  it("judges the template where it is used: a batch definition's only with onTimeout fallback", () => {
+    const pinned = station
+      .replace("template:", "template:\n    metadata: {}")
+      .replace(
+        "containers: [{name: agent, image: x}]",
+        "containers: [{name: agent, image: x}]\n      nodeName: node-1",
+      );
+    const batch = (onTimeout: string) =>
+      definition(
+        `  model: claude-sonnet-4-6\n  execution: batch\n  batch: {onTimeout: ${onTimeout}}\n  resources:\n    secrets: [{name: ANTHROPIC_API_KEY, ref: k}]\n`,
+      );
+    const agent =
+      "apiVersion: agents.re-cinq.com/v1beta1\nkind: Agent\nmetadata: {name: run-3}\nspec: {stationRef: writer}\n";
+    expect(lines(`${pinned}---\n${batch("fail")}---\n${agent}`)).toEqual([]);
+    const refused =
+      "invalid Station template: spec.template.spec.nodeName is not allowed: it is outside the Station template allowlist (docs/security.md#the-station-template-policy); an installation allows it with RUN_POD_FIELDS=nodeName.";
+    expect(lines(`${pinned}---\n${batch("fallback")}---\n${agent}`)).toEqual([
+      `m.yaml#1 Station/writer: spec.template: the controller fails every run of this Station: ${refused}`,
+      `m.yaml#3 Agent/run-3: the controller would fail this run: ${refused}`,
+    ]);
+  });
+
   it("--schema-only leaves the run checks out", () => {
     const text = station.replace("name: agent", "name: main");
     expect(validateManifests([{ file: "m.yaml", text }], { schemaOnly: true }).problems).toEqual([]);

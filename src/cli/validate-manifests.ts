@@ -5,7 +5,9 @@
  * 1. the schema, through the ajv validators (src/validation): what the API server would refuse,
  *    the CEL rules' equivalents included;
  * 2. run checks, where the manifests hold what the controller needs to judge them: a Station's
- *    template (src/core/job-builder.ts templateProblem) and, for an Agent whose Station and
+ *    template (src/core/job-builder.ts templateProblem, against the shipped policy: an
+ *    installation's RUN_POD_* widening is not known offline; skipped when the Station's definition
+ *    is among the manifests and is a batch run without fallback, which never uses it) and, for an Agent whose Station and
  *    AgentDefinition are among the manifests, the controller's Pending checks
  *    (src/core/spec-checks.ts specCheckFailure) and the Job build. These are the run failures the
  *    API server accepts and the controller later reports as the Agent's failureReason.
@@ -140,6 +142,11 @@ const sameNamespace = (a: Record<string, unknown>, b: Record<string, unknown>) =
 
 const nameOf = (v: Record<string, unknown>) => (v.metadata as { name?: string } | undefined)?.name;
 
+/** Whether a definition's runs build a Job from the Station template: Job runs, and batch runs that fall back to one. */
+function templateUsed(definition: AgentDefinition): boolean {
+  return executionOf(definition) !== "batch" || definition.spec.batch?.onTimeout === "fallback";
+}
+
 /** Why the controller would fail this Agent, judged against the Station and definition found. */
 function runFailure(
   agent: Agent,
@@ -155,7 +162,8 @@ function runFailure(
   const failure = specCheckFailure(agent, definition, settings);
   if (failure) return failure;
   const execution = executionOf(definition);
-  if (execution === "batch") return undefined;
+  // The batch seed: the batch request does not use the template; a fallback Job does.
+  if (!templateUsed(definition)) return undefined;
   const named = {
     ...agent,
     metadata: { ...agent.metadata, name: agent.metadata.name ?? "validate", uid: "validate" },
@@ -193,7 +201,12 @@ export function validateManifests(
     const stations = valid.filter((d) => d.value.kind === "Station");
     const definitions = valid.filter((d) => d.value.kind === "AgentDefinition");
     for (const d of stations) {
-      const problem = templateProblem((d.value as unknown as Station).spec.template);
+      const st = d.value as unknown as Station;
+      const def = definitions.find(
+        (x) => nameOf(x.value) === st.spec.agentDefRef && sameNamespace(x.value, d.value),
+      );
+      if (def && !templateUsed(def.value as unknown as AgentDefinition)) continue;
+      const problem = templateProblem(st.spec.template);
       if (problem) {
         problems.push({
           file: d.file,

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { AGENT_CLIS } from "../core/agent-clis.js";
+import { WIDENABLE_FIELDS } from "../core/station-template/fields.js";
 import { VERSION } from "../version.js";
 import { DEFAULT_AGENT_IMAGE, DEFAULT_TIMINGS, parseConfig } from "./config.js";
 
 const base = { POD_NAME: "agent-controller-0" };
+const WIDENING = [...WIDENABLE_FIELDS].join(", ");
 
 describe("parseConfig defaults", () => {
   it("uses the docs/controller.md#configuration defaults", () => {
@@ -32,7 +34,7 @@ describe("parseConfig defaults", () => {
       githubApiUrl: "https://api.github.com",
       githubServerUrl: "https://github.com",
       deliveryTargetRepos: [],
-      runPodPolicy: { serviceAccounts: [], volumeKinds: [] },
+      runPodPolicy: { serviceAccounts: [], volumeKinds: [], secrets: [], fields: [] },
       cliVersions: {
         claude: AGENT_CLIS.claude.version,
         codex: AGENT_CLIS.codex.version,
@@ -92,7 +94,25 @@ describe("parseConfig accepted values", () => {
     [
       { RUN_POD_SERVICE_ACCOUNTS: "runner,ci.bot", RUN_POD_VOLUME_KINDS: "secret, persistentVolumeClaim" },
       "runPodPolicy",
-      { serviceAccounts: ["runner", "ci.bot"], volumeKinds: ["secret", "persistentVolumeClaim"] },
+      {
+        serviceAccounts: ["runner", "ci.bot"],
+        volumeKinds: ["secret", "persistentVolumeClaim"],
+        secrets: [],
+        fields: [],
+      },
+    ],
+    [
+      {
+        RUN_POD_SECRETS: "registry-ca, proxy.auth",
+        RUN_POD_FIELDS: "tolerations,priorityClassName, hostPort",
+      },
+      "runPodPolicy",
+      {
+        serviceAccounts: [],
+        volumeKinds: [],
+        secrets: ["registry-ca", "proxy.auth"],
+        fields: ["tolerations", "priorityClassName", "hostPort"],
+      },
     ],
     [
       { REALTIME_ENABLED: "true", REALTIME_API_TOKEN: "t", REALTIME_SIGNING_KEY: "k" },
@@ -133,7 +153,23 @@ describe("parseConfig rejects with exact messages", () => {
     [{ PROVIDER_LEARNING: "off" }, 'PROVIDER_LEARNING must be "true" or "false", got: "off"'],
     [
       { RUN_POD_VOLUME_KINDS: "secret,hostPath" },
-      'RUN_POD_VOLUME_KINDS must be comma-separated volume kinds as a pod spec spells them (e.g. secret,persistentVolumeClaim; never hostPath), got: "hostPath"',
+      'RUN_POD_VOLUME_KINDS must be comma-separated volume kinds as a pod spec spells them (e.g. secret,persistentVolumeClaim; never hostPath or gitRepo), got: "hostPath"',
+    ],
+    [
+      { RUN_POD_VOLUME_KINDS: "gitRepo" },
+      'RUN_POD_VOLUME_KINDS must be comma-separated volume kinds as a pod spec spells them (e.g. secret,persistentVolumeClaim; never hostPath or gitRepo), got: "gitRepo"',
+    ],
+    [
+      { RUN_POD_SECRETS: "Agent_Realtime" },
+      'RUN_POD_SECRETS must be comma-separated Secret names, got: "Agent_Realtime"',
+    ],
+    [
+      { RUN_POD_FIELDS: "tolerations,hostNetwork" },
+      `RUN_POD_FIELDS must be comma-separated fields of the Station template allowlist's widening (${WIDENING}), got: "hostNetwork"`,
+    ],
+    [
+      { RUN_POD_FIELDS: "nodename" },
+      `RUN_POD_FIELDS must be comma-separated fields of the Station template allowlist's widening (${WIDENING}), got: "nodename"`,
     ],
     [
       { RUN_POD_SERVICE_ACCOUNTS: "Runner" },

@@ -18,6 +18,7 @@ import {
 import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/job-builder.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
 import type { StationPolicy } from "../core/station-policy.js";
+import { NEVER_FIELDS, WIDENABLE_FIELDS } from "../core/station-template/fields.js";
 import { DEFAULT_STUCK_POD_SECONDS } from "../core/stuck-pod.js";
 import { AGENT_IMAGE } from "../version.js";
 
@@ -103,7 +104,7 @@ export interface ControllerConfig {
   githubServerUrl: string;
   /** DELIVERY_TARGET_REPOS: owner/name repositories an Agent's targetRepo may name beside the declared ones. */
   deliveryTargetRepos: string[];
-  /** RUN_POD_SERVICE_ACCOUNTS, RUN_POD_VOLUME_KINDS: the Station template policy's widening (docs/security.md). */
+  /** RUN_POD_SERVICE_ACCOUNTS, RUN_POD_VOLUME_KINDS, RUN_POD_SECRETS, RUN_POD_FIELDS: the Station template policy's widening (docs/security.md). */
   runPodPolicy: StationPolicy;
   /** `<VENDOR>_CLI_VERSION` (AGENT_CLIS[vendor].versionSetting): the CLI version runs install; default the pinned one. */
   cliVersions: Record<CliVendor, string>;
@@ -237,7 +238,7 @@ function repoList(name: string, raw: string | undefined): string[] {
   });
 }
 
-/** The volume kinds of a pod spec (V1Volume's keys) a platform team may allow, hostPath never. */
+/** The volume kinds of a pod spec (V1Volume's keys) a platform team may allow, hostPath and gitRepo never. */
 const VOLUME_KINDS = new Set([
   "awsElasticBlockStore",
   "azureDisk",
@@ -253,7 +254,6 @@ const VOLUME_KINDS = new Set([
   "flexVolume",
   "flocker",
   "gcePersistentDisk",
-  "gitRepo",
   "glusterfs",
   "image",
   "iscsi",
@@ -280,6 +280,11 @@ function list(name: string, raw: string | undefined, valid: (v: string) => boole
   });
 }
 
+/** A field RUN_POD_FIELDS may name: one the policy refuses by name, never the host namespaces. */
+function widenableField(v: string): boolean {
+  return WIDENABLE_FIELDS.has(v) && !NEVER_FIELDS.has(v);
+}
+
 function runPodPolicy(env: Readonly<Record<string, string | undefined>>): StationPolicy {
   return {
     serviceAccounts: list(
@@ -292,7 +297,19 @@ function runPodPolicy(env: Readonly<Record<string, string | undefined>>): Statio
       "RUN_POD_VOLUME_KINDS",
       env.RUN_POD_VOLUME_KINDS,
       (v) => VOLUME_KINDS.has(v),
-      "volume kinds as a pod spec spells them (e.g. secret,persistentVolumeClaim; never hostPath)",
+      "volume kinds as a pod spec spells them (e.g. secret,persistentVolumeClaim; never hostPath or gitRepo)",
+    ),
+    secrets: list(
+      "RUN_POD_SECRETS",
+      env.RUN_POD_SECRETS,
+      (v) => DNS_SUBDOMAIN.test(v) && v.length <= 253,
+      "Secret names",
+    ),
+    fields: list(
+      "RUN_POD_FIELDS",
+      env.RUN_POD_FIELDS,
+      widenableField,
+      `fields of the Station template allowlist's widening (${[...WIDENABLE_FIELDS].join(", ")})`,
     ),
   };
 }

@@ -42,7 +42,7 @@ export interface ControllerSettings {
   agentBaseUrls?: Partial<Record<ModelApiFamily, string>>;
   /** DELIVERY_TARGET_REPOS: owner/name repositories an Agent's targetRepo may name beside those its definition declares. */
   deliveryTargetRepos?: string[];
-  /** RUN_POD_SERVICE_ACCOUNTS and RUN_POD_VOLUME_KINDS: how far the installation widens the Station template policy. */
+  /** RUN_POD_SERVICE_ACCOUNTS, RUN_POD_VOLUME_KINDS, RUN_POD_SECRETS, RUN_POD_FIELDS: how far the installation widens the Station template policy. */
   runPodPolicy?: StationPolicy;
 }
 

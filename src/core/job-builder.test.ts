@@ -268,6 +268,44 @@ describe("rejected templates (docs/run-pod.md#the-job-and-its-pod-template, docs
     );
     expect(r).toEqual({ ok: false, reason: "invalid Station template: no container named agent" });
   });
+  it("builds from the template with its nulls dropped: the pod the API server reads is the one checked", () => {
+    const job = build({
+      stationSpec: {
+        template: {
+          metadata: { labels: null },
+          spec: {
+            nodeName: null,
+            volumes: [{ name: "cfg", emptyDir: null, configMap: { name: "c", items: null } }],
+            containers: [
+              { name: "agent", image: "x", env: null, volumeMounts: [{ name: "cfg", mountPath: "/cfg" }] },
+            ],
+          },
+        },
+      } as never,
+    });
+    expect(JSON.stringify(job)).not.toContain("null");
+    expect(job.spec?.template.spec?.volumes?.[0]).toEqual({ name: "cfg", configMap: { name: "c" } });
+    expect(job.spec?.template.spec).not.toHaveProperty("nodeName");
+  });
+  it("refuses a hostPath hidden behind a null first key (issue 41, A2)", () => {
+    const r = buildJob(
+      agent().build(),
+      station()
+        .spec({
+          template: {
+            spec: {
+              containers: [{ name: "agent", image: "x" }],
+              volumes: [{ name: "host", emptyDir: null, hostPath: { path: "/" } }],
+            },
+          },
+        } as never)
+        .build(),
+      definition().build(),
+      settings,
+      "interactive",
+    );
+    expect(r).toEqual({ ok: false, reason: "invalid Station template: hostPath volume host is not allowed" });
+  });
   it("fails exec without tool_config.command", () => {
     const r = buildJob(
       agent().build(),

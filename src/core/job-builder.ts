@@ -19,7 +19,7 @@ import { deliveryBranch } from "./delivery-bounds.js";
 import type { ControllerSettings } from "./input.js";
 import { jobNameFor, shortenName } from "./names.js";
 import { effectiveModel, routeModel } from "./routing.js";
-import { RUN_VOLUME_NAMES, stationTemplateProblem } from "./station-policy.js";
+import { RUN_VOLUME_NAMES, stationTemplateProblem, withoutNulls } from "./station-policy.js";
 import { renderPrompt } from "./templating.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
 
@@ -419,7 +419,10 @@ export function buildJob(
   /** When the Job is created (epoch ms); without it the supervisor counts from its own start. */
   createdAt?: number,
 ): JobBuildResult {
-  const problem = templateProblem(station.spec.template, settings);
+  // One copy, its nulls dropped, is both checked and built from: the API server reads a null as
+  // absent, so checking the raw template could judge a different pod (station-template/normalize.ts).
+  const template = withoutNulls(station.spec.template) as V1PodTemplateSpec;
+  const problem = templateProblem(template, settings);
   if (problem) return { ok: false, reason: `invalid Station template: ${problem}` };
   const def = definition.spec;
   const model = effectiveModel(agent, definition);
@@ -443,7 +446,6 @@ export function buildJob(
     ...(createdAt !== undefined ? { createdAt } : {}),
   };
 
-  const template = structuredClone(station.spec.template) as V1PodTemplateSpec;
   const spec = template.spec as V1PodSpec;
   const agentName = agent.metadata.name ?? "";
   const stationName = station.metadata.name ?? "";

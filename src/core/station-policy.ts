@@ -2,43 +2,46 @@
  * What a Station's pod template may put in a run pod (docs/security.md#the-station-template-policy).
  * Whoever may edit a Station must not gain the controller's powers or another run's secrets
  * through it, so the template is checked as one gathered input against a chain of small named
- * checks, each naming the field it refuses; the first failing check wins. The installation widens
- * the policy deliberately (RUN_POD_SERVICE_ACCOUNTS, RUN_POD_VOLUME_KINDS). Pure.
+ * checks, each naming the field it refuses; the first failing check wins. It is an allowlist
+ * (station-template/fields.ts): a pod-spec, container or securityContext field on no list is
+ * refused by name. The installation widens the policy deliberately (RUN_POD_SERVICE_ACCOUNTS,
+ * RUN_POD_VOLUME_KINDS, RUN_POD_SECRETS, RUN_POD_FIELDS). Pure.
  *
  * The Job builder fails the Agent at Pending with `invalid Station template: <problem>`, the
  * admission webhook warns with the same words, `kubectl agent validate` reports them.
  */
-import type { V1Container, V1PodSpec, V1PodTemplateSpec, V1Volume } from "@kubernetes/client-node";
+import type { V1Container, V1PodSpec, V1PodTemplateSpec } from "@kubernetes/client-node";
+import {
+  agentMountPaths,
+  containerFields,
+  envSecrets,
+  hostPorts,
+  securityContextFields,
+} from "./station-template/containers.js";
+import { isObject, withoutNulls } from "./station-template/normalize.js";
+import { confinementAnnotations, dnsPolicy, podFields, tolerations } from "./station-template/pod.js";
+import {
+  type Check,
+  type Gathered,
+  objectList,
+  type PlacedContainer,
+  RUN_VOLUME_NAMES,
+  type StationPolicy,
+  T,
+} from "./station-template/types.js";
+import { volumes } from "./station-template/volumes.js";
 
-/** The volumes the controller owns (the agent's home, the workspace, the witness's result). */
-export const RUN_VOLUME_NAMES: ReadonlySet<string> = new Set(["agent", "workspace", "agent-result"]);
+export { RUN_DIRS, RUN_SECRET } from "./station-template/containers.js";
+export { withoutNulls } from "./station-template/normalize.js";
+export { RUN_VOLUME_NAMES, type StationPolicy } from "./station-template/types.js";
+export { DEFAULT_VOLUME_KINDS, NEVER_VOLUME_KINDS } from "./station-template/volumes.js";
 
-/** Volume kinds that carry no credential and reach nothing outside the pod: allowed by default. */
-export const DEFAULT_VOLUME_KINDS: readonly string[] = ["emptyDir", "configMap", "downwardAPI", "ephemeral"];
-
-/** Volume kinds no installation setting allows: they reach the node itself. */
-const NEVER_VOLUME_KINDS = new Set(["hostPath"]);
-
-export interface StationPolicy {
-  /** ServiceAccounts a Station may name beside the namespace's `default` (RUN_POD_SERVICE_ACCOUNTS). */
-  serviceAccounts: readonly string[];
-  /** Volume kinds a Station may add beside DEFAULT_VOLUME_KINDS (RUN_POD_VOLUME_KINDS). */
-  volumeKinds: readonly string[];
-}
-
-export const DEFAULT_STATION_POLICY: StationPolicy = { serviceAccounts: [], volumeKinds: [] };
-
-interface Gathered {
-  spec: V1PodSpec;
-  /** Every container the Station adds beside `agent`, init containers included, with its field path. */
-  added: { c: V1Container; path: string }[];
-  agent: { c: V1Container; path: string } | undefined;
-  policy: StationPolicy;
-}
-
-type Check = (g: Gathered) => string | undefined;
-
-const T = "spec.template.spec";
+export const DEFAULT_STATION_POLICY: StationPolicy = {
+  serviceAccounts: [],
+  volumeKinds: [],
+  secrets: [],
+  fields: [],
+};
 
 const hostNamespaces: Check = ({ spec }) => {
   if (spec.hostNetwork) return "hostNetwork is not allowed";
@@ -57,22 +60,6 @@ const serviceAccount: Check = ({ spec, policy }) => {
     const sa = spec[field];
     if (sa === undefined || sa === "" || sa === "default" || policy.serviceAccounts.includes(sa)) continue;
     return `${T}.${field} ${JSON.stringify(sa)} is not allowed: the run pod runs as the namespace's default ServiceAccount unless the installation lists another in RUN_POD_SERVICE_ACCOUNTS`;
-  }
-  return undefined;
-};
-
-/** The one key of a volume that says its kind (`secret`, `projected`, `emptyDir`…). */
-function volumeKind(v: V1Volume): string {
-  return Object.keys(v).find((k) => k !== "name") ?? "emptyDir";
-}
-
-const volumes: Check = ({ spec, policy }) => {
-  for (const [i, v] of (spec.volumes ?? []).entries()) {
-    if (RUN_VOLUME_NAMES.has(v.name)) continue; // replaced by the controller's own
-    const kind = volumeKind(v);
-    if (NEVER_VOLUME_KINDS.has(kind)) return `${kind} volume ${v.name} is not allowed`;
-    if (DEFAULT_VOLUME_KINDS.includes(kind) || policy.volumeKinds.includes(kind)) continue;
-    return `${T}.volumes[${i}] (${v.name}): ${kind} volumes are not allowed: they can carry credentials or reach outside the pod; the installation allows more kinds with RUN_POD_VOLUME_KINDS`;
   }
   return undefined;
 };
@@ -125,35 +112,88 @@ const execInAgent: Check = ({ agent }) => {
   return undefined;
 };
 
+/** Lists and objects where a pod spec has them, so that no check below reads a string as a list. */
+const containerShapes: Check = (g) => {
+  for (const { c, path } of [...(g.agent ? [g.agent] : []), ...g.added]) {
+    for (const field of ["env", "envFrom", "ports", "volumeMounts", "volumeDevices"] as const) {
+      const list = objectList(c[field], `${path}.${field}`);
+      if ("problem" in list) return list.problem;
+    }
+    for (const field of [
+      "securityContext",
+      "lifecycle",
+      "livenessProbe",
+      "readinessProbe",
+      "startupProbe",
+    ] as const) {
+      if (c[field] !== undefined && !isObject(c[field])) return `${path}.${field} must be an object`;
+    }
+    const caps: unknown = c.securityContext?.capabilities;
+    if (caps !== undefined && !isObject(caps))
+      return `${path}.securityContext.capabilities must be an object`;
+  }
+  return undefined;
+};
+
 /** The policy, in order: the first failing check wins. */
 const CHECKS: readonly Check[] = [
   hostNamespaces,
   sharedProcessNamespace,
   serviceAccount,
+  podFields,
+  tolerations,
+  dnsPolicy,
+  confinementAnnotations,
   volumes,
+  containerShapes,
+  containerFields,
+  securityContextFields,
+  hostPorts,
+  envSecrets,
   addedContainersMountRunVolumes,
+  agentMountPaths,
   privilegedOrRoot,
   execInAgent,
 ];
 
-/** Why the Station template cannot run, or undefined when it can. */
+/** The template's containers with their field paths, or why they cannot be read. */
+function gather(template: unknown, policy: StationPolicy): Gathered | string {
+  const t = isObject(template) ? template : {};
+  const spec = t.spec;
+  if (!isObject(spec) || !Array.isArray(spec.containers)) return "spec.containers is missing";
+  const containers = objectList(spec.containers, `${T}.containers`);
+  if ("problem" in containers) return containers.problem;
+  const inits = objectList(spec.initContainers, `${T}.initContainers`);
+  if ("problem" in inits) return inits.problem;
+  const agentIndex = containers.items.findIndex((c) => c.name === "agent");
+  if (agentIndex < 0) return "no container named agent";
+  const placed = (c: Record<string, unknown>, path: string): PlacedContainer => ({
+    c: c as unknown as V1Container,
+    path,
+  });
+  const added = [
+    ...inits.items.map((c, i) => placed(c, `${T}.initContainers[${i}]`)),
+    ...containers.items.map((c, i) => placed(c, `${T}.containers[${i}]`)).filter((_, i) => i !== agentIndex),
+  ];
+  const agent = placed(
+    containers.items[agentIndex] as Record<string, unknown>,
+    `${T}.containers[${agentIndex}]`,
+  );
+  const metadata = isObject(t.metadata) ? t.metadata : {};
+  const annotations = isObject(metadata.annotations) ? metadata.annotations : {};
+  return { spec: spec as unknown as V1PodSpec, annotations, added, agent, policy };
+}
+
+/**
+ * Why the Station template cannot run, or undefined when it can. The template is judged as the
+ * Job builder uses it: with its nulls dropped (withoutNulls).
+ */
 export function stationTemplateProblem(
   template: unknown,
   policy: StationPolicy = DEFAULT_STATION_POLICY,
 ): string | undefined {
-  const t = (template ?? {}) as V1PodTemplateSpec;
-  const spec = t.spec as V1PodSpec | undefined;
-  if (!spec || !Array.isArray(spec.containers)) return "spec.containers is missing";
-  const agentIndex = spec.containers.findIndex((c) => c?.name === "agent");
-  if (agentIndex < 0) return "no container named agent";
-  const added = [
-    ...(spec.initContainers ?? []).map((c, i) => ({ c, path: `${T}.initContainers[${i}]` })),
-    ...spec.containers
-      .map((c, i) => ({ c, path: `${T}.containers[${i}]` }))
-      .filter((_, i) => i !== agentIndex),
-  ];
-  const agent = { c: spec.containers[agentIndex] as V1Container, path: `${T}.containers[${agentIndex}]` };
-  const gathered: Gathered = { spec, added, agent, policy };
+  const gathered = gather(withoutNulls(template), policy);
+  if (typeof gathered === "string") return gathered;
   for (const check of CHECKS) {
     const problem = check(gathered);
     if (problem !== undefined) return problem;
@@ -167,7 +207,7 @@ export function stationTemplateProblem(
  * only if its image's user is a numeric non-root uid.
  */
 export function stationTemplateAdvice(template: unknown): string[] {
-  const spec = ((template ?? {}) as V1PodTemplateSpec).spec;
+  const spec = (withoutNulls(template ?? {}) as V1PodTemplateSpec).spec;
   const added = [
     ...(spec?.initContainers ?? []),
     ...(spec?.containers ?? []).filter((c) => c?.name !== "agent"),

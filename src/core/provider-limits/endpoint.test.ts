@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import { agent, definition, input, station } from "../../../test/support/core-builders.js";
 import { describeEndpoint, providerEndpointOf, providerOfModel } from "./endpoint.js";
 
-const settings = input().settings;
+// The installation lets Station env read the `gw` Secret (RUN_POD_SECRETS; the Station template policy).
+const settings = {
+  ...input().settings,
+  runPodPolicy: { serviceAccounts: [], volumeKinds: [], secrets: ["gw"] },
+};
 const withEnv = (env: unknown[]) =>
   station()
     .spec({ template: { spec: { containers: [{ name: "agent", image: "x", env }] } } })

@@ -1,6 +1,7 @@
 /**
- * The second hardening round on a real API server and controller (docs/security.md): a Station
- * template that would hand the run pod the controller's powers or another run's secrets, and an
+ * The second and third hardening rounds on a real API server and controller (docs/security.md): a
+ * Station template that would hand the run pod the controller's powers, another run's secrets or
+ * the node (the allowlist of issue 41), and an
  * Agent that would deliver outside its bounds, fail at Pending naming the field with no Job
  * created; a terminal status the API server refuses does not leave the Agent Running.
  */
@@ -143,6 +144,101 @@ describe("the Station template policy, attacked", () => {
     await agentOn(`run-${id}`, `stn-${id}`);
     const agent = await failsNamingTheField(`run-${id}`, field);
     expect(agent.status?.failureReason).toMatch(/^invalid Station template: /);
+  });
+});
+
+describe("the Station template allowlist, attacked (issue 41: A1, A2, M4, L1, L2)", () => {
+  const agentWith = (over: Record<string, unknown>) => ({
+    containers: [{ name: "agent", image: "x.test/a:1", ...over }],
+  });
+  it.each([
+    [
+      "keyref",
+      "the agent container reads agent-realtime's signing key",
+      agentWith({
+        env: [{ name: "K", valueFrom: { secretKeyRef: { name: "agent-realtime", key: "signing-key" } } }],
+      }),
+      `${T}.containers[0].env[0].valueFrom.secretKeyRef: Secret "agent-realtime" is not allowed`,
+    ],
+    [
+      "envfrom",
+      "an init container takes a whole Secret as its env",
+      {
+        initContainers: [
+          { name: "grab", image: "x.test/g:1", envFrom: [{ secretRef: { name: "agent-realtime" } }] },
+        ],
+      },
+      `${T}.initContainers[0].envFrom[0].secretRef: Secret "agent-realtime" is not allowed`,
+    ],
+    [
+      "nullfirst",
+      "hostPath behind a null first key, which the API server keeps",
+      {
+        ...agentWith({ volumeMounts: [{ name: "host", mountPath: "/host" }] }),
+        volumes: [{ name: "host", emptyDir: null, hostPath: { path: "/" } }],
+      },
+      "hostPath volume host is not allowed",
+    ],
+    [
+      "clone",
+      "an ephemeral volume cloning another claim",
+      {
+        volumes: [
+          {
+            name: "scratch",
+            ephemeral: {
+              volumeClaimTemplate: {
+                spec: {
+                  accessModes: ["ReadWriteOnce"],
+                  resources: { requests: { storage: "1Gi" } },
+                  dataSourceRef: { kind: "PersistentVolumeClaim", name: "team-b-data" },
+                },
+              },
+            },
+          },
+        ],
+      },
+      `${T}.volumes[0] (scratch): ephemeral.volumeClaimTemplate.spec.dataSourceRef is not allowed`,
+    ],
+    [
+      "witness",
+      "a Station volume over the witness at /agent/bin",
+      {
+        ...agentWith({ volumeMounts: [{ name: "bin", mountPath: "/agent/bin" }] }),
+        volumes: [{ name: "bin", emptyDir: {} }],
+      },
+      `${T}.containers[0].volumeMounts[0].mountPath "/agent/bin" is not allowed`,
+    ],
+    [
+      "nodename",
+      "a pod pinned to a node past the scheduler",
+      { nodeName: "control-plane-0" },
+      `${T}.nodeName is not allowed`,
+    ],
+    [
+      "dns",
+      "the courier's DNS sent elsewhere",
+      { dnsPolicy: "None", dnsConfig: { nameservers: ["10.0.0.9"] } },
+      `${T}.dnsConfig is not allowed`,
+    ],
+  ])("%s: %s", async (id, _, podSpec, field) => {
+    await stationWith(`stn-al-${id}`, "def", podSpec);
+    await agentOn(`run-al-${id}`, `stn-al-${id}`);
+    const agent = await failsNamingTheField(`run-al-${id}`, field);
+    expect(agent.status?.failureReason).toMatch(/^invalid Station template: /);
+  });
+
+  it("the API server keeps the null that hid the hostPath, so only normalising first refuses it", async () => {
+    const stored = await client.get<{ spec: { template: { spec: { volumes: unknown[] } } } }>(
+      STATIONS,
+      ns,
+      "stn-al-nullfirst",
+    );
+    expect(stored?.spec.template.spec.volumes[0]).toEqual({
+      name: "host",
+      emptyDir: null,
+      hostPath: { path: "/" },
+    });
   });
 });
 

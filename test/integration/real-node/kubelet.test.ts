@@ -103,6 +103,58 @@ describe.skipIf(RUN_POD_SKIP !== "")("run pods on a real kubelet", () => {
     expect(await podLog(env, agent, "agent")).not.toContain("orphaned processes are not reaped");
   });
 
+  it.concurrent("a template the Station allowlist accepts runs as written: nulls dropped, env from a ConfigMap and agent-secrets, a Station volume beside the run's", async () => {
+    await core.createNamespacedConfigMap({
+      namespace: env.ns,
+      body: { metadata: { name: "station-settings" }, data: { region: "eu-west" } },
+    });
+    await env.client.create(STATIONS, env.ns, {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "Station",
+      metadata: { name: "allowed" },
+      spec: {
+        agentDefRef: "def",
+        deadlineMinutes: 5,
+        template: {
+          spec: {
+            ...realNodePodTemplate(),
+            nodeName: null,
+            volumes: [{ name: "cache", configMap: null, emptyDir: { sizeLimit: "16Mi" } }],
+            containers: [
+              {
+                name: "agent",
+                image: FAKE_CLI_STATION_IMAGE,
+                env: [
+                  ...fakeCliEnv({ answer: "Allowed." }, env.journal),
+                  {
+                    name: "STATION_REGION",
+                    valueFrom: { configMapKeyRef: { name: "station-settings", key: "region" } },
+                  },
+                ],
+                envFrom: [{ secretRef: { name: "agent-secrets" }, prefix: "S_" }],
+                volumeMounts: [{ name: "cache", mountPath: "/cache" }],
+              },
+            ],
+          },
+        },
+      },
+    });
+    await createAgent(env, "allowed", "allowed");
+    const agent = await finishedAgent(env, "allowed");
+    expect(agent.status?.failureReason).toBeUndefined();
+    expect(agent.status?.phase).toBe("Succeeded");
+    const invocation = env.journal.entries().find((e) => e.env.AGENT_NAME === "allowed");
+    expect(invocation?.env.STATION_REGION).toBe("eu-west");
+    const pod = await runPod(env, "allowed");
+    expect(pod?.spec?.volumes?.find((v) => v.name === "cache")).toEqual({
+      name: "cache",
+      emptyDir: { sizeLimit: "16Mi" },
+    });
+    expect(pod?.spec?.containers.find((c) => c.name === "agent")?.volumeMounts).toContainEqual(
+      expect.objectContaining({ name: "cache", mountPath: "/cache" }),
+    );
+  });
+
   it.concurrent("orphans the CLI leaves are reaped by the pod's PID 1 (the image's reaper): no zombies", async () => {
     await station("orphans", { countZombies: true });
     await createAgent(env, "orphans", "orphans");
