@@ -237,7 +237,7 @@ spec:
     expect(lines(text)).toEqual(expected);
   });
 
-  it("reports the allowlist's refusals in the controller's words (issue 41)", () => {
+  it("reports the allowlist's refusals in the controller's words", () => {
     const hostile = station.replace(
       "containers: [{name: agent, image: x}]",
       "containers: [{name: agent, image: x, envFrom: [{secretRef: {name: agent-realtime}}]}]",

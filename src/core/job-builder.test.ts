@@ -287,7 +287,7 @@ describe("rejected templates (docs/run-pod.md#the-job-and-its-pod-template, docs
     expect(job.spec?.template.spec?.volumes?.[0]).toEqual({ name: "cfg", configMap: { name: "c" } });
     expect(job.spec?.template.spec).not.toHaveProperty("nodeName");
   });
-  it("refuses a hostPath hidden behind a null first key (issue 41, A2)", () => {
+  it("refuses a hostPath hidden behind a null first key", () => {
     const r = buildJob(
       agent().build(),
       station()
