@@ -1,6 +1,6 @@
 /**
  * The Station template allowlist (docs/security.md#the-station-template-policy), one table per
- * rule: each attack the third hardening round showed (issue 41: A1, A2, M4, L1, L2) refused naming
+ * rule: each attack the third hardening round showed (A1, A2, M4, L1, L2 in docs/security.md) refused naming
  * the field, what a Station legitimately needs still allowed, and the installation's widening.
  */
 import { describe, expect, it } from "vitest";
@@ -131,6 +131,41 @@ describe("M4: an ephemeral volume starts empty", () => {
       eph({ dataSourceRef: { name: "db" } }),
       undefined,
       widen({ volumeKinds: ["ephemeral"] }),
+    ],
+  ]);
+});
+
+describe("A widened secret or projected volume names only the Secrets env may read", () => {
+  const vol = (v: Record<string, unknown>) => pod({ volumes: [{ name: "s", ...v }] });
+  const secretKind = widen({ volumeKinds: ["secret", "projected"] });
+  table([
+    [
+      "a secret volume of agent-realtime",
+      vol({ secret: { secretName: "agent-realtime" } }),
+      secretRefused(`${T}.volumes[0] (s).secret.secretName`, "agent-realtime"),
+      secretKind,
+    ],
+    [
+      "a projected volume with the admission TLS Secret among its sources",
+      vol({
+        projected: {
+          sources: [{ configMap: { name: "c" } }, { secret: { name: "agent-controller-admission-tls" } }],
+        },
+      }),
+      secretRefused(`${T}.volumes[0] (s).projected.sources[1].secret.name`, "agent-controller-admission-tls"),
+      secretKind,
+    ],
+    [
+      "a secret volume of agent-secrets",
+      vol({ secret: { secretName: "agent-secrets" } }),
+      undefined,
+      secretKind,
+    ],
+    [
+      "a secret volume of a Secret the installation lists",
+      vol({ secret: { secretName: "team-ca" } }),
+      undefined,
+      widen({ volumeKinds: ["secret"], secrets: ["team-ca"] }),
     ],
   ]);
 });

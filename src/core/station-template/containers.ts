@@ -79,7 +79,8 @@ export const hostPorts: Check = eachContainer(({ c, path }, { policy }) => {
 const ENV_VALUE_FROM = new Set(["secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef"]);
 const ENV_FROM = new Set(["secretRef", "configMapRef", "prefix"]);
 
-function secretProblem(name: unknown, path: string, secrets: readonly string[]): string | undefined {
+/** Whether a Station may read Secret `name` (env or, once its kind is allowed, a volume): undefined when it may. */
+export function secretProblem(name: unknown, path: string, secrets: readonly string[]): string | undefined {
   if (name === RUN_SECRET || (typeof name === "string" && secrets.includes(name))) return undefined;
   return `${path}: Secret ${JSON.stringify(name ?? "")} is not allowed: Station containers read only Secret ${RUN_SECRET} unless the installation lists another in RUN_POD_SECRETS`;
 }

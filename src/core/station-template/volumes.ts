@@ -3,6 +3,7 @@
  * volume has exactly one source, of an allowed kind; an ephemeral volume's claim starts empty.
  * Pure.
  */
+import { secretProblem } from "./containers.js";
 import { isObject } from "./normalize.js";
 import { type Check, objectList, RUN_VOLUME_NAMES, T } from "./types.js";
 
@@ -50,6 +51,9 @@ export const volumes: Check = ({ spec, policy }) => {
       const problem = ephemeralClaim(v.ephemeral, at);
       if (problem) return problem;
     }
+    // Allowing the kind does not allow every Secret: the same Secrets as a container's env.
+    const problem = volumeSecrets(kind, v, at, policy.secrets ?? []);
+    if (problem) return problem;
   }
   return undefined;
 };
@@ -62,6 +66,26 @@ function ephemeralClaim(ephemeral: unknown, at: string): string | undefined {
     if (!CLAIM_SPEC_FIELDS.has(field)) {
       return `${at}: ephemeral.volumeClaimTemplate.spec.${field} is not allowed: a run's ephemeral volume starts empty (no clone or binding of an existing volume); the installation allows any claim template with RUN_POD_VOLUME_KINDS=ephemeral`;
     }
+  }
+  return undefined;
+}
+
+/** The Secrets a secret or projected volume names, each judged like an env reference. */
+function volumeSecrets(
+  kind: string,
+  v: Record<string, unknown>,
+  at: string,
+  secrets: readonly string[],
+): string | undefined {
+  const source = v[kind];
+  if (!isObject(source)) return undefined;
+  if (kind === "secret") return secretProblem(source.secretName, `${at}.secret.secretName`, secrets);
+  if (kind !== "projected" || !Array.isArray(source.sources)) return undefined;
+  for (const [j, s] of source.sources.entries()) {
+    const secret = isObject(s) ? s.secret : undefined;
+    if (!isObject(secret)) continue;
+    const problem = secretProblem(secret.name, `${at}.projected.sources[${j}].secret.name`, secrets);
+    if (problem) return problem;
   }
   return undefined;
 }
