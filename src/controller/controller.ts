@@ -90,6 +90,7 @@ export class AgentController {
       realtimeEnabled: c.realtimeEnabled,
       batchPollSeconds: c.batchPollSeconds,
       stuckPodSeconds: c.stuckPodSeconds,
+      providerMaxHoldSeconds: c.providerMaxHoldSeconds,
       ...(c.realtimeSigningKey ? { realtimeSigningKey: c.realtimeSigningKey } : {}),
       githubApiUrl: c.githubApiUrl,
       githubServerUrl: c.githubServerUrl,
