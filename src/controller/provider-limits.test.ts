@@ -245,7 +245,7 @@ describe("ProviderLimits", () => {
     expect(limitTokens("gemini", undefined)).toBe(0);
   });
 
-  describe("what one run reports holds no one else for long (issue 41, H1)", () => {
+  describe("what one run reports holds no one else for long (docs/provider-limits.md#what-the-controller-learns)", () => {
     const HOUR = 3_600_000;
     const forged = (last: Record<string, unknown>) => ({
       providerRetries: { count: 1, waitedSeconds: 1, last: { provider: "anthropic", status: 429, ...last } },

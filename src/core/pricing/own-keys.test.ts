@@ -1,7 +1,7 @@
 /**
  * Model ids are the agent's (its log lines) and the author's (spec.model, price overrides): a table
  * lookup must read the table's own entries only. Every name Object.prototype carries is an
- * unknown model, never Object's function (issue 41, H2).
+ * unknown model, never Object's function (docs/cost-and-budgets.md).
  */
 import { describe, expect, it } from "vitest";
 import { batchCostUsd } from "../../batch/pricing.js";

@@ -68,7 +68,7 @@ export const TOKENS_WEIGHT = 0.2;
 /**
  * The longest hold one throttle report makes (PROVIDER_MAX_HOLD_SECONDS): the report comes from a
  * run pod, where the agent could forge it, and must not hold every other Station on the endpoint
- * for long (docs/provider-limits.md#what-one-run-can-hold).
+ * for long (docs/provider-limits.md#what-the-controller-learns).
  */
 export const DEFAULT_MAX_HOLD_MS = 60 * 60_000;
 /**
