@@ -27,6 +27,7 @@ describe("parseConfig defaults", () => {
       providerLearning: true,
       providerMaxHoldSeconds: 3600,
       stuckPodSeconds: 300,
+      reconcileErrorTries: 5,
       realtimeEnabled: false,
       realtimeApiToken: "",
       realtimeSigningKey: "",
@@ -84,6 +85,7 @@ describe("parseConfig accepted values", () => {
     [{}, "stuckPodSeconds", 300],
     [{ STUCK_POD_SECONDS: "20" }, "stuckPodSeconds", 20],
     [{ PROVIDER_MAX_HOLD_SECONDS: "600" }, "providerMaxHoldSeconds", 600],
+    [{ RECONCILE_ERROR_TRIES: "3" }, "reconcileErrorTries", 3],
     [{ NAMESPACE: "team-a" }, "namespace", "team-a"],
     [{ AGENT_IMAGE: "reg/x@sha256:abc" }, "agentImage", "reg/x@sha256:abc"],
     [{ GITHUB_API_URL: "https://ghe.example.com/api/v3" }, "githubApiUrl", "https://ghe.example.com/api/v3"],
@@ -171,6 +173,7 @@ describe("parseConfig rejects with exact messages", () => {
     [{ HEALTH_PORT: "70000" }, 'HEALTH_PORT must be a port number between 1 and 65535, got: "70000"'],
     [{ MAX_OUTPUT_BYTES: "0" }, 'MAX_OUTPUT_BYTES must be a positive integer, got: "0"'],
     [{ STUCK_POD_SECONDS: "5m" }, 'STUCK_POD_SECONDS must be a positive integer, got: "5m"'],
+    [{ RECONCILE_ERROR_TRIES: "0" }, 'RECONCILE_ERROR_TRIES must be a positive integer, got: "0"'],
     [{ PROVIDER_MAX_HOLD_SECONDS: "0" }, 'PROVIDER_MAX_HOLD_SECONDS must be a positive integer, got: "0"'],
     [
       { PROVIDER_MAX_HOLD_SECONDS: "3000000" },

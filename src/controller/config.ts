@@ -18,6 +18,7 @@ import {
 import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/job-builder.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
 import { DEFAULT_MAX_HOLD_MS } from "../core/provider-limits/learner.js";
+import { DEFAULT_RECONCILE_ERROR_TRIES } from "../core/state-machine/contained.js";
 import type { StationPolicy } from "../core/station-policy.js";
 import { DEFAULT_STUCK_POD_SECONDS } from "../core/stuck-pod.js";
 import { AGENT_IMAGE } from "../version.js";
@@ -87,6 +88,8 @@ export interface ControllerConfig {
   providerMaxHoldSeconds: number;
   /** STUCK_POD_SECONDS: a run pod waiting this long on a never-starts reason fails its Agent (docs/decisions.md D-22). */
   stuckPodSeconds: number;
+  /** RECONCILE_ERROR_TRIES: reconciles of one Agent that throw in a row before it is contained (containedReconcile). */
+  reconcileErrorTries: number;
   realtimeEnabled: boolean;
   realtimeApiToken: string;
   realtimeSigningKey: string;
@@ -367,6 +370,11 @@ export function parseConfig(
       env.PROVIDER_LEARNING === undefined ? true : strictBool("PROVIDER_LEARNING", env.PROVIDER_LEARNING),
     providerMaxHoldSeconds: maxHoldSeconds(env.PROVIDER_MAX_HOLD_SECONDS),
     stuckPodSeconds: positiveInt("STUCK_POD_SECONDS", env.STUCK_POD_SECONDS, DEFAULT_STUCK_POD_SECONDS),
+    reconcileErrorTries: positiveInt(
+      "RECONCILE_ERROR_TRIES",
+      env.RECONCILE_ERROR_TRIES,
+      DEFAULT_RECONCILE_ERROR_TRIES,
+    ),
     realtimeEnabled,
     realtimeApiToken,
     realtimeSigningKey,
