@@ -11,15 +11,15 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { providerFor } from "../batch/index.js";
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
-import type { Action } from "../core/actions.js";
-import type { ControllerSettings, ReconcileInput } from "../core/input.js";
-import { containedReconcile, isSettled, reconcile, settledAgentsWithWork } from "../core/state-machine.js";
+import type { ControllerSettings } from "../core/input.js";
+import { isSettled, settledAgentsWithWork } from "../core/state-machine.js";
 import { type Agent, type AgentDefinition, isTerminal, phaseOf, type Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "../kube/resources.js";
 import type { Change } from "./cache.js";
 import { controllingAgent, keysForAgentChanges, keysForJobChanges } from "./change-keys.js";
 import type { ControllerConfig } from "./config.js";
+import { ReconcileContainment } from "./containment.js";
 import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
 import { gather } from "./gather.js";
 import { abortableSleep, Informer } from "./informer.js";
@@ -72,8 +72,8 @@ export class AgentController {
   private readonly now: () => number;
   private readonly log: (msg: string) => void;
   private readonly settings: ControllerSettings;
-  /** Reconciles of an Agent (by uid) whose rules threw, in a row (containedReconcile). */
-  private readonly reconcileFailures = new Map<string, number>();
+  /** An Agent whose rules keep throwing is contained after RECONCILE_ERROR_TRIES (docs/controller.md#watch-poll-and-cache). */
+  private readonly containment: ReconcileContainment;
   private abort: AbortController | undefined;
   private loops: Promise<unknown> | undefined;
   /** Reconciles executed, for tests and the benchmark. */
@@ -114,6 +114,7 @@ export class AgentController {
       sleep: abortableSleep,
       log: this.log,
     };
+    this.containment = new ReconcileContainment(c.reconcileErrorTries, this.log);
     this.byStation = new StationIndex((name) => this.agents.cache.get(name));
     this.providers = new ProviderLimits({
       learning: c.providerLearning,
@@ -328,7 +329,7 @@ export class AgentController {
     const freedEndpoints = new Set<string>();
     for (const ch of changes) {
       this.memory.observe(ch.object, ch.type === "delete");
-      if (ch.type === "delete") this.reconcileFailures.delete(ch.object.metadata.uid ?? "");
+      if (ch.type === "delete") this.containment.forget(ch.object.metadata.uid ?? "");
       this.byStation.apply(ch);
       const freed = this.providers.observe(ch.object, ch.type === "delete");
       if (freed) freedEndpoints.add(freed);
@@ -366,30 +367,6 @@ export class AgentController {
     return this.reconcileAgent(name);
   }
 
-  /**
-   * The rules' actions. When they throw (a bug, or input the rules did not foresee), the work
-   * queue retries with back-off; after RECONCILE_ERROR_TRIES in a row the Agent is contained
-   * (docs/controller.md#watch-poll-and-cache) instead of being retried for ever.
-   */
-  private decide(input: ReconcileInput, uid: string): Action[] {
-    try {
-      const actions = reconcile(input);
-      this.reconcileFailures.delete(uid);
-      return actions;
-    } catch (err) {
-      const tries = (this.reconcileFailures.get(uid) ?? 0) + 1;
-      this.reconcileFailures.set(uid, tries);
-      if (tries < this.d.config.reconcileErrorTries) throw err;
-      const contained = containedReconcile(input, { tries, error: String(err) });
-      if (contained === undefined) throw err;
-      this.log(
-        `${input.agent.metadata.name}: reconcile failed ${tries} times in a row, contained: ${String(err)}`,
-      );
-      this.reconcileFailures.delete(uid);
-      return contained;
-    }
-  }
-
   private async reconcileAgent(name: string): Promise<void> {
     // Read again: a wait for the endpoint may have let the cache move on.
     const agent = this.agents.cache.get(name);
@@ -414,7 +391,7 @@ export class AgentController {
       prices: () => this.prices.table(),
       now: this.now,
     });
-    const actions = this.decide(input, uid);
+    const actions = this.containment.decide(input);
     // A cleanup outcome is one-shot: this reconcile consumed it.
     if (input.batch.cleanupResult) delete this.memory.batchFor(uid).cleanupResult;
     this.reconciles++;
