@@ -155,9 +155,9 @@ describe("ProviderLimits", () => {
         },
       }),
     );
-    expect(s.p.record(ID)).toEqual({ tokensPerRun: 160 });
+    expect(s.p.record(ID)).toEqual({ tokensPerRun: 160, tokensFrom: "r1" });
     s.p.batchThrottled("r1", 429, 10);
-    expect(s.p.record(ID)).toEqual({ tokensPerRun: 160 });
+    expect(s.p.record(ID)).toEqual({ tokensPerRun: 160, tokensFrom: "r1" });
   });
 
   it("a batch submit answered 429 holds the endpoint for the retry-after; a run start is recorded", () => {
@@ -370,6 +370,7 @@ describe("ProviderLimits", () => {
         expect(w?.reason).toBe("ProviderLimitReached");
         expect(w?.retryAt).toBeLessThanOrEqual(h.now + HOUR);
         expect(w?.message).toContain("PROVIDER_MAX_HOLD_SECONDS");
+        expect(w?.message).toContain("tokens per run (last reported by the run of Agent r1)");
       },
     );
   });

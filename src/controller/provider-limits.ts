@@ -274,7 +274,7 @@ export class ProviderLimits {
     }
     if (s.phase === "Succeeded" && !seen.tokens && s.usage) {
       seen.tokens = true;
-      rec = learnTokens(rec, limitTokens(endpoint.provider, s.usage));
+      rec = learnTokens(rec, limitTokens(endpoint.provider, s.usage), agent.metadata.name ?? "");
     }
     if (rec) this.records.set(endpoint.id, rec);
   }

@@ -157,9 +157,11 @@ function rateVerdict(
       const spacing = (60_000 * rec.tokensPerRun) / tpm;
       const ms = Math.min(spacing, maxHold(a));
       const capped = ms < spacing ? ` (at most ${seconds(ms)}, PROVIDER_MAX_HOLD_SECONDS)` : "";
+      const from =
+        rec.tokensFrom !== undefined ? ` (last reported by the run of Agent ${rec.tokensFrom})` : "";
       spacings.push({
         ms,
-        why: `Station ${stationName} allows ${tpm} tokens per minute against ${e} (providerLimits.tokensPerMinute); at about ${Math.round(rec.tokensPerRun)} tokens per run that is one run start every ${seconds(spacing)}${capped}`,
+        why: `Station ${stationName} allows ${tpm} tokens per minute against ${e} (providerLimits.tokensPerMinute); at about ${Math.round(rec.tokensPerRun)} tokens per run${from} that is one run start every ${seconds(spacing)}${capped}`,
       });
     }
   }

@@ -51,6 +51,8 @@ export interface EndpointRecord {
   lastStartAt?: number;
   /** Tokens a finished run against the endpoint used, moving average; absent until one finished with usage. */
   tokensPerRun?: number;
+  /** The Agent whose run last added to tokensPerRun (the reason names it). */
+  tokensFrom?: string;
 }
 
 /** The first cut: half the runs going when the endpoint first throttled. */
@@ -150,12 +152,16 @@ export function learnCleanRun(
 }
 
 /** A finished run's tokens (at most MAX_LEARNED_TOKENS_PER_RUN), into the endpoint's tokens-per-run average. */
-export function learnTokens(rec: EndpointRecord | undefined, reported: number): EndpointRecord | undefined {
+export function learnTokens(
+  rec: EndpointRecord | undefined,
+  reported: number,
+  agent?: string,
+): EndpointRecord | undefined {
   if (!(reported > 0)) return rec;
   const tokens = Math.min(reported, MAX_LEARNED_TOKENS_PER_RUN);
   const prev = rec?.tokensPerRun;
   const tokensPerRun = prev === undefined ? tokens : prev + TOKENS_WEIGHT * (tokens - prev);
-  return { ...rec, tokensPerRun };
+  return { ...rec, tokensPerRun, ...(agent !== undefined ? { tokensFrom: agent } : {}) };
 }
 
 /** A run start against the endpoint. */
