@@ -59,7 +59,8 @@ const CENTS_PER_USD = 100;
 const TOKENS_PER_UNIT = 1_000_000;
 
 export function batchCostUsd(model: string, usage: BilledUsage): number {
-  const price = ANTHROPIC_PRICES[model];
+  // The id is the author's: only the table's own entries price it (`constructor` is unknown: 0).
+  const price = Object.hasOwn(ANTHROPIC_PRICES, model) ? ANTHROPIC_PRICES[model] : undefined;
   if (price === undefined) return 0;
   // The seed's rule is "more than 100,000 input tokens": the tier is decided by input_tokens
   // alone, cache reads and writes not included (docs/decisions.md D-113).

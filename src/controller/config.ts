@@ -17,6 +17,8 @@ import {
 } from "../core/agent-clis.js";
 import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/job-builder.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
+import { DEFAULT_MAX_HOLD_MS } from "../core/provider-limits/learner.js";
+import { DEFAULT_RECONCILE_ERROR_TRIES } from "../core/state-machine/contained.js";
 import type { StationPolicy } from "../core/station-policy.js";
 import { NEVER_FIELDS, WIDENABLE_FIELDS } from "../core/station-template/fields.js";
 import { DEFAULT_STUCK_POD_SECONDS } from "../core/stuck-pod.js";
@@ -83,8 +85,12 @@ export interface ControllerConfig {
   batchPollSeconds: number;
   /** PROVIDER_LEARNING: learn provider limits from the runs' throttling and hold runs by them (docs/provider-limits.md). */
   providerLearning: boolean;
+  /** PROVIDER_MAX_HOLD_SECONDS: the longest one run's report (a retry-after, its tokens) holds starts against its endpoint. */
+  providerMaxHoldSeconds: number;
   /** STUCK_POD_SECONDS: a run pod waiting this long on a never-starts reason fails its Agent (docs/decisions.md D-22). */
   stuckPodSeconds: number;
+  /** RECONCILE_ERROR_TRIES: reconciles of one Agent that throw in a row before it is contained (containedReconcile). */
+  reconcileErrorTries: number;
   realtimeEnabled: boolean;
   realtimeApiToken: string;
   realtimeSigningKey: string;
@@ -150,6 +156,19 @@ function positiveInt(name: string, raw: string | undefined, fallback: number): n
   const n = Number(raw);
   if (!NON_NEGATIVE_INT.test(raw) || !Number.isSafeInteger(n) || n < 1) {
     throw new ConfigError(`${name} must be a positive integer, got: "${raw}"`);
+  }
+  return n;
+}
+
+/** The most PROVIDER_MAX_HOLD_SECONDS may be: a day. */
+export const MAX_PROVIDER_HOLD_SECONDS = 86_400;
+
+function maxHoldSeconds(raw: string | undefined): number {
+  const n = positiveInt("PROVIDER_MAX_HOLD_SECONDS", raw, DEFAULT_MAX_HOLD_MS / 1000);
+  if (n > MAX_PROVIDER_HOLD_SECONDS) {
+    throw new ConfigError(
+      `PROVIDER_MAX_HOLD_SECONDS must be at most ${MAX_PROVIDER_HOLD_SECONDS} (a day), got: "${raw}"`,
+    );
   }
   return n;
 }
@@ -366,7 +385,13 @@ export function parseConfig(
     batchPollSeconds,
     providerLearning:
       env.PROVIDER_LEARNING === undefined ? true : strictBool("PROVIDER_LEARNING", env.PROVIDER_LEARNING),
+    providerMaxHoldSeconds: maxHoldSeconds(env.PROVIDER_MAX_HOLD_SECONDS),
     stuckPodSeconds: positiveInt("STUCK_POD_SECONDS", env.STUCK_POD_SECONDS, DEFAULT_STUCK_POD_SECONDS),
+    reconcileErrorTries: positiveInt(
+      "RECONCILE_ERROR_TRIES",
+      env.RECONCILE_ERROR_TRIES,
+      DEFAULT_RECONCILE_ERROR_TRIES,
+    ),
     realtimeEnabled,
     realtimeApiToken,
     realtimeSigningKey,

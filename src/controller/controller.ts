@@ -12,13 +12,14 @@ import type { V1Job } from "@kubernetes/client-node";
 import { providerFor } from "../batch/index.js";
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
 import type { ControllerSettings } from "../core/input.js";
-import { isSettled, reconcile, settledAgentsWithWork } from "../core/state-machine.js";
+import { isSettled, settledAgentsWithWork } from "../core/state-machine.js";
 import { type Agent, type AgentDefinition, isTerminal, phaseOf, type Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "../kube/resources.js";
 import type { Change } from "./cache.js";
 import { controllingAgent, keysForAgentChanges, keysForJobChanges } from "./change-keys.js";
 import type { ControllerConfig } from "./config.js";
+import { ReconcileContainment } from "./containment.js";
 import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
 import { gather } from "./gather.js";
 import { abortableSleep, Informer } from "./informer.js";
@@ -71,6 +72,8 @@ export class AgentController {
   private readonly now: () => number;
   private readonly log: (msg: string) => void;
   private readonly settings: ControllerSettings;
+  /** An Agent whose rules keep throwing is contained after RECONCILE_ERROR_TRIES (docs/controller.md#watch-poll-and-cache). */
+  private readonly containment: ReconcileContainment;
   private abort: AbortController | undefined;
   private loops: Promise<unknown> | undefined;
   /** Reconciles executed, for tests and the benchmark. */
@@ -90,6 +93,7 @@ export class AgentController {
       realtimeEnabled: c.realtimeEnabled,
       batchPollSeconds: c.batchPollSeconds,
       stuckPodSeconds: c.stuckPodSeconds,
+      providerMaxHoldSeconds: c.providerMaxHoldSeconds,
       ...(c.realtimeSigningKey ? { realtimeSigningKey: c.realtimeSigningKey } : {}),
       githubApiUrl: c.githubApiUrl,
       githubServerUrl: c.githubServerUrl,
@@ -110,6 +114,7 @@ export class AgentController {
       sleep: abortableSleep,
       log: this.log,
     };
+    this.containment = new ReconcileContainment(c.reconcileErrorTries, this.log);
     this.byStation = new StationIndex((name) => this.agents.cache.get(name));
     this.providers = new ProviderLimits({
       learning: c.providerLearning,
@@ -324,6 +329,7 @@ export class AgentController {
     const freedEndpoints = new Set<string>();
     for (const ch of changes) {
       this.memory.observe(ch.object, ch.type === "delete");
+      if (ch.type === "delete") this.containment.forget(ch.object.metadata.uid ?? "");
       this.byStation.apply(ch);
       const freed = this.providers.observe(ch.object, ch.type === "delete");
       if (freed) freedEndpoints.add(freed);
@@ -385,7 +391,7 @@ export class AgentController {
       prices: () => this.prices.table(),
       now: this.now,
     });
-    const actions = reconcile(input);
+    const actions = this.containment.decide(input);
     // A cleanup outcome is one-shot: this reconcile consumed it.
     if (input.batch.cleanupResult) delete this.memory.batchFor(uid).cleanupResult;
     this.reconciles++;

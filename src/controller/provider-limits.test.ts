@@ -1,6 +1,8 @@
 /** The controller's provider index and learning (provider-limits.ts): plain objects, an injected clock. */
 import { describe, expect, it } from "vitest";
 import { agent, definition, input, iso, station, T0 } from "../../test/support/core-builders.js";
+import type { ReportWaitingAction } from "../core/actions.js";
+import { reconcile } from "../core/state-machine.js";
 import type { Agent, Station } from "../core/types.js";
 import { limitTokens, ProviderLimits } from "./provider-limits.js";
 
@@ -153,9 +155,9 @@ describe("ProviderLimits", () => {
         },
       }),
     );
-    expect(s.p.record(ID)).toEqual({ tokensPerRun: 160 });
+    expect(s.p.record(ID)).toEqual({ tokensPerRun: 160, tokensFrom: "r1" });
     s.p.batchThrottled("r1", 429, 10);
-    expect(s.p.record(ID)).toEqual({ tokensPerRun: 160 });
+    expect(s.p.record(ID)).toEqual({ tokensPerRun: 160, tokensFrom: "r1" });
   });
 
   it("a batch submit answered 429 holds the endpoint for the retry-after; a run start is recorded", () => {
@@ -241,5 +243,135 @@ describe("ProviderLimits", () => {
     expect(limitTokens("anthropic", usage)).toBe(16);
     expect(limitTokens("openai", usage)).toBe(116);
     expect(limitTokens("gemini", undefined)).toBe(0);
+  });
+
+  describe("what one run reports holds no one else for long (docs/provider-limits.md#what-the-controller-learns)", () => {
+    const HOUR = 3_600_000;
+    const forged = (last: Record<string, unknown>) => ({
+      providerRetries: { count: 1, waitedSeconds: 1, last: { provider: "anthropic", status: 429, ...last } },
+    });
+    /** r1 ran T0 … T0+60 s and reported `extra`; w waits against the same endpoint; the core decides w at `later`. */
+    function heldBy(
+      extra: Record<string, unknown>,
+      o: { settings?: object; limited?: Station; later?: number } = {},
+    ) {
+      const settings = { ...input().settings, ...o.settings };
+      const st = o.limited ?? station().build();
+      const s = setup({ stations: [st, station("other").build()] });
+      const p = new ProviderLimits({
+        learning: true,
+        settings,
+        now: () => s.now,
+        agent: (n) => s.agents.get(n),
+        station: (n) => (n === "st" ? st : undefined),
+        definition: (n) => (n === "def" ? def : undefined),
+        issued: () => false,
+      });
+      const r1 = running("r1");
+      s.agents.set("r1", r1);
+      p.observe(r1, false);
+      p.started("r1");
+      s.tick(60_000);
+      const done = succeeded("r1", extra);
+      s.agents.set("r1", done);
+      p.observe(done, false);
+      s.tick(o.later ?? 1_000);
+      const w = pending("w");
+      s.agents.set("w", w);
+      p.observe(w, false);
+      const provider = p.inputFor(w, st, def);
+      const decide = () =>
+        reconcile(
+          input({
+            agent: w,
+            station: st,
+            definition: def,
+            settings,
+            now: s.now,
+            ...(provider ? { provider } : {}),
+          }),
+        );
+      return { now: s.now, record: p.record(ID), decide };
+    }
+    const waiting = (actions: ReturnType<typeof reconcile>) =>
+      actions.find((a): a is ReportWaitingAction => a.type === "reportWaiting");
+
+    it.each([
+      {
+        name: "retry-after 3,000,000 s (35 days)",
+        last: { at: iso(T0 + 30_000), retryAfterSeconds: 3_000_000 },
+      },
+      { name: "answered at 9999-12-31", last: { at: "9999-12-31T23:59:59Z", retryAfterSeconds: 30 } },
+      { name: "answered at 9999-12-31 with no retry-after", last: { at: "9999-12-31T23:59:59Z" } },
+      {
+        name: "retry-after 9007199254740991 s at the last representable time",
+        last: { at: "+275760-09-13T00:00:00.000Z", retryAfterSeconds: Number.MAX_SAFE_INTEGER },
+      },
+      {
+        name: "retry-after 9007199254740991 s",
+        last: { at: iso(T0 + 30_000), retryAfterSeconds: Number.MAX_SAFE_INTEGER },
+      },
+    ])(
+      "$name: the hold ends within the maximum hold, the reconcile decides, the reason names the run",
+      ({ last }) => {
+        const h = heldBy(forged(last));
+        expect(h.record?.holdUntil).toBeLessThanOrEqual(h.now + HOUR);
+        const t = h.record?.lastThrottle;
+        // The answer's time is kept within the run's own lifetime.
+        expect(t?.at).toBeGreaterThanOrEqual(T0);
+        expect(t?.at).toBeLessThanOrEqual(T0 + 60_000);
+        expect(h.decide).not.toThrow();
+        const w = waiting(h.decide());
+        expect(w?.reason).toBe("ProviderThrottled");
+        expect(w?.retryAt).toBeLessThanOrEqual(h.now + HOUR);
+        expect(w?.message).toContain("to the run of Agent r1");
+      },
+    );
+
+    it("a forged retry-after is shown with the maximum it was held to", () => {
+      const h = heldBy(forged({ at: iso(T0 + 30_000), retryAfterSeconds: 3_000_000 }));
+      expect(waiting(h.decide())?.message).toContain(
+        "with retry-after 3000000 s (held at most 3600 s, PROVIDER_MAX_HOLD_SECONDS)",
+      );
+      expect(h.record?.holdUntil).toBe(T0 + 30_000 + HOUR);
+    });
+
+    it("PROVIDER_MAX_HOLD_SECONDS narrows the hold", () => {
+      const h = heldBy(forged({ at: iso(T0 + 30_000), retryAfterSeconds: 3_000_000 }), {
+        settings: { providerMaxHoldSeconds: 120 },
+      });
+      expect(h.record?.holdUntil).toBe(T0 + 30_000 + 120_000);
+      expect(waiting(h.decide())?.retryAt).toBe(T0 + 150_000);
+    });
+
+    it("a provider's real retry-after within the maximum is kept as it was", () => {
+      const h = heldBy(forged({ at: iso(T0 + 50_000), retryAfterSeconds: 30 }));
+      expect(h.record?.holdUntil).toBe(T0 + 80_000);
+      expect(waiting(h.decide())?.message).toContain("with retry-after 30 s at");
+    });
+
+    it.each([
+      { name: "2e12 output tokens", usage: { inputTokens: 0, outputTokens: 2e12 } },
+      {
+        name: "9007199254740991 output tokens",
+        usage: { inputTokens: 0, outputTokens: Number.MAX_SAFE_INTEGER },
+      },
+      { name: "a total of 1e308 tokens", usage: { totalTokens: 1e308 } },
+    ])(
+      "$name under a tokensPerMinute limit: bounded tokens per run, the next start within the maximum hold",
+      ({ usage }) => {
+        const limited = station()
+          .spec({ providerLimits: { tokensPerMinute: 1000 } })
+          .build();
+        const h = heldBy({ usage }, { limited });
+        expect(h.record?.tokensPerRun).toBeLessThanOrEqual(10_000_000);
+        expect(h.decide).not.toThrow();
+        const w = waiting(h.decide());
+        expect(w?.reason).toBe("ProviderLimitReached");
+        expect(w?.retryAt).toBeLessThanOrEqual(h.now + HOUR);
+        expect(w?.message).toContain("PROVIDER_MAX_HOLD_SECONDS");
+        expect(w?.message).toContain("tokens per run (last reported by the run of Agent r1)");
+      },
+    );
   });
 });

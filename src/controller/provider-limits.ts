@@ -17,6 +17,7 @@ import type { ControllerSettings } from "../core/input.js";
 import type { ProviderInput } from "../core/provider-limits/admission.js";
 import { type ProviderEndpoint, providerEndpointOf } from "../core/provider-limits/endpoint.js";
 import {
+  DEFAULT_MAX_HOLD_MS,
   type EndpointRecord,
   FORGET_MS,
   learnCleanRun,
@@ -73,6 +74,12 @@ export class ProviderLimits {
   private readonly locks = new Map<string, Promise<void>>();
 
   constructor(private readonly d: ProviderLimitsDeps) {}
+
+  /** PROVIDER_MAX_HOLD_SECONDS: the longest one run's report holds the endpoint. */
+  private get maxHoldMs(): number {
+    const s = this.d.settings.providerMaxHoldSeconds;
+    return s !== undefined ? s * 1000 : DEFAULT_MAX_HOLD_MS;
+  }
 
   /** The endpoint's record as it stands now (tests, the benchmark). */
   record(endpointId: string): EndpointRecord | undefined {
@@ -152,7 +159,10 @@ export class ProviderLimits {
       runStartedAt: now,
       source: "batch" as const,
     };
-    this.records.set(e.id, learnThrottle(this.records.get(e.id), signal, this.going(e.id) + 1, now));
+    this.records.set(
+      e.id,
+      learnThrottle(this.records.get(e.id), signal, this.going(e.id) + 1, now, this.maxHoldMs),
+    );
   }
 
   /**
@@ -233,6 +243,8 @@ export class ProviderLimits {
     let rec = this.records.get(endpoint.id);
     const startedAt = Date.parse(s.startedAt ?? "");
     const runStartedAt = Number.isNaN(startedAt) ? now : startedAt;
+    // The run's lifetime bounds when its provider can have answered it (learner.ts boundedThrottle).
+    const runEndedAt = Number.isNaN(ended) ? now : ended;
     const inFlight = this.going(endpoint.id, agent.metadata.name) + 1;
     const retries = s.providerRetries;
     if (this.d.learning && retries && retries.count > 0 && retries.last && !seen.throttle) {
@@ -249,10 +261,12 @@ export class ProviderLimits {
             : {}),
           agent: agent.metadata.name ?? "",
           runStartedAt,
+          runEndedAt,
           source: "run",
         },
         inFlight,
         now,
+        this.maxHoldMs,
       );
     } else if (this.d.learning && s.phase === "Succeeded" && !seen.clean && !seen.throttle) {
       seen.clean = true;
@@ -260,7 +274,7 @@ export class ProviderLimits {
     }
     if (s.phase === "Succeeded" && !seen.tokens && s.usage) {
       seen.tokens = true;
-      rec = learnTokens(rec, limitTokens(endpoint.provider, s.usage));
+      rec = learnTokens(rec, limitTokens(endpoint.provider, s.usage), agent.metadata.name ?? "");
     }
     if (rec) this.records.set(endpoint.id, rec);
   }

@@ -7,19 +7,45 @@
 
 export type Handler = (key: string) => Promise<void>;
 
+/**
+ * The longest delay a Node timer keeps: a longer one (or a negative, NaN or infinite one) fires
+ * after 1 ms, which turned a far retry time into ~700 reconciles a second.
+ */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/** A delay as a timer can keep it: within 0 … MAX_TIMER_DELAY_MS; NaN waits the longest (the poll comes sooner). */
+export function timerDelay(ms: number): number {
+  if (Number.isNaN(ms)) return MAX_TIMER_DELAY_MS;
+  return Math.min(Math.max(ms, 0), MAX_TIMER_DELAY_MS);
+}
+
+/** The retry delay after the n-th failure in a row (1-based): base × 2^(n−1), at most `max`. */
+export function retryDelay(base: number, max: number, failures: number): number {
+  return timerDelay(Math.min(base * 2 ** Math.max(0, Math.min(failures - 1, 30)), max));
+}
+
 export interface WorkQueueOptions {
   concurrency: number;
-  /** Delay before a key whose handler threw is retried. */
+  /** Delay before a key whose handler threw is retried the first time; doubled for each failure in a row. */
   retryDelayMs: number;
-  onError?: (key: string, err: unknown) => void;
+  /** The longest retry delay (default 60 s). */
+  maxRetryDelayMs?: number;
+  /** `failures`: the handler's failures in a row for this key, this one included. */
+  onError?: (key: string, err: unknown, failures: number) => void;
 }
+
+/** Default of WorkQueueOptions.maxRetryDelayMs. */
+export const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
 
 export class WorkQueue {
   private readonly queue: string[] = [];
   private readonly queued = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly dirty = new Set<string>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** One timer per key: the earliest time it is due (a later addAfter of the key waits for that one). */
+  private readonly timers = new Map<string, { due: number; timer: NodeJS.Timeout }>();
+  /** Failures in a row per key, for the retry back-off; cleared when its handler succeeds. */
+  private readonly failures = new Map<string, number>();
   private active = 0;
   private stopped = false;
   private idleWaiters: (() => void)[] = [];
@@ -41,15 +67,28 @@ export class WorkQueue {
     this.pump();
   }
 
-  /** Adds the key after a delay (used for retries and timed re-checks). */
+  /**
+   * Adds the key after a delay (used for retries and timed re-checks), kept within what a timer can
+   * wait (timerDelay). A key already due sooner keeps its time: its reconcile asks again.
+   */
   addAfter(key: string, delayMs: number): void {
     if (this.stopped) return;
-    const t = setTimeout(() => {
-      this.timers.delete(t);
+    const delay = timerDelay(delayMs);
+    const due = Date.now() + delay;
+    const pending = this.timers.get(key);
+    if (pending && pending.due <= due) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.timers.delete(key);
       this.add(key);
-    }, delayMs);
-    t.unref?.();
-    this.timers.add(t);
+    }, delay);
+    timer.unref?.();
+    this.timers.set(key, { due, timer });
+  }
+
+  /** Delayed adds waiting (tests). */
+  get delayed(): number {
+    return this.timers.size;
   }
 
   get length(): number {
@@ -70,7 +109,7 @@ export class WorkQueue {
   /** Stops taking work; resolves once running handlers have finished. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.queue.length = 0;
     this.queued.clear();
@@ -91,9 +130,13 @@ export class WorkQueue {
   private async run(key: string): Promise<void> {
     try {
       await this.handler(key);
+      this.failures.delete(key);
     } catch (err) {
-      this.opts.onError?.(key, err);
-      this.addAfter(key, this.opts.retryDelayMs);
+      const failures = (this.failures.get(key) ?? 0) + 1;
+      this.failures.set(key, failures);
+      this.opts.onError?.(key, err, failures);
+      const max = this.opts.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
+      this.addAfter(key, retryDelay(this.opts.retryDelayMs, max, failures));
     } finally {
       this.processing.delete(key);
       this.active--;

@@ -274,7 +274,8 @@ export type FailureKind =
   | "invalid_spec"
   | "batch_failed"
   | "batch_timeout"
-  | "job_rejected";
+  | "job_rejected"
+  | "reconcile_error";
 
 /** The execution label of the cost metrics: a batch run that fell back to a Job is `batch_fallback`. */
 export type CostExecution = "interactive" | "realtime" | "batch" | "batch_fallback";

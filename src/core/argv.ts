@@ -15,7 +15,8 @@ export function mcpHeaderEnvName(secretKey: string): string {
 
 /** Claude's --mcp-config JSON; header tokens stay in env (`${NAME}`), never in argv. */
 export function mcpConfigJson(servers: McpServer[]): string {
-  const mcpServers: Record<string, Record<string, unknown>> = {};
+  // No prototype: a server the author named `__proto__` is a server, not the object's prototype.
+  const mcpServers: Record<string, Record<string, unknown>> = Object.create(null);
   for (const s of servers) {
     if (s.transport === "stdio") {
       mcpServers[s.name] = {

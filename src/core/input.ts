@@ -28,6 +28,8 @@ export interface ControllerSettings {
   realtimeEnabled: boolean;
   /** BATCH_POLL_SECONDS (default 60; 0 = poll on every reconcile). */
   batchPollSeconds: number;
+  /** PROVIDER_MAX_HOLD_SECONDS: the longest one run's report holds starts against its endpoint (default 3600). */
+  providerMaxHoldSeconds?: number;
   /** STUCK_POD_SECONDS: how long a run pod may wait on a never-starts reason (docs/decisions.md D-22; default 300). */
   stuckPodSeconds?: number;
   /** REALTIME_SIGNING_KEY: derives each realtime run's token (docs/decisions.md D-40). Required when realtimeEnabled. */

@@ -87,6 +87,12 @@ import {
 import { terminalNoop, terminalPrune } from "./state-machine/terminal.js";
 import { rfc3339 } from "./state-machine/timing.js";
 
+export {
+  containedReconcile,
+  DEFAULT_RECONCILE_ERROR_TRIES,
+  MSG_RECONCILE_FAILED,
+  type ReconcileFailure,
+} from "./state-machine/contained.js";
 export type { Rule } from "./state-machine/context.js";
 export { isSettled, settledAgentsWithWork } from "./state-machine/terminal.js";
 

@@ -157,16 +157,18 @@ function withKept(errors: PriceOverrideError[]): PriceOverrideError[] {
 }
 
 function tableOf(entries: PriceOverride[], previous: PriceTable, bad: Set<number>): PriceTable {
-  const table: Record<string, ModelPrice> = {};
+  // No prototype: a model named `__proto__` or `constructor` is an entry like any other, and
+  // lookups read own keys only (priceFor).
+  const table: Record<string, ModelPrice> = Object.create(null);
   entries.forEach((entry, i) => {
     const model = typeof entry?.model === "string" && entry.model !== "" ? entry.model : undefined;
+    if (model === undefined || Object.hasOwn(table, model)) return;
     if (bad.has(i)) {
       // A refused entry keeps the model's last good price, so an edit gone wrong never drops it.
-      const kept = model !== undefined ? previous[model] : undefined;
-      if (kept !== undefined && table[model as string] === undefined) table[model as string] = kept;
+      if (Object.hasOwn(previous, model)) table[model] = previous[model] as ModelPrice;
       return;
     }
-    if (model !== undefined && table[model] === undefined) table[model] = toPrice(entry);
+    table[model] = toPrice(entry);
   });
   return table;
 }

@@ -220,12 +220,21 @@ export function ratesAt(price: ModelPrice, at: number | undefined): Rates {
 }
 
 /**
+ * A table's own entry for an id; never what its prototype carries. The ids come from the agent's
+ * log and the author's spec.model: `constructor` or `__proto__` is an unknown model, not
+ * Object's function (docs/cost-and-budgets.md).
+ */
+export function ownEntry<T>(table: Readonly<Record<string, T>>, id: string): T | undefined {
+  return Object.hasOwn(table, id) ? table[id] : undefined;
+}
+
+/**
  * The table entry for a model id as a CLI or provider reports it (modelIdCandidates); for each
  * candidate id, the installation's override first, then the built-in table.
  */
 export function priceFor(model: string, overrides: PriceTable = {}): ModelPrice | undefined {
   for (const id of modelIdCandidates(model)) {
-    const price = Object.hasOwn(overrides, id) ? overrides[id] : MODEL_PRICES[id];
+    const price = ownEntry(overrides, id) ?? ownEntry(MODEL_PRICES, id);
     if (price !== undefined) return price;
   }
   return undefined;

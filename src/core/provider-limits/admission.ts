@@ -10,7 +10,7 @@
 import { queueOrder } from "../concurrency.js";
 import { type Agent, phaseOf, type Station } from "../types.js";
 import { describeEndpoint, type ProviderEndpoint } from "./endpoint.js";
-import type { EndpointRecord } from "./learner.js";
+import { DEFAULT_MAX_HOLD_MS, type EndpointRecord } from "./learner.js";
 
 /** What the controller knows of the endpoint of one Pending Agent, for its reconcile. */
 export interface ProviderInput {
@@ -58,7 +58,12 @@ function throttledBy(rec: EndpointRecord, e: ProviderEndpoint, rfc3339: (ms: num
   const t = rec.lastThrottle;
   if (!t) return `${describeEndpoint(e)} throttled`;
   const status = t.status === 0 ? "dropped the connection" : `answered ${t.status}`;
-  const after = t.retryAfterSeconds !== undefined ? ` with retry-after ${t.retryAfterSeconds} s` : "";
+  const after =
+    t.reportedRetryAfterSeconds !== undefined
+      ? ` with retry-after ${t.reportedRetryAfterSeconds} s (held at most ${t.retryAfterSeconds} s, PROVIDER_MAX_HOLD_SECONDS)`
+      : t.retryAfterSeconds !== undefined
+        ? ` with retry-after ${t.retryAfterSeconds} s`
+        : "";
   const what = t.source === "batch" ? `a batch submit of Agent ${t.agent}` : `the run of Agent ${t.agent}`;
   return `${describeEndpoint(e)} ${status}${after} at ${rfc3339(t.at)} to ${what}`;
 }
@@ -71,6 +76,8 @@ export interface AdmissionArgs {
   provider: ProviderInput | undefined;
   now: number;
   rfc3339: (ms: number) => string;
+  /** PROVIDER_MAX_HOLD_SECONDS in ms: the longest one run's report (a retry-after, its tokens) holds a start. */
+  maxHoldMs?: number;
 }
 
 /** Start, or hold with the reason, the message (which provider, which limit, when the next run starts) and the retry time. */
@@ -85,11 +92,13 @@ export function providerVerdict(a: AdmissionArgs): ProviderVerdict {
   const before = p.running + ahead;
 
   if (rec.holdUntil !== undefined && a.now < rec.holdUntil) {
+    // The learner bounds the hold already; bounded here too, so no record can hold longer.
+    const until = Math.min(rec.holdUntil, a.now + maxHold(a));
     return {
       kind: "hold",
       reason: "ProviderThrottled",
-      message: `${throttledBy(rec, e, a.rfc3339)}; no run starts against it before ${a.rfc3339(upToSecond(rec.holdUntil))}: the next run starts then`,
-      retryAt: rec.holdUntil,
+      message: `${throttledBy(rec, e, a.rfc3339)}; no run starts against it before ${a.rfc3339(upToSecond(until))}: the next run starts then`,
+      retryAt: until,
     };
   }
   const allowed = declared.concurrentRuns;
@@ -110,6 +119,8 @@ export function providerVerdict(a: AdmissionArgs): ProviderVerdict {
   }
   return rateVerdict(a, p, rec, stationName, ahead, before);
 }
+
+const maxHold = (a: AdmissionArgs) => a.maxHoldMs ?? DEFAULT_MAX_HOLD_MS;
 
 /** Run starts per minute from requestsPerMinute and tokensPerMinute, evenly spaced. */
 function rateVerdict(
@@ -142,10 +153,15 @@ function rateVerdict(
         };
       }
     } else {
-      const ms = (60_000 * rec.tokensPerRun) / tpm;
+      // The tokens per run are what runs reported: the spacing they make is at most the maximum hold.
+      const spacing = (60_000 * rec.tokensPerRun) / tpm;
+      const ms = Math.min(spacing, maxHold(a));
+      const capped = ms < spacing ? ` (at most ${seconds(ms)}, PROVIDER_MAX_HOLD_SECONDS)` : "";
+      const from =
+        rec.tokensFrom !== undefined ? ` (last reported by the run of Agent ${rec.tokensFrom})` : "";
       spacings.push({
         ms,
-        why: `Station ${stationName} allows ${tpm} tokens per minute against ${e} (providerLimits.tokensPerMinute); at about ${Math.round(rec.tokensPerRun)} tokens per run that is one run start every ${seconds(ms)}`,
+        why: `Station ${stationName} allows ${tpm} tokens per minute against ${e} (providerLimits.tokensPerMinute); at about ${Math.round(rec.tokensPerRun)} tokens per run${from} that is one run start every ${seconds(spacing)}${capped}`,
       });
     }
   }

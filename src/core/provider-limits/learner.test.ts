@@ -2,12 +2,14 @@
 import { describe, expect, it } from "vitest";
 import {
   DEFAULT_HOLD_MS,
+  DEFAULT_MAX_HOLD_MS,
   type EndpointRecord,
   FORGET_MS,
   learnCleanRun,
   learnStart,
   learnThrottle,
   learnTokens,
+  MAX_LEARNED_TOKENS_PER_RUN,
   restrains,
   settle,
   type ThrottleSignal,
@@ -175,7 +177,71 @@ describe("learnCleanRun", () => {
   });
 });
 
+describe("a forged throttle report: kept within the run's lifetime and the maximum hold", () => {
+  const NOW = T + 10_000;
+  const MAX = DEFAULT_MAX_HOLD_MS;
+  it.each<{ name: string; t: Partial<ThrottleSignal>; maxHoldMs?: number; at: number; holdUntil: number }>([
+    { name: "retry-after 3,000,000 s", t: { retryAfterSeconds: 3_000_000 }, at: T, holdUntil: T + MAX },
+    {
+      name: "retry-after 2^53-1 s",
+      t: { retryAfterSeconds: Number.MAX_SAFE_INTEGER },
+      at: T,
+      holdUntil: T + MAX,
+    },
+    { name: "retry-after Infinity", t: { retryAfterSeconds: Number.POSITIVE_INFINITY }, at: T, holdUntil: T },
+    { name: "retry-after NaN", t: { retryAfterSeconds: Number.NaN }, at: T, holdUntil: T },
+    {
+      name: "answered in year 9999: at the run's end (now)",
+      t: { at: Date.UTC(9999, 11, 31), retryAfterSeconds: 30 },
+      at: NOW,
+      holdUntil: NOW + 30_000,
+    },
+    {
+      name: "answered after the run ended",
+      t: { at: T + 9_000, runEndedAt: T + 5_000, retryAfterSeconds: 30 },
+      at: T + 5_000,
+      holdUntil: T + 35_000,
+    },
+    {
+      name: "answered before the run started",
+      t: { at: 0, runStartedAt: T - 60_000 },
+      at: T - 60_000,
+      holdUntil: T - 60_000 + DEFAULT_HOLD_MS,
+    },
+    { name: "answered at NaN: now", t: { at: Number.NaN }, at: NOW, holdUntil: NOW + DEFAULT_HOLD_MS },
+    {
+      name: "PROVIDER_MAX_HOLD_SECONDS=60",
+      t: { retryAfterSeconds: 3_000_000 },
+      maxHoldMs: 60_000,
+      at: T,
+      holdUntil: T + 60_000,
+    },
+  ])("$name", ({ t, maxHoldMs, at, holdUntil }) => {
+    const rec = learnThrottle(undefined, signal(t), 2, NOW, maxHoldMs);
+    expect(rec.lastThrottle?.at).toBe(at);
+    if (holdUntil > NOW) expect(rec.holdUntil).toBe(holdUntil);
+    else expect(rec.holdUntil).toBeUndefined();
+    expect(rec.holdUntil ?? NOW).toBeLessThanOrEqual(NOW + (maxHoldMs ?? MAX));
+    expect(rec.lastThrottle?.retryAfterSeconds ?? 0).toBeLessThanOrEqual((maxHoldMs ?? MAX) / 1000);
+  });
+
+  it("keeps the retry-after the run reported beside the one it was held to", () => {
+    const rec = learnThrottle(undefined, signal({ retryAfterSeconds: 3_000_000 }), 2, NOW);
+    expect(rec.lastThrottle).toMatchObject({ retryAfterSeconds: 3600, reportedRetryAfterSeconds: 3_000_000 });
+  });
+});
+
 describe("tokens, starts, settling", () => {
+  it.each([2e12, Number.MAX_SAFE_INTEGER, 1e308, Number.POSITIVE_INFINITY])(
+    "one run's %d tokens count as at most MAX_LEARNED_TOKENS_PER_RUN",
+    (tokens) => {
+      expect(learnTokens(undefined, tokens)?.tokensPerRun).toBe(MAX_LEARNED_TOKENS_PER_RUN);
+      expect(learnTokens({ tokensPerRun: 1000 }, tokens)?.tokensPerRun).toBeLessThan(
+        MAX_LEARNED_TOKENS_PER_RUN,
+      );
+    },
+  );
+
   it("tokens per run: the first run's, then a moving average; a run without tokens changes nothing", () => {
     let rec = learnTokens(undefined, 1000);
     expect(rec?.tokensPerRun).toBe(1000);

@@ -27,10 +27,14 @@ export interface ThrottleSignal {
   /** Epoch ms the provider answered. */
   at: number;
   retryAfterSeconds?: number;
+  /** The retry-after the run reported when it was beyond the maximum hold (retryAfterSeconds is then the maximum). */
+  reportedRetryAfterSeconds?: number;
   /** The Agent whose run or submit it was. */
   agent: string;
   /** Epoch ms that run started (a batch submit: the attempt). */
   runStartedAt: number;
+  /** Epoch ms that run ended, when it has: with runStartedAt, the run's lifetime `at` is kept within. */
+  runEndedAt?: number;
   source: "run" | "batch";
 }
 
@@ -47,6 +51,8 @@ export interface EndpointRecord {
   lastStartAt?: number;
   /** Tokens a finished run against the endpoint used, moving average; absent until one finished with usage. */
   tokensPerRun?: number;
+  /** The Agent whose run last added to tokensPerRun (the reason names it). */
+  tokensFrom?: string;
 }
 
 /** The first cut: half the runs going when the endpoint first throttled. */
@@ -61,6 +67,42 @@ export const DEFAULT_HOLD_MS = 15_000;
 export const FORGET_MS = 30 * 60_000;
 /** Weight of the newest run in the tokens-per-run average. */
 export const TOKENS_WEIGHT = 0.2;
+/**
+ * The longest hold one throttle report makes (PROVIDER_MAX_HOLD_SECONDS): the report comes from a
+ * run pod, where the agent could forge it, and must not hold every other Station on the endpoint
+ * for long (docs/provider-limits.md#what-the-controller-learns).
+ */
+export const DEFAULT_MAX_HOLD_MS = 60 * 60_000;
+/**
+ * The most tokens one finished run adds to the tokens-per-run average: its usage comes from its
+ * own log. Ten million tokens is far beyond what a run of any model reads and writes outside
+ * the prompt cache in an hour.
+ */
+export const MAX_LEARNED_TOKENS_PER_RUN = 10_000_000;
+
+/** `v` within [lo, hi]; `fallback` when it is not a number. */
+function within(v: number, lo: number, hi: number, fallback: number): number {
+  if (!Number.isFinite(v)) return fallback;
+  return Math.min(Math.max(v, lo), hi);
+}
+
+/**
+ * The throttle as far as it can be believed: its time within the run's lifetime (a run cannot be
+ * answered before it started, after it ended, or in the future) and its retry-after at most the
+ * maximum hold.
+ */
+export function boundedThrottle(t: ThrottleSignal, now: number, maxHoldMs: number): ThrottleSignal {
+  const end = Math.min(now, Number.isFinite(t.runEndedAt) ? (t.runEndedAt as number) : now);
+  const start = within(t.runStartedAt, Number.NEGATIVE_INFINITY, end, end);
+  const at = within(t.at, start, end, end);
+  const out: ThrottleSignal = { ...t, at, runStartedAt: start };
+  if (t.retryAfterSeconds !== undefined) {
+    const s = within(t.retryAfterSeconds, 0, Math.ceil(maxHoldMs / 1000), 0);
+    if (s !== t.retryAfterSeconds) out.reportedRetryAfterSeconds = t.retryAfterSeconds;
+    out.retryAfterSeconds = s;
+  }
+  return out;
+}
 
 /**
  * A throttle learned: the hold until the provider's retry-after (else DEFAULT_HOLD_MS), and a cut of
@@ -69,12 +111,17 @@ export const TOKENS_WEIGHT = 0.2;
  */
 export function learnThrottle(
   rec: EndpointRecord | undefined,
-  t: ThrottleSignal,
+  reported: ThrottleSignal,
   inFlight: number,
   now: number,
+  maxHoldMs = DEFAULT_MAX_HOLD_MS,
 ): EndpointRecord {
   const out: EndpointRecord = { ...rec };
-  const waitMs = t.retryAfterSeconds !== undefined ? t.retryAfterSeconds * 1000 : DEFAULT_HOLD_MS;
+  const t = boundedThrottle(reported, now, maxHoldMs);
+  const waitMs = Math.min(
+    t.retryAfterSeconds !== undefined ? t.retryAfterSeconds * 1000 : DEFAULT_HOLD_MS,
+    maxHoldMs,
+  );
   const until = t.at + waitMs;
   if (until > now && until > (out.holdUntil ?? 0)) out.holdUntil = until;
   if (!out.lastThrottle || t.at >= out.lastThrottle.at) out.lastThrottle = t;
@@ -104,12 +151,17 @@ export function learnCleanRun(
   return { ...rec, window: rec.window + 1 / rec.window };
 }
 
-/** A finished run's tokens, into the endpoint's tokens-per-run average. */
-export function learnTokens(rec: EndpointRecord | undefined, tokens: number): EndpointRecord | undefined {
-  if (!(tokens > 0)) return rec;
+/** A finished run's tokens (at most MAX_LEARNED_TOKENS_PER_RUN), into the endpoint's tokens-per-run average. */
+export function learnTokens(
+  rec: EndpointRecord | undefined,
+  reported: number,
+  agent?: string,
+): EndpointRecord | undefined {
+  if (!(reported > 0)) return rec;
+  const tokens = Math.min(reported, MAX_LEARNED_TOKENS_PER_RUN);
   const prev = rec?.tokensPerRun;
   const tokensPerRun = prev === undefined ? tokens : prev + TOKENS_WEIGHT * (tokens - prev);
-  return { ...rec, tokensPerRun };
+  return { ...rec, tokensPerRun, ...(agent !== undefined ? { tokensFrom: agent } : {}) };
 }
 
 /** A run start against the endpoint. */
@@ -121,7 +173,7 @@ export function learnStart(rec: EndpointRecord | undefined, at: number): Endpoin
 export function settle(rec: EndpointRecord | undefined, now: number): EndpointRecord | undefined {
   if (!rec) return rec;
   const out: EndpointRecord = { ...rec };
-  if (out.holdUntil !== undefined && out.holdUntil <= now) delete out.holdUntil;
+  if (out.holdUntil !== undefined && !(out.holdUntil > now)) delete out.holdUntil;
   if (out.lastThrottle && now - out.lastThrottle.at >= FORGET_MS && out.holdUntil === undefined) {
     delete out.window;
     delete out.cutAt;

@@ -82,6 +82,26 @@ describe("status.providerRetries from a run's log", () => {
     expect(providerRetriesOf(forged, 90)).toMatchObject({ count: 90, waitedSeconds: 90 });
   });
 
+  it.each([
+    ["in the year 9999: the run's end", "9999-12-31T23:59:59Z", "2026-12-05T08:01:00.000Z"],
+    [
+      "at the last time a Date holds: the run's end",
+      "+275760-09-13T00:00:00.000Z",
+      "2026-12-05T08:01:00.000Z",
+    ],
+    ["before the run started: its start", "1970-01-01T00:00:00Z", "2026-12-05T07:59:00.000Z"],
+    ["within the run: as it came", "2026-12-05T08:00:00.000Z", "2026-12-05T08:00:00.000Z"],
+  ])("a forged answer time %s", (_, at, kept) => {
+    const line = JSON.stringify({ ...JSON.parse(event(429, 1000, 1, 3_000_000)), at });
+    const lifetime = { from: AT - 60_000, to: AT + 60_000 };
+    expect(providerRetriesOf(line, 120, lifetime)?.last).toEqual({
+      provider: "anthropic",
+      status: 429,
+      at: kept,
+      retryAfterSeconds: 3_000_000,
+    });
+  });
+
   it("the last answer in words, for a failure reason", () => {
     expect(lastProviderAnswer(log)).toBe("anthropic 529: said 529");
     expect(lastProviderAnswer(event(0, 1000, 1))).toBe("anthropic no answer (connection dropped): said 0");

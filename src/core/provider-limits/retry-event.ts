@@ -101,9 +101,14 @@ export interface ProviderRetries {
 
 /**
  * The run's provider retries from its log lines; undefined when it took none. `runSeconds` (how
- * long the run lasted, when known) bounds what a forged line could claim.
+ * long the run lasted, when known) bounds what a forged line could claim; `lifetime` (epoch ms the
+ * run started and ended, when known) bounds when the last answer came.
  */
-export function providerRetriesOf(lines: string, runSeconds?: number): ProviderRetries | undefined {
+export function providerRetriesOf(
+  lines: string,
+  runSeconds?: number,
+  lifetime?: { from: number; to: number },
+): ProviderRetries | undefined {
   let count = 0;
   let waited = 0;
   let last: ProviderLimitEvent | undefined;
@@ -122,10 +127,17 @@ export function providerRetriesOf(lines: string, runSeconds?: number): ProviderR
     last: {
       provider: last.provider,
       status: last.status,
-      at: last.at,
+      at: lifetime ? withinLifetime(last.at, lifetime) : last.at,
       ...(last.retryAfterSeconds !== undefined ? { retryAfterSeconds: last.retryAfterSeconds } : {}),
     },
   };
+}
+
+/** An answer's time (RFC 3339) kept within the run's lifetime: it cannot be answered before it started or after it ended. */
+function withinLifetime(at: string, lifetime: { from: number; to: number }): string {
+  const t = Date.parse(at);
+  const kept = Math.min(Math.max(t, lifetime.from), Math.max(lifetime.from, lifetime.to));
+  return kept === t ? at : new Date(kept).toISOString();
 }
 
 /**

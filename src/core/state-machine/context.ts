@@ -58,7 +58,8 @@ export function context(input: ReconcileInput): Ctx {
   const provider =
     (status.batchProvider as BatchProviderName | undefined) ||
     VENDOR_CAPABILITIES[routeModel(model)].batchProvider;
-  const keyName = provider ? KEY_NAME[provider] : undefined;
+  // status.batchProvider is read back from the API server: only the table's own names count.
+  const keyName = provider && Object.hasOwn(KEY_NAME, provider) ? KEY_NAME[provider] : undefined;
   const recorded = status.batchSubmission;
   const keyRef =
     recorded?.keyRef ?? definition?.spec.resources?.secrets?.find((s) => s.name === keyName)?.ref;

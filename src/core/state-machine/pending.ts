@@ -318,6 +318,9 @@ const providerHeld = (c: Ctx) => {
     provider: c.input.provider,
     now: c.now,
     rfc3339,
+    ...(c.input.settings.providerMaxHoldSeconds !== undefined
+      ? { maxHoldMs: c.input.settings.providerMaxHoldSeconds * 1000 }
+      : {}),
   });
   return v.kind === "hold" ? v : undefined;
 };

@@ -27,8 +27,8 @@ const failedMetrics = (kind: string) => [completed("Failed", "1"), duration("Fai
 
 /** A run that waited twice for its provider (src/core/provider-limits/retry-event.ts), then succeeded. */
 const RETRIED_LOG = [
-  '{"kind":"provider-limit","provider":"anthropic","status":429,"retry":1,"waitSeconds":2,"retryAfterSeconds":2,"at":"2026-01-01T00:00:10.000Z","reason":"rate_limited","message":"slow down"}',
-  '{"kind":"provider-limit","provider":"anthropic","status":529,"retry":2,"waitSeconds":10,"at":"2026-01-01T00:00:30.000Z","reason":"overloaded","message":"Overloaded"}',
+  '{"kind":"provider-limit","provider":"anthropic","status":429,"retry":1,"waitSeconds":2,"retryAfterSeconds":2,"at":"2026-11-30T12:00:10.000Z","reason":"rate_limited","message":"slow down"}',
+  '{"kind":"provider-limit","provider":"anthropic","status":529,"retry":2,"waitSeconds":10,"at":"2026-11-30T12:00:30.000Z","reason":"overloaded","message":"Overloaded"}',
   '{"type":"result","is_error":false,"session_id":"s-9"}',
 ].join("\n");
 
@@ -238,7 +238,7 @@ const ROWS: Row[] = [
         providerRetries: {
           count: 2,
           waitedSeconds: 12,
-          last: { provider: "anthropic", status: 529, at: "2026-01-01T00:00:30.000Z" },
+          last: { provider: "anthropic", status: 529, at: "2026-11-30T12:00:30.000Z" },
         },
       }),
       completed("Succeeded", "0"),

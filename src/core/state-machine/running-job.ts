@@ -30,7 +30,8 @@ function finishJob(c: Ctx): Action[] {
   // The whole log's usage lines when the controller streamed it; else the text it read.
   const usage = usageOf(c, read ? (read.usageLines ?? read.text) : undefined);
   // The supervisor's provider-limit events: how often and how long the run waited for its provider.
-  const retries = read ? providerRetriesOf(read.usageLines ?? read.text, runSeconds(c)) : undefined;
+  const lifetime = c.startedAt !== undefined ? { from: c.startedAt, to: c.now } : undefined;
+  const retries = read ? providerRetriesOf(read.usageLines ?? read.text, runSeconds(c), lifetime) : undefined;
   // A CLI run that succeeded called its model: no usage at all is flagged, never a silent $0.
   const unread =
     read !== undefined && usage === undefined && c.vendor !== "exec" && result.phase === "Succeeded";

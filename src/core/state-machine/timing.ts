@@ -27,9 +27,17 @@ export function submitRetryAt(f: BatchSubmitFailure): number {
   return f.at + Math.max(f.retryAfterMs ?? backoff, MIN_POLL_GAP_MS);
 }
 
-/** RFC 3339 UTC with second precision, like metav1.Time. */
+/** The last second RFC 3339's four-digit years can write: 9999-12-31T23:59:59Z. */
+export const MAX_RFC3339_MS = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+/**
+ * RFC 3339 UTC with second precision, like metav1.Time. Total: a time outside 1970…9999 (or not a
+ * number) is written as the nearest end, never a RangeError that would fail every reconcile of
+ * the Agent whose message names it.
+ */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  const t = Number.isNaN(ms) ? 0 : Math.min(Math.max(ms, 0), MAX_RFC3339_MS);
+  return new Date(Math.floor(t / 1000) * 1000).toISOString().replace(".000Z", "Z");
 }
 
 /** A metav1.Time (or Date) as epoch ms; undefined when absent or unparseable. */

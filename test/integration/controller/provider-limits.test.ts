@@ -7,14 +7,19 @@
  *   against the same endpoint and key wait (ProviderThrottled, the Ready condition and an Event naming
  *   the provider, the status and when the next run starts) and then start as the limit allows. The
  *   run's providerRetries is written here by the test, standing in for the run pod's report.
+ * - What one run reports holds no one else for long (docs/provider-limits.md#what-the-controller-learns):
+ *   a run pod log with a forged provider-limit line (retry-after 3,000,000 s, answered in the year
+ *   9999) holds the next run against its endpoint at most PROVIDER_MAX_HOLD_SECONDS (1 h), the
+ *   reason and the Event naming the run; a model named `constructor` ends with a cost.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
+import { LABEL_AGENT } from "../../../src/core/job-builder.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
-import { createTestNamespace, kubeConfig } from "../../harness/context.js";
+import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/context.js";
 import { podScriptAnnotations } from "../../harness/pod-script.js";
 import { clientFor, createAgent, getAgent, startReplica, waitFor, waitForPhase } from "./helpers.js";
 
@@ -34,14 +39,14 @@ const phases = new Map<string, string>();
 const peak = new Map<string, number>();
 const stationOf = new Map<string, string>();
 
-async function definition(name: string, keyRef: string) {
+async function definition(name: string, keyRef: string, model = "claude-sonnet-4-5") {
   await client.create(AGENT_DEFINITIONS, ns, {
     apiVersion: "agents.re-cinq.com/v1beta1",
     kind: "AgentDefinition",
     metadata: { name },
     spec: {
       prompt: "Summarise {topic}.",
-      model: "claude-sonnet-4-5",
+      model,
       resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: keyRef }] },
     },
   });
@@ -151,8 +156,8 @@ describe("provider limits", () => {
     await stationWith("learned", "team-b", "2s");
     await createAgent(client, ns, "t-1", "learned");
     const first = await waitForPhase(client, ns, "t-1", ["Succeeded"]);
-    // What the run pod reports when its run rode out a 429 (standing in for the supervisor).
-    const at = new Date(now()).toISOString().replace(/\.\d+Z$/, "Z");
+    // What the run pod reports when its run rode out a 429 (standing in for the supervisor), within the run.
+    const at = first.status?.completedAt ?? "";
     const written = await client.patchStatus(AGENTS, ns, "t-1", first.metadata.resourceVersion ?? "", {
       providerRetries: {
         count: 2,
@@ -201,5 +206,75 @@ describe("provider limits", () => {
     );
     for (const n of ["t-3", "t-4", "t-5"]) await waitForPhase(client, ns, n, ["Succeeded"], 120_000);
     expect(peak.get("learned")).toBe(2);
+  });
+
+  it("a forged provider-limit line in a run's log holds the next run at most an hour, naming the run", async () => {
+    await definition("team-c", "team-c");
+    await stationWith("forged", "team-c", "2s");
+    const forged = {
+      kind: "provider-limit",
+      provider: "anthropic",
+      status: 429,
+      retry: 1,
+      waitSeconds: 1,
+      retryAfterSeconds: 3_000_000,
+      at: "9999-12-31T23:59:59Z",
+      reason: "rate_limited",
+      message: "slow down",
+    };
+    const result = {
+      type: "result",
+      is_error: false,
+      total_cost_usd: 0.01,
+      usage: { input_tokens: 10, output_tokens: 5 },
+    };
+    await setPodLogs(
+      ns,
+      { [LABEL_AGENT]: "f-1" },
+      { agent: [JSON.stringify(forged), JSON.stringify(result)] },
+    );
+    await createAgent(client, ns, "f-1", "forged");
+    const first = await waitForPhase(client, ns, "f-1", ["Succeeded"]);
+    expect(first.status?.providerRetries?.last).toMatchObject({ retryAfterSeconds: 3_000_000 });
+
+    await createAgent(client, ns, "f-2", "forged");
+    const held = await waitFor("f-2 held by the forged throttle", async () => {
+      const a = await getAgent(client, ns, "f-2");
+      return ready(a)?.reason === "ProviderThrottled" ? a : undefined;
+    });
+    const message = ready(held)?.message ?? "";
+    const at = first.status?.completedAt ?? "";
+    const until = new Date(Date.parse(at) + 3_600_000).toISOString().replace(".000Z", "Z");
+    // The answer's time is the run's end (not the year 9999), the hold an hour from it.
+    expect(message).toBe(
+      `anthropic at https://api.anthropic.com (key secret agent-secrets/team-c) answered 429 with retry-after 3000000 s (held at most 3600 s, PROVIDER_MAX_HOLD_SECONDS) at ${at} to the run of Agent f-1; no run starts against it before ${until}: the next run starts then`,
+    );
+    const event = await waitFor(
+      "the ProviderThrottled Event",
+      async () => (await eventsOf(held?.metadata.uid, "ProviderThrottled"))[0],
+    );
+    expect(event).toMatchObject({ type: "Warning", note: message });
+    // The hour passes: f-2 starts.
+    clockOffsetMs += 61 * MINUTE;
+    await waitForPhase(client, ns, "f-2", ["Succeeded"]);
+  });
+
+  it("a model named constructor ends its run with a cost, its reconcile never throwing", async () => {
+    await definition("odd", "odd", "opencode/constructor");
+    await stationWith("odd-station", "odd", "1s");
+    const step = {
+      type: "step_finish",
+      part: {
+        type: "step-finish",
+        tokens: { input: 1000, output: 1000, cache: { read: 0, write: 0 } },
+        cost: 0,
+      },
+    };
+    await setPodLogs(ns, { [LABEL_AGENT]: "o-1" }, { agent: [JSON.stringify(step)] });
+    await createAgent(client, ns, "o-1", "odd-station");
+    const done = await waitForPhase(client, ns, "o-1", ["Succeeded"]);
+    expect(done.status?.costUSD).toMatch(/^\d+(\.\d+)?$/);
+    expect(Number(done.status?.costUSD)).toBeGreaterThan(0);
+    expect(done.status?.unpricedModels).toEqual(["opencode/constructor"]);
   });
 });
