@@ -153,10 +153,10 @@ const allowed: Row[] = [
     undefined,
   ],
   [
-    "a Secret volume when the installation allows secret volumes",
+    "a Secret volume when the installation allows secret volumes and lists that Secret",
     pod({ volumes: [{ name: "s", secret: { secretName: "ca" } }] }),
     undefined,
-    { serviceAccounts: [], volumeKinds: ["secret"] },
+    { serviceAccounts: [], volumeKinds: ["secret"], secrets: ["ca"] },
   ],
   [
     "a template volume named like a run volume (the controller replaces it)",
