@@ -304,25 +304,69 @@ describe("courier", () => {
   });
 
   describe("never rewrites a branch this Agent did not create (docs/security.md#deliveries)", () => {
+    const refusal = (branch: string) =>
+      `branch ${branch} already exists in acme/app and was not created by this Agent; refusing to overwrite it (the delivery is not a fast-forward of its tip; choose another spec.branch)`;
+
     it("an existing release branch: the delivery fails naming it, its commit survives, no PR", async () => {
       await serveGit();
-      git(["--git-dir", bare, "branch", "agent/release", "main"], root);
-      const before = git(["--git-dir", bare, "rev-parse", "agent/release"], root);
+      // release has a commit of its own: pushing the run's commit there would drop it.
+      const side = mkdtempSync(join(tmpdir(), "courier-release-"));
+      git(["clone", "--quiet", bare, side], side);
+      writeFileSync(join(side, "CHANGELOG.md"), "1.0\n");
+      git(["add", "CHANGELOG.md"], side);
+      git(["commit", "--quiet", "-m", "release 1.0"], side);
+      git(["push", "--quiet", "origin", "HEAD:refs/heads/release"], side);
+      const before = git(["--git-dir", bare, "rev-parse", "release"], root);
       const { workspace: ws, clone, home } = await workspace();
       writeFileSync(join(clone, "README.md"), "overwrite the release\n");
       agentExited(home, 0);
 
-      const run = await courier(envFor(home, ws, { BRANCH_NAME: "agent/release" }));
+      const run = await courier(envFor(home, ws, { BRANCH_NAME: "release" }));
 
       expect(run.code).not.toBe(0);
-      expect(run.events[0]).toMatchObject({
-        status: "failed",
-        reason:
-          "branch agent/release already exists in acme/app and was not created by this Agent; refusing to overwrite it (choose another spec.branch)",
-      });
-      expect(git(["--git-dir", bare, "rev-parse", "agent/release"], root)).toBe(before);
+      expect(run.events[0]).toMatchObject({ status: "failed", reason: refusal("release") });
+      expect(git(["--git-dir", bare, "rev-parse", "release"], root)).toBe(before);
+      expect(pushes()).toEqual([]);
       expect(github.pulls).toHaveLength(0);
     });
+
+    it("advances an existing branch the run cloned (a fast-forward), keeping its commits", async () => {
+      await serveGit();
+      const side = mkdtempSync(join(tmpdir(), "courier-feature-"));
+      git(["clone", "--quiet", bare, side], side);
+      writeFileSync(join(side, "FEATURE.md"), "started by a person\n");
+      git(["add", "FEATURE.md"], side);
+      git(["commit", "--quiet", "-m", "start the feature"], side);
+      git(["push", "--quiet", "origin", "HEAD:refs/heads/feat/x"], side);
+      const before = git(["--git-dir", bare, "rev-parse", "feat/x"], root);
+      const { workspace: ws, clone, home } = await workspace();
+      git(["fetch", "--quiet", bare, "feat/x"], clone);
+      git(["checkout", "--quiet", "-b", "feat/x", "FETCH_HEAD"], clone);
+      writeFileSync(join(clone, "FEATURE.md"), "finished by the agent\n");
+      agentExited(home, 0);
+
+      const run = await courier(envFor(home, ws, { BRANCH_NAME: "feat/x" }));
+
+      expect(run.events[0]).toMatchObject({ status: "succeeded", branch: "feat/x" });
+      expect(git(["--git-dir", bare, "rev-parse", "feat/x^"], root)).toBe(before);
+      expect(git(["--git-dir", bare, "show", "feat/x:FEATURE.md"], root)).toBe("finished by the agent");
+    });
+
+    it.each(["feat/x", "fix/issue-128", "fix/#128", "feat/a+b"])(
+      "delivers to a new branch %s, any name git accepts",
+      async (branch) => {
+        await serveGit();
+        const { workspace: ws, clone, home } = await workspace();
+        writeFileSync(join(clone, "README.md"), "hello\n");
+        agentExited(home, 0);
+
+        const run = await courier(envFor(home, ws, { BRANCH_NAME: branch }));
+
+        expect(run.events[0]).toMatchObject({ status: "succeeded", branch });
+        expect(git(["--git-dir", bare, "show", `${branch}:README.md`], root)).toBe("hello");
+        expect(github.pulls).toMatchObject([{ head: branch, base: "main" }]);
+      },
+    );
 
     it("another run's open pull-request branch: refused, that run's commit and PR untouched", async () => {
       await serveGit();
@@ -341,7 +385,7 @@ describe("courier", () => {
       agentExited(attacker.home, 0);
       const run = await courier(envFor(attacker.home, attacker.workspace, { AGENT_UID: "uid-attacker" }));
 
-      expect(run.events[0]).toMatchObject({ status: "failed" });
+      expect(run.events[0]).toMatchObject({ status: "failed", reason: refusal(BRANCH) });
       expect(branchSha()).toBe(victimSha);
       expect(git(["--git-dir", bare, "show", `${BRANCH}:README.md`], root)).toBe("the victim's work");
       expect(github.pulls).toHaveLength(1);
