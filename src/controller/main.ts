@@ -93,6 +93,7 @@ async function main(): Promise<void> {
         admissionNetworkCheck(client, {
           namespace: config.namespace,
           podIp: config.podIp,
+          podName: config.podName,
           port: config.admissionPort,
         }),
         admissionCertificateCheck({
