@@ -47,7 +47,7 @@ export interface AgentSpec {
      */
     targetRepo?: string;
     /**
-     * Optional git branch. With delivery.pullRequest on the definition, the branch the work is pushed to; default <branchPrefix><Agent name> (agent/<Agent name>). It must start with the definition's delivery.pullRequest.branchPrefix (checked at Pending). Slash-separated parts of letters, digits, _, - and single dots, none starting with . or -.
+     * Optional git branch. With delivery.pullRequest on the definition, the branch the work is pushed to; default agent/<Agent name>. Any name `git check-ref-format --branch` accepts (checked at Pending); a definition's delivery.pullRequest.branchPrefix or the installation's DELIVERY_BRANCH_PREFIX may narrow it. The courier never rewrites an existing branch this Agent did not create, and advances one only by a fast-forward.
      */
     branch?: string;
     /**
@@ -66,7 +66,7 @@ export interface AgentSpec {
  */
 export interface AgentFile {
     /**
-     * Required. Destination. A relative path resolves against WORKSPACE_DIR (/workspace); an absolute one must already be inside it. A path that escapes the workspace, has a .git component or ends in /, . or .. is refused.
+     * Required. Destination. A relative path resolves against WORKSPACE_DIR (/workspace); an absolute one must already be inside it. A path that escapes the workspace or ends in /, . or .. is refused.
      */
     path: string;
     /**

@@ -333,7 +333,7 @@ export interface PullRequestDelivery {
      */
     draft?: boolean;
     /**
-     * The prefix every delivery branch of this definition's Agents must carry; default "agent/". An Agent's spec.branch outside it fails at Pending, so an Agent's author cannot push over a branch such as release or main. The courier never rewrites a branch this run did not create (docs/security.md#deliveries).
+     * Optional, opt-in narrowing: the prefix an Agent's spec.branch must carry (e.g. "bots/"); unset, any valid branch name is allowed. The default branch agent/<Agent name> is always allowed. An Agent's spec.branch outside it fails at Pending. The courier never rewrites an existing branch this run did not create (docs/security.md#deliveries).
      */
     branchPrefix?: string;
 }

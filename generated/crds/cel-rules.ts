@@ -13,18 +13,10 @@ export const celRules: readonly CelRule[] = [
     {
         "kind": "Agent",
         "location": "spec.files[]",
-        "rule": "!self.path.lowerAscii().matches('(^|/)[.]git(/|$)')",
-        "message": "a file path may not have a .git component",
-        "enforcedBy": "schema-and-api-server",
-        "schemaPath": "#/properties/spec/properties/files/items/allOf/0"
-    },
-    {
-        "kind": "Agent",
-        "location": "spec.files[]",
         "rule": "!self.path.matches('(^|/)[.]{0,2}$')",
         "message": "a file path must end in a file name (not /, . or ..)",
         "enforcedBy": "schema-and-api-server",
-        "schemaPath": "#/properties/spec/properties/files/items/allOf/1"
+        "schemaPath": "#/properties/spec/properties/files/items/allOf/0"
     },
     {
         "kind": "Agent",

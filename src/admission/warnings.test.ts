@@ -104,6 +104,24 @@ describe("agentWarnings", () => {
     expect(agentWarnings(agent(), NS, modes, facts)).toEqual(expected);
   });
 
+  it("warns about spec.branch only where the installation narrows it, with the controller's words", () => {
+    const a = minimalAgent();
+    a.spec.branch = "feat/x";
+    const delivering = definition({
+      delivery: { pullRequest: { tokenSecret: "k" } },
+      resources: { repos: [{ name: "app", url: "acme/app" }] },
+    });
+    const facts = {
+      station: found(station),
+      definition: found(delivering),
+      secretKeys: found(new Set(["k"])),
+    };
+    expect(agentWarnings(a, NS, allModes, facts)).toEqual([]);
+    expect(agentWarnings(a, NS, { ...allModes, deliveryBranchPrefix: "team/" }, facts)).toEqual([
+      `the controller will fail this Agent with "spec.branch "feat/x" is outside the branch prefix "team/" that the installation's DELIVERY_BRANCH_PREFIX allows" (AgentDefinition writer)`,
+    ]);
+  });
+
   it("names each missing agent-secrets key, the Agent's and its definition's", () => {
     const a = agent();
     a.spec.files = [{ path: "a", url: "https://x.example/a", headers_secret: "files-auth" }];

@@ -25,6 +25,8 @@ export interface ControllerModes {
   realtimeEnabled: boolean;
   /** DELIVERY_TARGET_REPOS: so the webhook does not warn about a targetRepo the installation allows. */
   deliveryTargetRepos?: string[];
+  /** DELIVERY_BRANCH_PREFIX: so the webhook warns where the controller will fail. */
+  deliveryBranchPrefix?: string;
   /** The Station template policy's widening, so the webhook warns exactly where the controller will fail. */
   runPodPolicy?: StationPolicy;
 }

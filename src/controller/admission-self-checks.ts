@@ -1,35 +1,42 @@
 /**
  * The self-checks of a replica that serves the admission webhook (components/admission): that
- * its NetworkPolicy keeps the pod network away from the webhook port (src/admission/pod-network-check.ts)
+ * the NetworkPolicies selecting the controller pods (its own and any other) keep the pod network
+ * away from the webhook port (src/admission/pod-network-check.ts)
  * and that its serving certificate is one the API server accepts (src/admission/certificate-check.ts).
  */
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import type { V1Pod } from "@kubernetes/client-node";
 import { certificateProblem, webhookHost } from "../admission/certificate-check.js";
 import {
   ADMISSION_NETWORK_POLICY,
   type AdmissionPolicyView,
-  podNetworkProblem,
+  controllerNetworkProblem,
 } from "../admission/pod-network-check.js";
 import type { KubeClient } from "../kube/client.js";
-import { NETWORK_POLICIES } from "../kube/resources.js";
+import { NETWORK_POLICIES, PODS } from "../kube/resources.js";
 import type { SelfCheck } from "./self-checks.js";
 
+/** The label every controller pod carries (deploy/base/controller-deployment.yaml). */
+const CONTROLLER_LABELS = { "agents.re-cinq.com/component": "controller" };
+
 export function admissionNetworkCheck(
-  client: Pick<KubeClient, "get">,
-  o: { namespace: string; podIp: string; port: number },
+  client: Pick<KubeClient, "list">,
+  o: { namespace: string; podIp: string; podName?: string; port: number },
 ): SelfCheck {
   return {
     name: `NetworkPolicy ${ADMISSION_NETWORK_POLICY}`,
     async run() {
       // Outside a cluster (no POD_IP) there is no pod network to judge from.
       if (o.podIp === "") return undefined;
-      const policy = await client.get<AdmissionPolicyView>(
-        NETWORK_POLICIES,
-        o.namespace,
-        ADMISSION_NETWORK_POLICY,
-      );
-      const problem = podNetworkProblem(policy, o.podIp, o.port);
+      const [policies, pods] = await Promise.all([
+        client.list<AdmissionPolicyView>(NETWORK_POLICIES, o.namespace),
+        client.list<V1Pod>(PODS, o.namespace, { labelSelector: "agents.re-cinq.com/component=controller" }),
+      ]);
+      // The pod's own labels, as the policies' selectors see them; the Deployment's if not found.
+      const self = pods.items.find((p) => p.metadata?.name === o.podName);
+      const labels = self?.metadata?.labels ?? CONTROLLER_LABELS;
+      const problem = controllerNetworkProblem(policies.items, labels, o.podIp, o.port);
       return problem === undefined ? undefined : { reason: "AdmissionNetworkOpen", message: problem };
     },
   };

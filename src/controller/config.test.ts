@@ -36,6 +36,7 @@ describe("parseConfig defaults", () => {
       githubApiUrl: "https://api.github.com",
       githubServerUrl: "https://github.com",
       deliveryTargetRepos: [],
+      deliveryBranchPrefix: "",
       runPodPolicy: { serviceAccounts: [], volumeKinds: [], secrets: [], fields: [] },
       cliVersions: {
         claude: AGENT_CLIS.claude.version,
@@ -95,6 +96,8 @@ describe("parseConfig accepted values", () => {
     [{ GITHUB_SERVER_URL: "https://ghe.example.com" }, "githubServerUrl", "https://ghe.example.com"],
     [{ GITHUB_SERVER_URL: "http://127.0.0.1:9418/git//" }, "githubServerUrl", "http://127.0.0.1:9418/git"],
     [{ DELIVERY_TARGET_REPOS: "acme/app, acme/docs" }, "deliveryTargetRepos", ["acme/app", "acme/docs"]],
+    [{ DELIVERY_BRANCH_PREFIX: "team/" }, "deliveryBranchPrefix", "team/"],
+    [{ DELIVERY_BRANCH_PREFIX: " " }, "deliveryBranchPrefix", ""],
     [
       { RUN_POD_SERVICE_ACCOUNTS: "runner,ci.bot", RUN_POD_VOLUME_KINDS: "secret, persistentVolumeClaim" },
       "runPodPolicy",
@@ -182,6 +185,10 @@ describe("parseConfig rejects with exact messages", () => {
     [
       { DELIVERY_TARGET_REPOS: "acme/app,https://github.com/acme/x" },
       'DELIVERY_TARGET_REPOS must be comma-separated owner/name repositories, got: "https://github.com/acme/x"',
+    ],
+    [
+      { DELIVERY_BRANCH_PREFIX: "team..x/" },
+      'DELIVERY_BRANCH_PREFIX must start valid git branch names, got: "team..x/" (it contains ..)',
     ],
     [{ BATCH_ENABLED: "TRUE" }, 'BATCH_ENABLED must be "true" or "false", got: "TRUE"'],
     [{ BATCH_ENABLED: "" }, 'BATCH_ENABLED must be "true" or "false", got: ""'],

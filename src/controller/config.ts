@@ -15,6 +15,7 @@ import {
   MODEL_API_FAMILIES,
   type ModelApiFamily,
 } from "../core/agent-clis.js";
+import { branchNameProblem } from "../core/branch-name.js";
 import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/job-builder.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
 import { DEFAULT_MAX_HOLD_MS } from "../core/provider-limits/learner.js";
@@ -108,8 +109,10 @@ export interface ControllerConfig {
   githubApiUrl: string;
   /** GITHUB_SERVER_URL: the git host the courier pushes to (no trailing slash). */
   githubServerUrl: string;
-  /** DELIVERY_TARGET_REPOS: owner/name repositories an Agent's targetRepo may name beside the declared ones. */
+  /** DELIVERY_TARGET_REPOS: when set, the only owner/name repositories an Agent's targetRepo may name beside the declared ones. */
   deliveryTargetRepos: string[];
+  /** DELIVERY_BRANCH_PREFIX: when set, the prefix every Agent's spec.branch must carry; "" narrows nothing. */
+  deliveryBranchPrefix: string;
   /** RUN_POD_SERVICE_ACCOUNTS, RUN_POD_VOLUME_KINDS, RUN_POD_SECRETS, RUN_POD_FIELDS: the Station template policy's widening (docs/security.md). */
   runPodPolicy: StationPolicy;
   /** `<VENDOR>_CLI_VERSION` (AGENT_CLIS[vendor].versionSetting): the CLI version runs install; default the pinned one. */
@@ -257,6 +260,16 @@ function repoList(name: string, raw: string | undefined): string[] {
   });
 }
 
+/** A branch prefix: the start of a valid git branch name (a trailing / allowed); unset or blank is "". */
+function branchPrefix(name: string, raw: string | undefined): string {
+  const prefix = (raw ?? "").trim();
+  if (prefix === "") return "";
+  const problem = branchNameProblem(prefix.endsWith("/") ? prefix.slice(0, -1) : prefix);
+  if (problem)
+    throw new ConfigError(`${name} must start valid git branch names, got: "${prefix}" (it ${problem})`);
+  return prefix;
+}
+
 /** The volume kinds of a pod spec (V1Volume's keys) a platform team may allow, hostPath and gitRepo never. */
 const VOLUME_KINDS = new Set([
   "awsElasticBlockStore",
@@ -400,6 +413,7 @@ export function parseConfig(
     cliVersions: cliVersions(env),
     agentBaseUrls: agentBaseUrls(env),
     deliveryTargetRepos: repoList("DELIVERY_TARGET_REPOS", env.DELIVERY_TARGET_REPOS),
+    deliveryBranchPrefix: branchPrefix("DELIVERY_BRANCH_PREFIX", env.DELIVERY_BRANCH_PREFIX),
     runPodPolicy: runPodPolicy(env),
     timings: { ...DEFAULT_TIMINGS, ...timings },
   };

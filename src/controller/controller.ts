@@ -100,6 +100,7 @@ export class AgentController {
       cliVersions: c.cliVersions,
       agentBaseUrls: c.agentBaseUrls,
       deliveryTargetRepos: c.deliveryTargetRepos,
+      deliveryBranchPrefix: c.deliveryBranchPrefix,
       runPodPolicy: c.runPodPolicy,
     };
     const common = {

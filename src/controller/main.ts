@@ -73,6 +73,7 @@ async function main(): Promise<void> {
           batchEnabled: config.batchEnabled,
           realtimeEnabled: config.realtimeEnabled,
           deliveryTargetRepos: config.deliveryTargetRepos,
+          deliveryBranchPrefix: config.deliveryBranchPrefix,
           runPodPolicy: config.runPodPolicy,
         },
         reader: client,
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
         admissionNetworkCheck(client, {
           namespace: config.namespace,
           podIp: config.podIp,
+          podName: config.podName,
           port: config.admissionPort,
         }),
         admissionCertificateCheck({

@@ -64,9 +64,14 @@ describe("runSelfChecks", () => {
 });
 
 describe("admissionNetworkCheck", () => {
-  const policy = {
+  const CONTROLLER = { "agents.re-cinq.com/component": "controller" };
+  const own = {
+    metadata: { name: "agent-controller-admission-ingress" },
     spec: {
+      podSelector: { matchLabels: CONTROLLER },
+      policyTypes: ["Ingress"],
       ingress: [
+        { ports: [{ port: "health" }, { port: "api" }] },
         {
           from: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.244.0.0/16"] } }],
           ports: [{ port: "admission" }],
@@ -74,16 +79,72 @@ describe("admissionNetworkCheck", () => {
       ],
     },
   };
-  const reader = (found: unknown) => ({ get: async <T>() => found as T | undefined });
+  /** Another team's policy on the same pods, every port open to the namespace's pods. */
+  const monitoring = {
+    metadata: { name: "allow-monitoring" },
+    spec: {
+      podSelector: { matchExpressions: [{ key: "agents.re-cinq.com/component", operator: "Exists" }] },
+      ingress: [{ from: [{ podSelector: {} }] }],
+    },
+  };
+  const reader = (policies: unknown[], podLabels?: Record<string, string>) => ({
+    list: async <T>(r: { plural: string }) =>
+      ({
+        items:
+          r.plural === "pods"
+            ? podLabels
+              ? [{ metadata: { name: "agent-controller-0", labels: podLabels } }]
+              : []
+            : policies,
+        resourceVersion: "1",
+      }) as unknown as { items: T[]; resourceVersion: string },
+  });
 
   it.each([
-    ["a pod inside the excepted CIDR", policy, "10.244.1.2", undefined],
-    ["a pod outside it", policy, "10.42.0.7", "AdmissionNetworkOpen"],
-    ["no policy", undefined, "10.244.1.2", "AdmissionNetworkOpen"],
-    ["no pod address (outside a cluster)", undefined, "", undefined],
-  ])("%s", async (_, found, podIp, reason) => {
-    const check = admissionNetworkCheck(reader(found), { namespace: "ai-agents", podIp, port: 9443 });
+    ["a pod inside the excepted CIDR", [own], "10.244.1.2", undefined],
+    ["a pod outside it", [own], "10.42.0.7", "AdmissionNetworkOpen"],
+    ["no policy", [], "10.244.1.2", "AdmissionNetworkOpen"],
+    [
+      "another policy selecting the controller opens the port to pods",
+      [own, monitoring],
+      "10.244.1.2",
+      "AdmissionNetworkOpen",
+    ],
+    ["no pod address (outside a cluster)", [], "", undefined],
+  ])("%s", async (_, policies, podIp, reason) => {
+    const check = admissionNetworkCheck(reader(policies, CONTROLLER), {
+      namespace: "ai-agents",
+      podIp,
+      podName: "agent-controller-0",
+      port: 9443,
+    });
     expect((await check.run())?.reason).toBe(reason);
+  });
+
+  it("names the other policy that opens the port", async () => {
+    const check = admissionNetworkCheck(reader([own, monitoring], CONTROLLER), {
+      namespace: "ai-agents",
+      podIp: "10.244.1.2",
+      podName: "agent-controller-0",
+      port: 9443,
+    });
+    expect((await check.run())?.message).toBe(
+      "NetworkPolicy allow-monitoring opens the admission webhook's port 9443 to pods (a podSelector or namespaceSelector peer): those pods can reach it; keep the admission webhook's port out of its rules (docs/security.md#admission-webhook)",
+    );
+  });
+
+  it("judges the pod by its own labels: a policy for other pods does not count", async () => {
+    const forOthers = {
+      ...monitoring,
+      spec: { ...monitoring.spec, podSelector: { matchLabels: { app: "web" } } },
+    };
+    const check = admissionNetworkCheck(reader([own, forOthers], { ...CONTROLLER, team: "x" }), {
+      namespace: "ai-agents",
+      podIp: "10.244.1.2",
+      podName: "agent-controller-0",
+      port: 9443,
+    });
+    expect(await check.run()).toBeUndefined();
   });
 });
 

@@ -42,8 +42,13 @@ export interface ControllerSettings {
   cliVersions?: Partial<Record<CliVendor, string>>;
   /** `AGENT_<API>_BASE_URL`: the model API base URLs the run pods' CLIs use unless a run sets its own. */
   agentBaseUrls?: Partial<Record<ModelApiFamily, string>>;
-  /** DELIVERY_TARGET_REPOS: owner/name repositories an Agent's targetRepo may name beside those its definition declares. */
+  /**
+   * DELIVERY_TARGET_REPOS: when set, the only owner/name repositories an Agent's targetRepo may
+   * name beside those its definition declares (an opt-in narrowing; unset, any repository).
+   */
   deliveryTargetRepos?: string[];
+  /** DELIVERY_BRANCH_PREFIX: when set, the prefix every spec.branch must carry (an opt-in narrowing). */
+  deliveryBranchPrefix?: string;
   /** RUN_POD_SERVICE_ACCOUNTS, RUN_POD_VOLUME_KINDS, RUN_POD_SECRETS, RUN_POD_FIELDS: how far the installation widens the Station template policy. */
   runPodPolicy?: StationPolicy;
 }

@@ -862,6 +862,23 @@ describe("delivery courier (docs/run-pod.md#delivery, docs/decisions.md D-32, D-
       expect([env.GITHUB_API_URL, env.GITHUB_SERVER_URL], name).toEqual([undefined, undefined]);
     }
   });
+  it.each([
+    ["no prefix, no spec.branch", {}, {}, "agent/run-1"],
+    ["a definition's prefix leaves the default agent/<name>", { branchPrefix: "bots/" }, {}, "agent/run-1"],
+    ["spec.branch as given", {}, { branch: "fix/#128" }, "fix/#128"],
+  ] as const)("BRANCH_NAME: %s", (_name, pr, spec, branch) => {
+    const built = buildJob(
+      agent("run-1").spec(spec).build(),
+      station().build(),
+      definition()
+        .spec({ delivery: { pullRequest: { tokenSecret: "forge-token", ...pr } } })
+        .build(),
+      settings,
+      "interactive",
+    );
+    if (!built.ok) throw new Error(built.reason);
+    expect(envOf(container(built.job, "courier")).BRANCH_NAME).toBe(branch);
+  });
   it("keeps clone tokens out of the agent container and shortens its deadline", () => {
     const env = envOf(container(job, "agent"));
     expect(env.API_TOKEN).toBeUndefined();

@@ -247,7 +247,7 @@ function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V1EnvVar
   if (pod && Object.keys(params).length > 0)
     env.add({ name: "AGENT_PARAMETERS", value: JSON.stringify(params) });
   if (agent.spec.targetRepo) env.add({ name: "TARGET_REPO", value: agent.spec.targetRepo });
-  const branch = delivery ? deliveryBranch(agent, def) : (agent.spec.branch ?? "");
+  const branch = delivery ? deliveryBranch(agent) : (agent.spec.branch ?? "");
   if (branch) env.add({ name: "BRANCH_NAME", value: branch });
   if (pod) env.add({ name: "AGENT_MODEL", value: ctx.model });
   env.add({ name: "AGENT_NAME", value: agent.metadata.name ?? "" });

@@ -25,15 +25,31 @@ function deliveryRows(): Row[] {
     delivery: { pullRequest: { tokenSecret: "t", ...extra } },
     resources: { repos: [{ name: "app", url: "https://github.com/Acme/App.git" }] },
   });
-  const outside = (branch: string, prefix: string) =>
-    `spec.branch ${JSON.stringify(branch)} is outside the branch prefix ${JSON.stringify(prefix)} that the AgentDefinition's delivery.pullRequest.branchPrefix allows`;
+  const outside = (branch: string, prefix: string, source: string) =>
+    `spec.branch ${JSON.stringify(branch)} is outside the branch prefix ${JSON.stringify(prefix)} that ${source} allows`;
+  const byDefinition = "the AgentDefinition's delivery.pullRequest.branchPrefix";
+  const byInstallation = "the installation's DELIVERY_BRANCH_PREFIX";
   const undeclared = (repo: string) =>
     `spec.targetRepo ${JSON.stringify(repo)} is neither a repository the AgentDefinition declares in resources.repos nor one the installation allows (DELIVERY_TARGET_REPOS)`;
+  const invalid = (branch: string, why: string) =>
+    `spec.branch ${JSON.stringify(branch)} is not a valid git branch name: it ${why}`;
+  const narrowed = (extra: Record<string, unknown>) => ({ ...on, ...extra }) as typeof on;
   return [
     ["delivery: a branch under agent/ ok", pr(), { branch: "agent/fix-1" }, on, undefined],
-    ["delivery: release is outside agent/", pr(), { branch: "release" }, on, outside("release", "agent/")],
-    ["delivery: the bare prefix is no branch", pr(), { branch: "agent/" }, on, outside("agent/", "agent/")],
-    ["delivery: a look-alike prefix", pr(), { branch: "agents/x" }, on, outside("agents/x", "agent/")],
+    // The Agent seed: any branch by default.
+    ["delivery: feat/x ok", pr(), { branch: "feat/x" }, on, undefined],
+    ["delivery: fix/issue-128 ok", pr(), { branch: "fix/issue-128" }, on, undefined],
+    ["delivery: fix/#128 ok", pr(), { branch: "fix/#128" }, on, undefined],
+    ["delivery: release ok (the courier will not rewrite it)", pr(), { branch: "release" }, on, undefined],
+    ["delivery: a name git refuses", pr(), { branch: "a..b" }, on, invalid("a..b", "contains ..")],
+    ["delivery: a leading dash", pr(), { branch: "-f" }, on, invalid("-f", "starts with -")],
+    [
+      "delivery: a .lock part",
+      pr(),
+      { branch: "x/y.lock" },
+      on,
+      invalid("x/y.lock", 'has a part ending in .lock ("y.lock")'),
+    ],
     [
       "delivery: the definition's own prefix",
       pr({ branchPrefix: "bots/" }),
@@ -42,28 +58,84 @@ function deliveryRows(): Row[] {
       undefined,
     ],
     [
-      "delivery: agent/ outside the definition's own prefix",
+      "delivery: outside the definition's own prefix",
+      pr({ branchPrefix: "bots/" }),
+      { branch: "feat/x" },
+      on,
+      outside("feat/x", "bots/", byDefinition),
+    ],
+    [
+      "delivery: the bare prefix is no branch",
+      pr({ branchPrefix: "bots/" }),
+      { branch: "bots/" },
+      on,
+      invalid("bots/", "has an empty part (a leading, trailing or doubled /)"),
+    ],
+    [
+      "delivery: a look-alike prefix",
+      pr({ branchPrefix: "bots/" }),
+      { branch: "botsx/y" },
+      on,
+      outside("botsx/y", "bots/", byDefinition),
+    ],
+    [
+      "delivery: the default branch agent/<name> is always allowed, whatever the prefix",
+      pr({ branchPrefix: "bots/" }),
+      { branch: "agent/run-1" },
+      narrowed({ deliveryBranchPrefix: "team/" }),
+      undefined,
+    ],
+    [
+      "delivery: another agent/ branch is outside the definition's prefix",
       pr({ branchPrefix: "bots/" }),
       { branch: "agent/x" },
       on,
-      outside("agent/x", "bots/"),
+      outside("agent/x", "bots/", byDefinition),
     ],
     [
-      "delivery: the declared repo as target (case-insensitive)",
+      "delivery: outside the installation's prefix",
       pr(),
-      { targetRepo: "acme/app" },
+      { branch: "feat/x" },
+      narrowed({ deliveryBranchPrefix: "team/" }),
+      outside("feat/x", "team/", byInstallation),
+    ],
+    [
+      "delivery: inside the installation's prefix",
+      pr(),
+      { branch: "team/feat-x" },
+      narrowed({ deliveryBranchPrefix: "team/" }),
+      undefined,
+    ],
+    // The Agent seed: any owner/name by default; DELIVERY_TARGET_REPOS narrows, opt-in.
+    [
+      "delivery: any target repo by default (a fork's upstream)",
+      pr(),
+      { targetRepo: "upstream/app" },
       on,
       undefined,
     ],
-    ["delivery: an undeclared target", pr(), { targetRepo: "acme/other" }, on, undeclared("acme/other")],
     [
-      "delivery: a target the installation allows",
+      "delivery: the declared repo as target (case-insensitive) with a narrowing list",
       pr(),
-      { targetRepo: "acme/other" },
-      { ...on, deliveryTargetRepos: ["acme/other"] } as typeof on,
+      { targetRepo: "acme/app" },
+      narrowed({ deliveryTargetRepos: ["acme/docs"] }),
       undefined,
     ],
-    ["no delivery: branch and target unchecked", {}, { branch: "release", targetRepo: "x/y" }, on, undefined],
+    [
+      "delivery: a target outside the installation's list",
+      pr(),
+      { targetRepo: "acme/other" },
+      narrowed({ deliveryTargetRepos: ["acme/docs"] }),
+      undeclared("acme/other"),
+    ],
+    [
+      "delivery: a target the installation's list names",
+      pr(),
+      { targetRepo: "acme/other" },
+      narrowed({ deliveryTargetRepos: ["acme/other"] }),
+      undefined,
+    ],
+    ["no delivery: branch and target unchecked", {}, { branch: "a..b", targetRepo: "x/y" }, on, undefined],
   ];
 }
 

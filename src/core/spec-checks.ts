@@ -55,7 +55,10 @@ export function batchKeyRef(definition: AgentDefinition, model: string): string 
 export function specCheckFailure(
   agent: Agent,
   definition: AgentDefinition,
-  settings: Pick<ControllerSettings, "batchEnabled" | "realtimeEnabled" | "deliveryTargetRepos">,
+  settings: Pick<
+    ControllerSettings,
+    "batchEnabled" | "realtimeEnabled" | "deliveryTargetRepos" | "deliveryBranchPrefix"
+  >,
 ): string | undefined {
   const def = definition.spec;
   const execution = executionOf(definition);
@@ -90,7 +93,7 @@ export function specCheckFailure(
   // Not in the seeds: the courier delivers a declared clone only (its URL is the spec's, not a
   // config the agent could rewrite), so without resources.repos nothing could ever be delivered.
   if (def.delivery?.pullRequest && (def.resources?.repos ?? []).length === 0) return MSG_DELIVERY_NEEDS_REPOS;
-  const outOfBounds = deliveryBoundsFailure(agent, definition, settings.deliveryTargetRepos);
+  const outOfBounds = deliveryBoundsFailure(agent, definition, settings);
   if (outOfBounds) return outOfBounds;
   // Rule 13 (unbuildable Job) is reported by the Job builder when the Job is built.
   if (execution === "batch") {

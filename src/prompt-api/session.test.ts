@@ -22,17 +22,25 @@ describe("refuseUnlessRunning", () => {
 
 const REALTIME = { "agents.re-cinq.com/execution": "realtime" };
 /** As the Job builder writes it: the run labels on the Job and on its pod template. */
+const JOB_UID = "6f1c2b1e-0b5e-4f7e-9a51-3c2d7e1f0a11";
 const job = (labels?: Record<string, string>): V1Job => ({
-  metadata: { labels },
+  metadata: { labels, uid: JOB_UID },
   spec: { template: { metadata: { labels } } } as never,
 });
+/** The labels the job controller adds to each pod it creates for the Job. */
+const OF_JOB = { "batch.kubernetes.io/controller-uid": JOB_UID, "controller-uid": JOB_UID };
 const pod = (opts: {
   labels?: Record<string, string>;
   ip?: string;
   ready?: boolean;
   deleting?: boolean;
+  /** The job controller's labels; default the Job's own uid. */
+  controller?: Record<string, string>;
 }): V1Pod => ({
-  metadata: { labels: opts.labels, ...(opts.deleting ? { deletionTimestamp: new Date() } : {}) },
+  metadata: {
+    labels: { ...(opts.controller ?? OF_JOB), ...opts.labels },
+    ...(opts.deleting ? { deletionTimestamp: new Date() } : {}),
+  },
   status: {
     podIP: opts.ip,
     conditions: opts.ready === undefined ? [] : [{ type: "Ready", status: opts.ready ? "True" : "False" }],
@@ -104,8 +112,68 @@ describe("runPodStateFrom (docs/decisions.md D-45)", () => {
       { kind: "not-realtime" },
     ],
     [
-      "Job gone, pod labelled",
+      // No Job uid to check the pod against: it may be anyone's.
+      "Job gone, pod labelled: not serving",
       { pods: [pod({ labels: REALTIME, ip: "10.0.0.7", ready: true })] },
+      { kind: "not-serving" },
+    ],
+    [
+      "a pod claiming the Job by job-name only (no controller-uid): not serving",
+      { job: job(REALTIME), pods: [pod({ labels: REALTIME, ip: "10.6.6.6", ready: true, controller: {} })] },
+      { kind: "not-serving" },
+    ],
+    [
+      "a pod whose controller-uid is another Job's: not serving",
+      {
+        job: job(REALTIME),
+        pods: [
+          pod({
+            labels: REALTIME,
+            ip: "10.6.6.6",
+            ready: true,
+            controller: {
+              "batch.kubernetes.io/controller-uid": "another-uid",
+              "controller-uid": "another-uid",
+            },
+          }),
+        ],
+      },
+      { kind: "not-serving" },
+    ],
+    [
+      "a pod whose two controller-uid labels disagree: not serving",
+      {
+        job: job(REALTIME),
+        pods: [
+          pod({
+            labels: REALTIME,
+            ip: "10.6.6.6",
+            ready: true,
+            controller: { "batch.kubernetes.io/controller-uid": JOB_UID, "controller-uid": "another-uid" },
+          }),
+        ],
+      },
+      { kind: "not-serving" },
+    ],
+    [
+      "the impostor is skipped, the Job's own pod serves",
+      {
+        job: job(REALTIME),
+        pods: [
+          pod({ labels: REALTIME, ip: "10.6.6.6", ready: true, controller: { "controller-uid": "x" } }),
+          pod({ labels: REALTIME, ip: "10.0.0.9", ready: true }),
+        ],
+      },
+      { kind: "serving", baseUrl: "http://10.0.0.9:8090" },
+    ],
+    [
+      "a pod with only the legacy controller-uid label of the Job serves",
+      {
+        job: job(REALTIME),
+        pods: [
+          pod({ labels: REALTIME, ip: "10.0.0.7", ready: true, controller: { "controller-uid": JOB_UID } }),
+        ],
+      },
       { kind: "serving", baseUrl: "http://10.0.0.7:8090" },
     ],
     [

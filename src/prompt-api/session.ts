@@ -51,13 +51,29 @@ function podReady(pod: V1Pod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 }
 
+/** The labels the job controller writes on its pods: the Job's uid (legacy and current spelling). */
+const CONTROLLER_UID_LABELS = ["batch.kubernetes.io/controller-uid", "controller-uid"] as const;
+
+/**
+ * Whether the job controller made `pod` for `job`: every controller-uid label it carries names
+ * the Job's uid, and it carries one. `job-name` alone is any pod's to claim: whoever may create
+ * pods could otherwise answer the session's prompts and receive the run's token.
+ */
+export function podOfJob(pod: V1Pod, job: V1Job): boolean {
+  const uid = job.metadata?.uid ?? "";
+  const labels = pod.metadata?.labels ?? {};
+  const uids = CONTROLLER_UID_LABELS.map((l) => labels[l]).filter((v) => v !== undefined);
+  return uid !== "" && uids.length > 0 && uids.every((v) => v === uid);
+}
+
 /**
  * The run pod's state from the run's Job and its pods (label `job-name=<job>`), per docs/decisions.md D-45:
  * realtime is decided by the execution label on the Job object itself, which the controller
  * writes from the run's own labels and never from the Station's template (a template label could
  * otherwise make an interactive run look realtime; docs/decisions.md D-107). Only when the Job is gone do
  * the pods' labels decide, and `definitionExecution` only when no pod is left either. "serving"
- * means a pod that is Ready, has an IP and is not being deleted.
+ * means a pod of the Job (its controller-uid label is the Job's uid) that is Ready, has an IP and
+ * is not being deleted; with the Job gone no pod can be told to be the run's, so none serves.
  */
 export function runPodStateFrom(input: {
   job?: V1Job | undefined;
@@ -73,7 +89,12 @@ export function runPodStateFrom(input: {
       ? podLabels.some((l) => l[LABEL_EXECUTION] === "realtime")
       : input.definitionExecution === "realtime";
   if (!realtime) return { kind: "not-realtime" };
-  const pod = input.pods.find((p) => !p.metadata?.deletionTimestamp && p.status?.podIP && podReady(p));
+  const job = input.job;
+  const pod = job
+    ? input.pods.find(
+        (p) => podOfJob(p, job) && !p.metadata?.deletionTimestamp && p.status?.podIP && podReady(p),
+      )
+    : undefined;
   if (!pod?.status?.podIP) return { kind: "not-serving" };
   return { kind: "serving", baseUrl: supervisorBaseUrl(pod.status.podIP) };
 }

@@ -92,6 +92,24 @@ describe("execution-mode rules are left to the controller", () => {
     expect(issuesOf(validateAgent(agent))).toEqual([]);
   });
 
+  it.each(["fix/#128", "feat/a+b", "release", "x@"])(
+    "an Agent with spec.branch %s passes (any name git accepts; the controller checks git's rules)",
+    (branch) => {
+      const agent = minimalAgent();
+      setAt(agent, "spec.branch", branch);
+      expect(issuesOf(validateAgent(agent))).toEqual([]);
+    },
+  );
+
+  it("an Agent with spec.files inside a clone's .git passes (the init confines it to the workspace)", () => {
+    const agent = minimalAgent();
+    setAt(agent, "spec.files", [
+      { path: "app/.git/hooks/pre-push", url: "https://f.example.com/h" },
+      { path: "app/.Git/config", url: "https://f.example.com/c" },
+    ]);
+    expect(issuesOf(validateAgent(agent))).toEqual([]);
+  });
+
   it("a Station template without an agent container passes (the controller fails the Agent)", () => {
     const station = minimalStation();
     setAt(station, "spec.template", { spec: { containers: [{ name: "other", image: "x" }] } });
@@ -461,13 +479,6 @@ const invalidCases: InvalidCase[] = [
     message: 'kind must be "Station", got "Agent".',
   },
   // CEL rules with a schema equivalent
-  {
-    name: "file path with a .git component",
-    validate: validateAgent,
-    make: agentWith("spec.files", [{ path: "app/.Git/config", url: "https://f.example.com/c" }]),
-    path: "spec.files[0]",
-    message: "spec.files[0]: a file path may not have a .git component.",
-  },
   {
     name: "file path ending in /",
     validate: validateAgent,

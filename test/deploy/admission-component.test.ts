@@ -48,12 +48,7 @@ describe("components/admission", () => {
     expect(findObject(withAdmission, "Role", "agent-controller-admission").rules).toEqual([
       { apiGroups: [""], resources: ["secrets"], resourceNames: ["agent-secrets"], verbs: ["get"] },
       { apiGroups: ["authorization.k8s.io"], resources: ["localsubjectaccessreviews"], verbs: ["create"] },
-      {
-        apiGroups: ["networking.k8s.io"],
-        resources: ["networkpolicies"],
-        resourceNames: ["agent-controller-admission-ingress"],
-        verbs: ["get"],
-      },
+      { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: ["list"] },
     ]);
   });
 

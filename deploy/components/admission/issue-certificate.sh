@@ -4,12 +4,14 @@
 # the cluster; run it again to renew (before the serving certificate's 1 year runs out: the
 # controller warns 14 days ahead). Needs bash, openssl and kubectl.
 #
-# It keeps a private CA in the Secret agent-admission-ca (never mounted into a pod), issues an
-# ECDSA P-256 serving certificate for <service>.<namespace>.svc from it into the Secret the
-# controller mounts (agent-controller-admission-tls: tls.crt, tls.key, ca.crt), and sets the
-# webhook configuration's caBundle to the CA. The CA is reused while it has more than 30 days
-# left, so a renewal changes nothing the API server trusts; a new CA is bundled with the old one
-# until the next run, so certificates of either are trusted while the kubelet swaps the files.
+# Each run makes a fresh private CA, issues an ECDSA P-256 serving certificate for
+# <service>.<namespace>.svc from it into the Secret the controller mounts
+# (agent-controller-admission-tls: tls.crt, tls.key, ca.crt), sets the webhook configuration's
+# caBundle to the new CA together with the one the current certificate was issued by (so the
+# certificate still being served stays trusted while the kubelet swaps the files), and throws the
+# CA's private key away: it is never written to the cluster, so no Secret in the namespace can
+# sign a certificate the API server trusts. A Secret agent-admission-ca an earlier version of
+# this script left (holding that key) is deleted.
 set -euo pipefail
 
 namespace=ai-agents
@@ -63,20 +65,26 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 host="$service.$namespace.svc"
 
-# The CA: reused while it has more than 30 days left.
+# The CA the certificate being served was issued by: the first in the current caBundle (this
+# script writes its CA first). Kept in the bundle until the next run; only certificates, no key.
 old_ca=""
-if k -n "$namespace" get secret agent-admission-ca -o jsonpath='{.data.tls\.crt}' 2>/dev/null | base64 -d >ca.crt 2>/dev/null &&
-  k -n "$namespace" get secret agent-admission-ca -o jsonpath='{.data.tls\.key}' | base64 -d >ca.key &&
-  [ -s ca.crt ] && [ -s ca.key ] && openssl x509 -in ca.crt -noout -checkend $((30 * 86400)) >/dev/null; then
-  echo "reusing the CA in Secret $namespace/agent-admission-ca (valid until $(openssl x509 -in ca.crt -noout -enddate | cut -d= -f2))"
-else
-  [ -s ca.crt ] && cp ca.crt old-ca.crt && old_ca=old-ca.crt
-  openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout ca.key -out ca.crt \
-    -days 3650 -subj "/CN=agent-admission-ca" \
-    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
-  k -n "$namespace" create secret tls agent-admission-ca --cert=ca.crt --key=ca.key --dry-run=client -o yaml |
-    k apply --server-side --force-conflicts --field-manager=issue-certificate -f - >/dev/null
-  echo "created a new CA in Secret $namespace/agent-admission-ca (10 years)"
+if k get validatingwebhookconfiguration "$webhook" -o jsonpath='{.webhooks[0].clientConfig.caBundle}' |
+  base64 -d >previous-bundle.crt 2>/dev/null && [ -s previous-bundle.crt ] &&
+  openssl x509 -in previous-bundle.crt -out old-ca.crt 2>/dev/null &&
+  openssl x509 -in old-ca.crt -noout -checkend 0 >/dev/null; then
+  old_ca=old-ca.crt
+fi
+
+# A fresh CA, living only in this temporary directory; it outlasts the serving certificate a little.
+openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout ca.key -out ca.crt \
+  -days $((days + 30)) -subj "/CN=agent-admission-ca" \
+  -addext "basicConstraints=critical,CA:TRUE,pathlen:0" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+echo "created a new CA for this certificate; its private key is not kept (never written to the cluster)"
+
+# An earlier version kept the CA's private key in the namespace: remove it.
+if k -n "$namespace" get secret agent-admission-ca >/dev/null 2>&1; then
+  k -n "$namespace" delete secret agent-admission-ca >/dev/null
+  echo "deleted Secret $namespace/agent-admission-ca, which held an earlier CA's private key"
 fi
 
 # The serving certificate for the Service's DNS names.
@@ -85,6 +93,7 @@ openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout tls.
 printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:%s,DNS:%s.cluster.local\n' \
   "$host" "$host" >ext.cnf
 openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days "$days" -extfile ext.cnf -out tls.crt 2>/dev/null
+rm -f ca.key
 cat ca.crt ${old_ca:+"$old_ca"} >bundle.crt
 
 # The caBundle first, so the API server trusts the new certificate before the controller serves it.

@@ -5,7 +5,16 @@
  * workspace clone the "agent" edited, the witness's result record and an http sink.
  */
 import { spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,6 +22,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBareRepo, type GitHttpServer, startGitHttpServer } from "../../../test/fakes/git-http.js";
 import { type FakeGitHub, startFakeGitHub } from "../../../test/fakes/github.js";
+import { startFileServer } from "../../../test/support/http-files.js";
+import { initSandbox, runInitCaptured } from "../../../test/support/init-sandbox.js";
 import { type ProcessOptions, runProcess } from "./git.js";
 import { runCourier } from "./main.js";
 
@@ -304,25 +315,69 @@ describe("courier", () => {
   });
 
   describe("never rewrites a branch this Agent did not create (docs/security.md#deliveries)", () => {
+    const refusal = (branch: string) =>
+      `branch ${branch} already exists in acme/app and was not created by this Agent; refusing to overwrite it (the delivery is not a fast-forward of its tip; choose another spec.branch)`;
+
     it("an existing release branch: the delivery fails naming it, its commit survives, no PR", async () => {
       await serveGit();
-      git(["--git-dir", bare, "branch", "agent/release", "main"], root);
-      const before = git(["--git-dir", bare, "rev-parse", "agent/release"], root);
+      // release has a commit of its own: pushing the run's commit there would drop it.
+      const side = mkdtempSync(join(tmpdir(), "courier-release-"));
+      git(["clone", "--quiet", bare, side], side);
+      writeFileSync(join(side, "CHANGELOG.md"), "1.0\n");
+      git(["add", "CHANGELOG.md"], side);
+      git(["commit", "--quiet", "-m", "release 1.0"], side);
+      git(["push", "--quiet", "origin", "HEAD:refs/heads/release"], side);
+      const before = git(["--git-dir", bare, "rev-parse", "release"], root);
       const { workspace: ws, clone, home } = await workspace();
       writeFileSync(join(clone, "README.md"), "overwrite the release\n");
       agentExited(home, 0);
 
-      const run = await courier(envFor(home, ws, { BRANCH_NAME: "agent/release" }));
+      const run = await courier(envFor(home, ws, { BRANCH_NAME: "release" }));
 
       expect(run.code).not.toBe(0);
-      expect(run.events[0]).toMatchObject({
-        status: "failed",
-        reason:
-          "branch agent/release already exists in acme/app and was not created by this Agent; refusing to overwrite it (choose another spec.branch)",
-      });
-      expect(git(["--git-dir", bare, "rev-parse", "agent/release"], root)).toBe(before);
+      expect(run.events[0]).toMatchObject({ status: "failed", reason: refusal("release") });
+      expect(git(["--git-dir", bare, "rev-parse", "release"], root)).toBe(before);
+      expect(pushes()).toEqual([]);
       expect(github.pulls).toHaveLength(0);
     });
+
+    it("advances an existing branch the run cloned (a fast-forward), keeping its commits", async () => {
+      await serveGit();
+      const side = mkdtempSync(join(tmpdir(), "courier-feature-"));
+      git(["clone", "--quiet", bare, side], side);
+      writeFileSync(join(side, "FEATURE.md"), "started by a person\n");
+      git(["add", "FEATURE.md"], side);
+      git(["commit", "--quiet", "-m", "start the feature"], side);
+      git(["push", "--quiet", "origin", "HEAD:refs/heads/feat/x"], side);
+      const before = git(["--git-dir", bare, "rev-parse", "feat/x"], root);
+      const { workspace: ws, clone, home } = await workspace();
+      git(["fetch", "--quiet", bare, "feat/x"], clone);
+      git(["checkout", "--quiet", "-b", "feat/x", "FETCH_HEAD"], clone);
+      writeFileSync(join(clone, "FEATURE.md"), "finished by the agent\n");
+      agentExited(home, 0);
+
+      const run = await courier(envFor(home, ws, { BRANCH_NAME: "feat/x" }));
+
+      expect(run.events[0]).toMatchObject({ status: "succeeded", branch: "feat/x" });
+      expect(git(["--git-dir", bare, "rev-parse", "feat/x^"], root)).toBe(before);
+      expect(git(["--git-dir", bare, "show", "feat/x:FEATURE.md"], root)).toBe("finished by the agent");
+    });
+
+    it.each(["feat/x", "fix/issue-128", "fix/#128", "feat/a+b"])(
+      "delivers to a new branch %s, any name git accepts",
+      async (branch) => {
+        await serveGit();
+        const { workspace: ws, clone, home } = await workspace();
+        writeFileSync(join(clone, "README.md"), "hello\n");
+        agentExited(home, 0);
+
+        const run = await courier(envFor(home, ws, { BRANCH_NAME: branch }));
+
+        expect(run.events[0]).toMatchObject({ status: "succeeded", branch });
+        expect(git(["--git-dir", bare, "show", `${branch}:README.md`], root)).toBe("hello");
+        expect(github.pulls).toMatchObject([{ head: branch, base: "main" }]);
+      },
+    );
 
     it("another run's open pull-request branch: refused, that run's commit and PR untouched", async () => {
       await serveGit();
@@ -341,7 +396,7 @@ describe("courier", () => {
       agentExited(attacker.home, 0);
       const run = await courier(envFor(attacker.home, attacker.workspace, { AGENT_UID: "uid-attacker" }));
 
-      expect(run.events[0]).toMatchObject({ status: "failed" });
+      expect(run.events[0]).toMatchObject({ status: "failed", reason: refusal(BRANCH) });
       expect(branchSha()).toBe(victimSha);
       expect(git(["--git-dir", bare, "show", `${BRANCH}:README.md`], root)).toBe("the victim's work");
       expect(github.pulls).toHaveLength(1);
@@ -594,6 +649,83 @@ describe("courier", () => {
       );
       if (s.options.env.DELIVERY_TOKEN !== undefined) expect(s.options.cwd).not.toContain(ws);
     }
+    expect(gitServer.requests.filter((r) => r.auth === "wrong")).toEqual([]);
+  });
+
+  it("runs none of the hooks and config commands spec.files planted in the clone's .git, and leaks no token", async () => {
+    await serveGit();
+    const { workspace: ws, clone, home } = await workspace();
+    const markers = mkdtempSync(join(tmpdir(), "courier-markers-"));
+    // Every command the planted files name leaves a marker (and the environment it saw).
+    const leak = (name: string) => `env > ${markers}/${name}`;
+    const hook = (name: string) => `#!/bin/sh\n${leak(`hook-${name}`)}\n`;
+    const config = [
+      "[core]",
+      "\trepositoryformatversion = 0",
+      "\tbare = false",
+      `\thooksPath = ${clone}/.git/planted-hooks`,
+      `\tfsmonitor = "${leak("fsmonitor")}; echo"`,
+      `\tsshCommand = "${leak("ssh-command")}; false"`,
+      `\taskPass = "${leak("askpass")}"`,
+      `\tpager = "${leak("pager")}"`,
+      `\teditor = "${leak("editor")}"`,
+      "[credential]",
+      `\thelper = "!f() { ${leak("credential-helper")}; }; f"`,
+      `[url "http://127.0.0.1:9/evil/"]`,
+      `\tinsteadOf = ${gitServer.url}/`,
+      '[filter "leak"]',
+      `\tclean = "sh -c '${leak("filter-clean")}; cat'"`,
+      `\tprocess = "${leak("filter-process")}"`,
+      "\trequired = true",
+      "[commit]",
+      "\tgpgSign = true",
+      "[gpg]",
+      `\tprogram = "${leak("gpg")}"`,
+      "[diff]",
+      `\texternal = "${leak("diff-external")}"`,
+      '[remote "origin"]',
+      "\turl = http://127.0.0.1:9/evil.git",
+      "",
+    ].join("\n");
+    const planted: Record<string, string> = {
+      "app/.git/config": config,
+      "app/.git/hooks/pre-commit": hook("pre-commit"),
+      "app/.git/hooks/pre-push": hook("pre-push"),
+      "app/.git/hooks/reference-transaction": hook("reference-transaction"),
+      "app/.git/planted-hooks/pre-push": hook("pre-push-via-hooksPath"),
+      "app/.git/planted-hooks/post-commit": hook("post-commit-via-hooksPath"),
+      "app/.git/info/attributes": "* filter=leak diff=leak\n",
+    };
+    const files = await startFileServer();
+    closers.push(() => files.close());
+    for (const [path, body] of Object.entries(planted)) files.route(`/${path}`, { status: 200, body });
+    // The real init's files tool writes them, as an Agent's spec.files would.
+    const sb = initSandbox();
+    const init = await runInitCaptured(
+      sb,
+      sb.env({
+        WORKSPACE_DIR: ws,
+        AGENT_FILES: JSON.stringify(
+          Object.keys(planted).map((path) => ({ path, url: `${files.url}/${path}` })),
+        ),
+      }),
+      { isRoot: false },
+    );
+    sb.cleanup();
+    expect(init.summary.at(-1)).toBe("init/succeeded");
+    expect(readFileSync(join(clone, ".git", "config"), "utf8")).toBe(config);
+    // The agent can make them executable (it owns the clone); the courier must not care.
+    for (const path of Object.keys(planted).filter((p) => p.includes("hooks/")))
+      chmodSync(join(ws, path), 0o755);
+    writeFileSync(join(clone, "README.md"), "hello\n");
+    agentExited(home, 0);
+
+    const run = await courier(envFor(home, ws));
+
+    expect(readdirSync(markers)).toEqual([]);
+    expect(run.events[0]).toMatchObject({ status: "succeeded", repo: "acme/app", branch: BRANCH });
+    expect(git(["--git-dir", bare, "show", `${BRANCH}:README.md`], root)).toBe("hello");
+    expectNoToken(run);
     expect(gitServer.requests.filter((r) => r.auth === "wrong")).toEqual([]);
   });
 

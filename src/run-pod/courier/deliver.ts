@@ -136,9 +136,10 @@ async function deliverSteps(
       deps.log(`nothing to deliver: HEAD has no commits ahead of ${base}`);
       return { kind: "delivery", status: "skipped", reason: "no-changes", repo, branch: s.branch };
     }
-    // docs/security.md#deliveries: a branch is created, or rewritten only when this Agent created
-    // it; the lease makes the push fail should the branch move between our look and our push.
-    const lease = await leaseOf(git, work, remote, s, repo);
+    // docs/security.md#deliveries: a branch is created, advanced (a fast-forward), or rewritten only
+    // when this Agent created it; the lease makes the push fail should the branch move between our
+    // look and our push.
+    const lease = await leaseOf(git, work, remote, s, repo, commit);
     const pushed = await git.forge(work, [
       "push",
       "-q",
@@ -177,9 +178,11 @@ export const UID_TRAILER = "Agent-UID";
 
 /**
  * The commit the branch must still be at for the push (`--force-with-lease=<ref>:<expect>`): ""
- * (it must not exist) for a new branch; its tip when this Agent created it (the tip carries our
- * Agent-UID trailer: a later delivery of the same run). Any other existing branch (a release
- * branch, another run's pull request) is never rewritten: the delivery fails saying so.
+ * (it must not exist) for a new branch; its tip when the delivery only advances it (the tip is an
+ * ancestor of `commit`: a fast-forward, e.g. the user's branch the run cloned) or when this Agent
+ * created it (the tip carries our Agent-UID trailer: a later delivery of the same run). Any other
+ * existing branch (a release branch, another run's pull request) is never rewritten: the delivery
+ * fails saying so.
  */
 async function leaseOf(
   git: GitRunner,
@@ -187,6 +190,7 @@ async function leaseOf(
   remote: string,
   s: CourierSettings,
   repo: string,
+  commit: string,
 ): Promise<string> {
   const listed = await git.forge(work, ["ls-remote", "--heads", remote, `refs/heads/${s.branch}`]);
   if (listed.code !== 0) {
@@ -204,8 +208,7 @@ async function leaseOf(
       `branch ${s.branch} of ${repo}: the forge listed a tip that is not a commit id`,
     );
   }
-  const refused = `branch ${s.branch} already exists in ${repo} and was not created by this Agent; refusing to overwrite it (choose another spec.branch)`;
-  if (s.agentUid === "") throw new DeliveryFailure(refused);
+  const refused = `branch ${s.branch} already exists in ${repo} and was not created by this Agent; refusing to overwrite it (the delivery is not a fast-forward of its tip; choose another spec.branch)`;
   const fetched = await git.forge(work, [
     "fetch",
     "-q",
@@ -218,6 +221,14 @@ async function leaseOf(
       `fetching branch ${s.branch} of ${repo} failed: ${gitMessage(fetched.stderr, s.token)}`,
     );
   }
+  const ancestor = await git.run(work, ["merge-base", "--is-ancestor", tip, commit]);
+  if (ancestor.code === 0) return tip;
+  if (ancestor.code !== 1) {
+    throw new DeliveryFailure(
+      `comparing with branch ${s.branch} of ${repo} failed: git merge-base: ${gitMessage(ancestor.stderr, s.token)}`,
+    );
+  }
+  if (s.agentUid === "") throw new DeliveryFailure(refused);
   const body = await git.must(work, ["cat-file", "commit", tip], "reading the branch's tip");
   const ours = body.split("\n").some((line) => line.trim() === `${UID_TRAILER}: ${s.agentUid}`);
   if (!ours) throw new DeliveryFailure(refused);

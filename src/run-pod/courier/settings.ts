@@ -26,7 +26,7 @@ export interface CourierSettings {
   token: string;
   /** TARGET_REPO (`owner/name`); "" = the delivered clone's declared URL. */
   targetRepo: string;
-  /** BRANCH_NAME; the controller defaults it to `<branchPrefix><Agent name>` with delivery. */
+  /** BRANCH_NAME; the controller defaults it to `agent/<Agent name>` with delivery. */
   branch: string;
   /**
    * AGENT_UID: the courier's commits carry it as an `Agent-UID:` trailer, and an existing branch is

@@ -39,28 +39,16 @@ export function lexicalDestination(workspace: string, declared: string): Confine
 
 /**
  * Why a declared `spec.files` path may not be written even inside the workspace, else undefined:
- * a `.git` component (a repository's git directory is config and hooks that git acts on: two
- * entries there could make git run a command of the author's choosing) or a last component that
- * names a directory (a trailing `/`, `.` or `..`).
+ * a last component that names a directory (a trailing `/`, `.` or `..`). A path inside a clone's
+ * `.git` does not escape the workspace and is written like any other: the agent can write there
+ * too, so whatever reads a clone's `.git` after the init (the courier) treats it as hostile
+ * (docs/security.md#specfiles).
  */
 export function fileShapeProblem(declared: string): string | undefined {
-  const parts = declared.split("/");
-  if (parts.some(isGitDirName))
-    return "has a .git component: files are never written into a repository's git directory";
-  const last = parts.at(-1) ?? "";
+  const last = declared.split("/").at(-1) ?? "";
   if (last === "" || last === "." || last === "..")
     return "ends in a directory (/, . or ..), not a file name";
   return undefined;
-}
-
-/** `.git` as git itself compares it on case-insensitive filesystems. */
-export function isGitDirName(part: string): boolean {
-  return part.toLowerCase() === ".git";
-}
-
-/** A component of `path` below `root` that is a git directory, else undefined (both real paths). */
-export function gitDirComponent(root: string, path: string): string | undefined {
-  return relative(root, path).split("/").find(isGitDirName);
 }
 
 function errnoCode(err: unknown): string | undefined {

@@ -199,16 +199,6 @@ describe("tool files (docs/run-pod.md#the-init, docs/security.md#specfiles, docs
   });
 
   it.each([
-    [
-      "a .git component",
-      "app/.git/config",
-      "has a .git component: files are never written into a repository's git directory",
-    ],
-    [
-      "a .git component in another case",
-      "app/.GIT/hooks/pre-commit",
-      "has a .git component: files are never written into a repository's git directory",
-    ],
     ["a trailing /", "notes/", "ends in a directory (/, . or ..), not a file name"],
     ["a trailing /.", "notes/.", "ends in a directory (/, . or ..), not a file name"],
   ])("%s fails reason=path before anything is fetched", async (_name, path, cause) => {
@@ -243,25 +233,28 @@ describe("tool files (docs/run-pod.md#the-init, docs/security.md#specfiles, docs
     expect(files.requests).toEqual([]);
   });
 
-  it("a symlink a cloned repo carries cannot lead a file into its .git", async () => {
-    const bare = createBareRepoFrom(join(sb.root, "remote"), "app", (work) => {
-      writeFileSync(join(work, "a"), "a");
-      symlinkSync(".git", join(work, "meta"));
-    });
-    files.route("/f", { status: 200, body: "[core]\n\tfsmonitor = touch /tmp/pwned\n" });
-    const run = await runInitCaptured(
-      sb,
-      envWith([{ path: "app/meta/config", url: `${files.url}/f` }], {
-        AGENT_REPOS: JSON.stringify([{ name: "app", url: bare }]),
-      }),
-    );
-    expect(run.code).toBe(1);
-    expect(run.summary.at(-1)).toBe("init/failed tool=files reason=path");
-    expect(run.stderr.at(-1)).toBe(
-      `[init] files: app/meta/config: ${join(sb.workspace, "app", "meta", "config")} resolves into a repository's git directory (.git)`,
-    );
-    expect(readFileSync(join(sb.workspace, "app", ".git", "config"), "utf8")).not.toContain("fsmonitor");
-  });
+  it.each([
+    ["its .git", "app/.git/hooks/pre-push"],
+    ["its .git in another case", "app/.GIT/config"],
+    ["its .git through a symlink the repo carries", "app/meta/config"],
+  ])(
+    "a file may land inside a cloned repo's git directory: %s (it does not escape the workspace)",
+    async (_name, path) => {
+      const bare = createBareRepoFrom(join(sb.root, "remote"), "app", (work) => {
+        writeFileSync(join(work, "a"), "a");
+        symlinkSync(".git", join(work, "meta"));
+      });
+      files.route("/f", { status: 200, body: "planted\n" });
+      const run = await runInitCaptured(
+        sb,
+        envWith([{ path, url: `${files.url}/f` }], {
+          AGENT_REPOS: JSON.stringify([{ name: "app", url: bare }]),
+        }),
+      );
+      expect(run.code).toBe(0);
+      expect(readFileSync(join(sb.workspace, path), "utf8")).toBe("planted\n");
+    },
+  );
 
   it("a file may land inside a cloned repo (files run after git)", async () => {
     const bare = createBareRepoFrom(join(sb.root, "remote"), "app", (work) =>

@@ -27,6 +27,18 @@ async function secretData(name: string): Promise<Record<string, string>> {
   return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]));
 }
 
+async function secretNames(): Promise<string[]> {
+  const { stdout } = await kubectl(
+    "-n",
+    "ai-agents",
+    "get",
+    "secrets",
+    "-o",
+    "jsonpath={.items[*].metadata.name}",
+  );
+  return stdout.split(/\s+/).filter((n) => n !== "");
+}
+
 async function caBundle(): Promise<string> {
   const { stdout } = await kubectl(
     "get",
@@ -79,7 +91,9 @@ describe("components/admission with issue-certificate.sh", () => {
   it("creates the Secret with a certificate for the Service's names, signed by the CA in the caBundle", async () => {
     const { stdout } = await issue();
     expect(stdout).toContain(`issued the webhook's serving certificate for ${DNS}`);
-    expect(stdout).toContain("created a new CA in Secret ai-agents/agent-admission-ca");
+    expect(stdout).toContain("created a new CA for this certificate; its private key is not kept");
+    // The CA's private key is never left in the namespace.
+    expect(await secretNames()).not.toContain("agent-admission-ca");
     first = await secretData("agent-controller-admission-tls");
     const { stdout: raw } = await kubectl(
       "-n",
@@ -107,16 +121,45 @@ describe("components/admission with issue-certificate.sh", () => {
     );
   }, 60_000);
 
-  it("a rerun rotates the serving certificate and keeps the CA, so the caBundle stays valid", async () => {
-    const bundleBefore = await caBundle();
+  it("a rerun rotates the certificate and the CA, bundling the previous CA so the served certificate stays trusted", async () => {
     const { stdout } = await issue();
-    expect(stdout).toContain("reusing the CA in Secret ai-agents/agent-admission-ca");
+    expect(stdout).toContain("created a new CA for this certificate");
     const second = await secretData("agent-controller-admission-tls");
     expect(second["tls.crt"]).not.toBe(first["tls.crt"]);
     expect(second["tls.key"]).not.toBe(first["tls.key"]);
-    expect(second["ca.crt"]).toBe(first["ca.crt"]);
-    expect(await caBundle()).toBe(bundleBefore);
-    await handshake(second, bundleBefore, DNS);
+    const bundle = await caBundle();
+    const firstCa = first["ca.crt"] as string;
+    // New CA first, then the one the first certificate was issued by; no older ones pile up.
+    expect(bundle.endsWith(firstCa)).toBe(true);
+    expect(bundle.match(/BEGIN CERTIFICATE/g)).toHaveLength(2);
+    await handshake(first, bundle, DNS);
+    await handshake(second, bundle, DNS);
+    await handshake(second, bundle.slice(0, bundle.length - firstCa.length), DNS);
+    await expect(handshake(second, firstCa, DNS)).rejects.toThrow();
+    expect(await secretNames()).not.toContain("agent-admission-ca");
+
+    const { stdout: third } = await issue();
+    expect(third).toContain("created a new CA for this certificate");
+    const bundleAfter = await caBundle();
+    expect(bundleAfter.match(/BEGIN CERTIFICATE/g)).toHaveLength(2);
+    expect(bundleAfter).not.toContain(firstCa);
+  }, 60_000);
+
+  it("deletes the CA key Secret an earlier version left in the namespace", async () => {
+    await kubectl(
+      "-n",
+      "ai-agents",
+      "create",
+      "secret",
+      "generic",
+      "agent-admission-ca",
+      "--from-literal=tls.key=legacy-ca-key",
+    );
+    const { stdout } = await issue();
+    expect(stdout).toContain(
+      "deleted Secret ai-agents/agent-admission-ca, which held an earlier CA's private key",
+    );
+    expect(await secretNames()).not.toContain("agent-admission-ca");
   }, 60_000);
 
   it("a later kubectl apply -k leaves the caBundle alone", async () => {

@@ -71,11 +71,6 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
 
   it.each([
     [
-      "a .git component",
-      [{ path: "app/.GIT/config", url: "https://f.example.invalid/c" }],
-      "a file path may not have a .git component",
-    ],
-    [
       "a trailing /",
       [{ path: "notes/", url: "https://f.example.invalid/n" }],
       "a file path must end in a file name",
@@ -94,10 +89,21 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
     expect(answer).toContain(message);
   });
 
-  it("accepts files inside a clone, next to its .git", async () => {
-    const files = [{ path: "app/.github/workflows/x.yml", url: "https://f.example.invalid/x" }];
+  it("accepts files inside a clone, next to its .git and inside it", async () => {
+    const files = [
+      { path: "app/.github/workflows/x.yml", url: "https://f.example.invalid/x" },
+      { path: "app/.git/hooks/pre-push", url: "https://f.example.invalid/h" },
+      { path: "app/.GIT/config", url: "https://f.example.invalid/c" },
+    ];
     expect(await createAgent({ stationRef: "default", files })).toBe("accepted");
   });
+
+  it.each(["fix/#128", "feat/a+b", "fix/issue-128"])(
+    "accepts an Agent whose spec.branch is %s (any name git accepts)",
+    async (branch) => {
+      expect(await createAgent({ stationRef: "default", branch })).toBe("accepted");
+    },
+  );
 
   async function createStation(budget: unknown): Promise<string> {
     try {

@@ -4,11 +4,11 @@
  * so the forward is redirected to a fake supervisor on 127.0.0.1 that plays that pod.
  */
 import { createHmac } from "node:crypto";
-import type { V1Job } from "@kubernetes/client-node";
+import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import { KubeClient } from "../../../src/kube/client.js";
-import { AGENTS, JOBS } from "../../../src/kube/resources.js";
+import { AGENTS, JOBS, PODS } from "../../../src/kube/resources.js";
 import { type Forward, sha256Hex, undiciForward } from "../../../src/prompt-api/index.js";
 import { type FakeSupervisor, startFakeSupervisor } from "../../fakes/supervisor.js";
 import { createTestNamespace, eventually, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
@@ -52,7 +52,7 @@ async function markRunning(agent: AgentObj, jobName: string): Promise<void> {
   expect(outcome).toBe("ok");
 }
 
-async function createJob(name: string, realtime: boolean): Promise<void> {
+async function createJob(name: string, realtime: boolean, suspend = false): Promise<void> {
   const labels: Record<string, string> = { "agents.re-cinq.com/component": "job" };
   if (realtime) labels["agents.re-cinq.com/execution"] = "realtime";
   const job: V1Job = {
@@ -61,6 +61,7 @@ async function createJob(name: string, realtime: boolean): Promise<void> {
     metadata: { name, namespace: ns, labels },
     spec: {
       backoffLimit: 0,
+      ...(suspend ? { suspend: true } : {}),
       template: {
         metadata: { labels, annotations: podScriptAnnotations({ exitCode: 0, runTime: "10m" }) },
         spec: { restartPolicy: "Never", containers: [{ name: "agent", image: "agent:test" }] },
@@ -122,6 +123,45 @@ describe("prompt API wired to the API server", () => {
     const res = await post(app, `/v1/namespaces/${ns}/agents/plain-run/prompt`, { prompt: "hi" });
     expect(res.status).toBe(409);
     expect(await res.json()).toEqual({ error: "Agent plain-run is not a realtime run" });
+  });
+
+  it("answers 503 not serving yet, forwarding nothing, to a Ready pod that claims the Job by job-name but is not the Job's", async () => {
+    const agent = await createAgent("claimed");
+    // The Job makes no pod of its own (suspended); someone who may create pods makes one that
+    // carries the Job's job-name and realtime labels, and a controller-uid of its choosing.
+    await createJob("claimed-job", true, true);
+    await markRunning(agent, "claimed-job");
+    const impostor: V1Pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: "claimed-impostor",
+        namespace: ns,
+        labels: {
+          "job-name": "claimed-job",
+          "batch.kubernetes.io/job-name": "claimed-job",
+          "controller-uid": "00000000-0000-0000-0000-000000000000",
+          "agents.re-cinq.com/component": "job",
+          "agents.re-cinq.com/execution": "realtime",
+        },
+        annotations: podScriptAnnotations({ exitCode: 0, runTime: "10m" }),
+      },
+      spec: { restartPolicy: "Never", containers: [{ name: "agent", image: "agent:test" }] },
+    };
+    await client.create(PODS, ns, impostor);
+    await eventually("the impostor pod to be Ready with an IP", async () => {
+      const p = await client.get<V1Pod>(PODS, ns, "claimed-impostor");
+      const ready = p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+      return ready && p?.status?.podIP ? p : undefined;
+    });
+    const before = forwarded.length;
+
+    const res = await post(app, `/v1/namespaces/${ns}/agents/claimed/prompt`, { prompt: "to whom?" });
+
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("2");
+    expect(await res.json()).toEqual({ error: "the session is not serving yet" });
+    expect(forwarded.length).toBe(before);
   });
 
   it("forwards to the run pod with the run's own token and records the learned sessionId", async () => {

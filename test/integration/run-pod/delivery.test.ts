@@ -272,6 +272,60 @@ describe.skipIf(RUN_POD_SKIP !== "")("pull-request delivery on the local plane",
     2 * RUN_TIMEOUT_MS + 30_000,
   );
 
+  it.concurrent.each(["feat/x", "fix/issue-128"])(
+    "spec.branch %s: any branch git accepts is delivered, and its PR opened",
+    async (branch) => {
+      const name = `branch-${branch.replace(/[^a-z0-9]/g, "-")}`;
+      const agent = await run(name, "edit", { branch });
+      expect(agent.status?.phase).toBe("Succeeded");
+      expect(agent.status?.prUrl ?? "").toMatch(new RegExp(`^${HTML}/acme/app/pull/\\d+$`));
+      expect(await fileAt("acme/app", branch, "README.md")).toBe("hello world");
+      expect(github.pulls.filter((p) => p.head === branch)).toHaveLength(1);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it.concurrent(
+    "an existing release branch is left untouched and the Agent fails saying why (docs/security.md#deliveries)",
+    async () => {
+      // release carries a commit of its own: the run's commit (on main) is no fast-forward of it.
+      const identity = {
+        GIT_AUTHOR_NAME: "r",
+        GIT_AUTHOR_EMAIL: "r@example.test",
+        GIT_COMMITTER_NAME: "r",
+        GIT_COMMITTER_EMAIL: "r@example.test",
+      };
+      const tip = await new Promise<string>((resolve, reject) =>
+        execFile(
+          "git",
+          [
+            "--git-dir",
+            join(root, "acme/app.git"),
+            "commit-tree",
+            "main^{tree}",
+            "-p",
+            "main",
+            "-m",
+            "release 1.0",
+          ],
+          { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...identity } },
+          (err, stdout) => (err ? reject(err) : resolve(stdout.trim())),
+        ),
+      );
+      expect((await bareGit("acme/app", ["update-ref", "refs/heads/release", tip, ""])).code).toBe(0);
+
+      const agent = await run("onto-release", "edit", { branch: "release" });
+
+      expect(agent.status?.phase).toBe("Failed");
+      expect(agent.status?.failureReason).toBe(
+        "delivery failed: branch release already exists in acme/app and was not created by this Agent; refusing to overwrite it (the delivery is not a fast-forward of its tip; choose another spec.branch)",
+      );
+      expect(await branchSha("acme/app", "release")).toBe(tip);
+      expect(github.pulls.filter((p) => p.head === "release")).toEqual([]);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
   it.concurrent(
     "a refused push fails the Agent with delivery failed: <the courier's reason>, and opens no PR",
     async () => {

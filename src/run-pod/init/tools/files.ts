@@ -3,13 +3,13 @@
  * streamed into the workspace, in order; the first failure stops the init with
  * `init/failed tool=files reason=path|download|write` and `[init] files: <path>: <cause>`. A cause
  * names the declared path, never a header value. Before anything is fetched, every entry's shape is
- * checked (no `.git` component, no directory name as the last component) and no two entries may
- * share a destination (docs/security.md, spec.files).
+ * checked (no directory name as the last component) and no two entries may share a destination
+ * (docs/security.md, spec.files). A path inside a clone's `.git` is written like any other.
  */
-import { mkdir, realpath } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
 import { parseHeaderBlock } from "../../../sinks/headers.js";
-import { existingKind, fileShapeProblem, gitDirComponent, realAncestorProblem } from "../confine.js";
+import { existingKind, fileShapeProblem, realAncestorProblem } from "../confine.js";
 import {
   errnoOf,
   type InitContext,
@@ -45,30 +45,12 @@ async function destinationFailure(entry: FilePlan, workspace: string): Promise<I
   if (kind === "directory") return failure(entry, "path", `${entry.dest} is an existing directory`);
   if (kind === "symlink") return failure(entry, "path", `${entry.dest} is an existing symlink`);
   if (kind === "other") return failure(entry, "path", `${entry.dest} exists and is not a regular file`);
-  // A symlink a cloned repo carries could lead a harmless-looking path into a `.git` directory.
-  const gitDir = gitDirComponent(await realpath(workspace), await realDestination(entry.dest));
-  if (gitDir !== undefined) {
-    return failure(entry, "path", `${entry.dest} resolves into a repository's git directory (${gitDir})`);
-  }
   try {
     await mkdir(dirname(entry.dest), { recursive: true });
   } catch (err) {
     return failure(entry, "path", `cannot create ${dirname(entry.dest)} (${errnoOf(err)})`);
   }
   return undefined;
-}
-
-/** `path` with its deepest existing ancestor's symlinks resolved (the rest does not exist yet). */
-async function realDestination(path: string): Promise<string> {
-  const rest: string[] = [];
-  for (let at = path; ; at = dirname(at)) {
-    try {
-      return join(await realpath(at), ...rest.reverse());
-    } catch {
-      if (dirname(at) === at) return path;
-      rest.push(basename(at));
-    }
-  }
 }
 
 /** The first entry whose shape is refused or whose destination an earlier entry already has. */
