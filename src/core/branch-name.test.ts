@@ -1,7 +1,7 @@
 // @module-tag slow
 /**
  * branchNameProblem against the real `git check-ref-format --branch`: for every name of the
- * table both must agree, so spec.branch accepts exactly what git accepts (issue 41, item 7).
+ * table both must agree, so spec.branch accepts exactly what git accepts (docs/security.md#deliveries).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
