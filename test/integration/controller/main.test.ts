@@ -9,8 +9,9 @@ import {
   kubeconfigPath,
   podScriptAnnotations,
 } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import { freePort } from "../../harness/ports.js";
-import { clientFor, createAgent, createDefinition, createStation, waitFor, waitForPhase } from "./helpers.js";
+import { clientFor, createAgent, createDefinition, createStation, waitForPhase } from "./helpers.js";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "../../../src/controller/main.ts");
 let child: ChildProcess | undefined;
@@ -39,7 +40,7 @@ describe("the controller process", () => {
     });
     const exited = new Promise<number | null>((resolve) => child?.on("exit", (code) => resolve(code)));
     const base = `http://127.0.0.1:${port}`;
-    await waitFor("/readyz 200", async () => (await fetch(`${base}/readyz`)).status === 200);
+    await eventually("/readyz 200", async () => (await fetch(`${base}/readyz`)).status === 200);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     await createAgent(client, ns, "main-1", "st");
     const done = await waitForPhase(client, ns, "main-1", ["Succeeded", "Failed"]);

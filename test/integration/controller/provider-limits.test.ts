@@ -15,8 +15,9 @@ import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import { podScriptAnnotations } from "../../harness/pod-script.js";
-import { clientFor, createAgent, getAgent, startReplica, waitFor, waitForPhase } from "./helpers.js";
+import { clientFor, createAgent, getAgent, startReplica, waitForPhase } from "./helpers.js";
 
 const POD_NAME = "agent-controller-provider-0";
 const MINUTE = 60_000;
@@ -110,7 +111,7 @@ beforeAll(async () => {
   await definition("team-b", "team-b");
   watchPhases();
   replica = await startReplica(client, ns, POD_NAME, { now });
-  await waitFor("leadership", async () => replica?.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica?.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {
@@ -124,7 +125,7 @@ describe("provider limits", () => {
     await stationWith("limited", "team-a", "3s", { providerLimits: { concurrentRuns: 2 } });
     const names = ["c-1", "c-2", "c-3", "c-4", "c-5"];
     for (const n of names) await createAgent(client, ns, n, "limited");
-    const held = await waitFor("a waiting Agent saying why", async () => {
+    const held = await eventually("a waiting Agent saying why", async () => {
       for (const n of names) {
         const a = await getAgent(client, ns, n);
         if (ready(a)?.reason === "ProviderLimitReached") return a;
@@ -163,7 +164,7 @@ describe("provider limits", () => {
     expect(written).toBe("ok");
 
     await createAgent(client, ns, "t-2", "learned");
-    const held = await waitFor("t-2 held by the throttle", async () => {
+    const held = await eventually("t-2 held by the throttle", async () => {
       const a = await getAgent(client, ns, "t-2");
       return ready(a)?.reason === "ProviderThrottled" ? a : undefined;
     });
@@ -171,7 +172,7 @@ describe("provider limits", () => {
     expect(ready(held)?.message).toBe(
       `anthropic at https://api.anthropic.com (key secret agent-secrets/team-b) answered 429 with retry-after 600 s at ${at} to the run of Agent t-1; no run starts against it before ${until}: the next run starts then`,
     );
-    const event = await waitFor(
+    const event = await eventually(
       "the ProviderThrottled Event",
       async () => (await eventsOf(held?.metadata.uid, "ProviderThrottled"))[0],
     );
@@ -189,7 +190,7 @@ describe("provider limits", () => {
     clockOffsetMs = 11 * MINUTE;
     await waitForPhase(client, ns, "t-2", ["Succeeded"]);
     for (const n of ["t-3", "t-4", "t-5"]) await createAgent(client, ns, n, "learned");
-    const windowHeld = await waitFor("one of t-3..t-5 held by the learned window", async () => {
+    const windowHeld = await eventually("one of t-3..t-5 held by the learned window", async () => {
       for (const n of ["t-3", "t-4", "t-5"]) {
         const a = await getAgent(client, ns, n);
         if (ready(a)?.reason === "ProviderThrottled") return a;
