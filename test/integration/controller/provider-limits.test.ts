@@ -15,7 +15,7 @@ import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig } from "../../harness/context.js";
-import { eventually } from "../../harness/eventually.js";
+import { eventually, eventuallyPasses } from "../../harness/eventually.js";
 import { podScriptAnnotations } from "../../harness/pod-script.js";
 import { clientFor, createAgent, getAgent, startReplica, waitForPhase } from "./helpers.js";
 
@@ -95,6 +95,16 @@ function watchPhases(): void {
   })();
 }
 
+/**
+ * Waits until the watch above has seen each of `names` in `phase`: it reads the API server's
+ * stream behind the GETs of waitForPhase, so `peak` is read only once the watch has caught up.
+ */
+function watchSaw(names: string[], phase: string) {
+  return eventually(`the watch to have seen ${names.join(", ")} ${phase}`, () =>
+    names.every((n) => phases.get(n) === phase),
+  );
+}
+
 const ready = (a: Agent | undefined) => a?.status?.conditions?.find((c) => c.type === "Ready");
 
 async function eventsOf(uid: string | undefined, reason: string) {
@@ -135,11 +145,15 @@ describe("provider limits", () => {
     expect(ready(held)?.message).toBe(
       "Station limited allows 2 concurrent runs against anthropic at https://api.anthropic.com (key secret agent-secrets/team-a) (providerLimits.concurrentRuns) and they are all taken; the next run starts when one of them ends",
     );
-    expect((await eventsOf(held?.metadata.uid, "ProviderLimitReached"))[0]).toMatchObject({
-      type: "Normal",
-      note: ready(held)?.message,
+    // The controller's recorder writes Events later (batched, rate-limited): wait for it.
+    await eventuallyPasses("the ProviderLimitReached Event", async () => {
+      expect((await eventsOf(held?.metadata.uid, "ProviderLimitReached"))[0]).toMatchObject({
+        type: "Normal",
+        note: ready(held)?.message,
+      });
     });
     for (const n of names) await waitForPhase(client, ns, n, ["Succeeded"], 180_000);
+    await watchSaw(names, "Succeeded");
     expect(peak.get("limited")).toBe(2);
     // They ran in the order they were created.
     const started = await Promise.all(
@@ -201,6 +215,7 @@ describe("provider limits", () => {
       `anthropic at https://api.anthropic.com (key secret agent-secrets/team-b) answered 429 with retry-after 600 s at ${at} to the run of Agent t-1; the controller now starts at most 2 concurrent runs against it and they are all taken; the next run starts when one of them ends`,
     );
     for (const n of ["t-3", "t-4", "t-5"]) await waitForPhase(client, ns, n, ["Succeeded"], 120_000);
+    await watchSaw(["t-1", "t-2", "t-3", "t-4", "t-5"], "Succeeded");
     expect(peak.get("learned")).toBe(2);
   });
 });
