@@ -13,7 +13,7 @@ import type { Station } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/context.js";
-import { eventually } from "../../harness/eventually.js";
+import { eventually, eventuallyPasses } from "../../harness/eventually.js";
 import { clientFor, createAgent, createDefinition, getAgent, startReplica, waitForPhase } from "./helpers.js";
 
 const POD_NAME = "agent-controller-budget-0";
@@ -150,6 +150,9 @@ describe("a Station budget", () => {
       const s = await spendOf();
       return s.length === 1 && s[0]?.costUSD === "0.01" ? s : undefined;
     });
-    expect(await client.get(AGENTS, ns, "run-2")).toBeUndefined();
+    // Pruned after run-3's terminal patch, in the same reconcile but later than the patch.
+    await eventuallyPasses("run-2 pruned", async () => {
+      expect(await client.get(AGENTS, ns, "run-2")).toBeUndefined();
+    });
   });
 });

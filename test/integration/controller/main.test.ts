@@ -9,7 +9,7 @@ import {
   kubeconfigPath,
   podScriptAnnotations,
 } from "../../harness/context.js";
-import { eventually } from "../../harness/eventually.js";
+import { eventually, eventuallyPasses } from "../../harness/eventually.js";
 import { freePort } from "../../harness/ports.js";
 import { clientFor, createAgent, createDefinition, createStation, waitForPhase } from "./helpers.js";
 
@@ -45,23 +45,26 @@ describe("the controller process", () => {
     await createAgent(client, ns, "main-1", "st");
     const done = await waitForPhase(client, ns, "main-1", ["Succeeded", "Failed"]);
     expect(done.status?.phase).toBe("Succeeded");
-    const metrics = await (await fetch(`${base}/metrics`)).text();
-    for (const name of [
-      "controller_resyncs_total",
-      "controller_watch_reconnects_total",
-      "controller_agents",
-      "controller_runs_completed_total",
-      "controller_run_duration_seconds",
-      "controller_run_queue_seconds",
-      "controller_run_failures_total",
-      "controller_batch_cleanup_failures_total",
-      "controller_reconcile_errors_total",
-      "controller_sink_deliveries_total",
-    ]) {
-      expect(metrics).toContain(`# TYPE ${name} `);
-    }
-    expect(metrics).toContain('controller_runs_completed_total{phase="Succeeded",exit_code="0"} 1');
-    expect(metrics).toContain('controller_sink_deliveries_total{outcome="failed"} 0');
+    // The run's metrics are recorded after its terminal patch, which the wait above may see first.
+    await eventuallyPasses("the run's metrics", async () => {
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      for (const name of [
+        "controller_resyncs_total",
+        "controller_watch_reconnects_total",
+        "controller_agents",
+        "controller_runs_completed_total",
+        "controller_run_duration_seconds",
+        "controller_run_queue_seconds",
+        "controller_run_failures_total",
+        "controller_batch_cleanup_failures_total",
+        "controller_reconcile_errors_total",
+        "controller_sink_deliveries_total",
+      ]) {
+        expect(metrics).toContain(`# TYPE ${name} `);
+      }
+      expect(metrics).toContain('controller_runs_completed_total{phase="Succeeded",exit_code="0"} 1');
+      expect(metrics).toContain('controller_sink_deliveries_total{outcome="failed"} 0');
+    });
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
     child = undefined;
