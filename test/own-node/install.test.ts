@@ -24,7 +24,7 @@ import { type AnthropicMessagesServer, startAnthropicMessages } from "../fakes/m
 import { type FakeAnthropic, startFakeAnthropic } from "../fakes/providers/anthropic.js";
 import type { HarnessApi } from "../harness/api.js";
 import { type ControlPlane, startControlPlane } from "../harness/cluster.js";
-import { eventually } from "../harness/eventually.js";
+import { eventually, eventuallyPasses } from "../harness/eventually.js";
 import { buildImages } from "../harness/images.js";
 import { MACHINE, REAL_NODE_SCHEDULING, realNodeProblem } from "../harness/real-node/index.js";
 import { buildStationImages, REAL_CLI_STATION_IMAGE } from "../harness/station-images.js";
@@ -289,7 +289,10 @@ describe.skipIf(problem !== "")(
         180_000,
       );
       expect(ready).toBe(2);
-      expect(await leaseHolder(api)).toMatch(/^agent-controller-/);
+      // A standby is Ready too: the Lease is taken on the elector's own beat.
+      await eventuallyPasses("a Lease holder", async () => {
+        expect(await leaseHolder(api)).toMatch(/^agent-controller-/);
+      });
     });
 
     it("the API server calls the webhook through its Service: kubectl apply shows its warnings; a wrong pod CIDR and a certificate for another name are told on the controller's Pods", async () => {
@@ -390,7 +393,10 @@ describe.skipIf(problem !== "")(
       expect(first.status, JSON.stringify(first.status)).toMatchObject({ phase: "Succeeded", exitCode: 0 });
       expect(condition(first, "Complete")).toBe("True Succeeded");
       expect(condition(first, "Ready")).toBe("False Succeeded");
-      expect(await eventReasons(api, "first")).toEqual(["JobCreated", "Started", "Succeeded"]);
+      // The controller's recorder writes Events after the patch they tell of: wait for them.
+      await eventuallyPasses("the Events of first", async () => {
+        expect(await eventReasons(api, "first")).toEqual(["JobCreated", "Started", "Succeeded"]);
+      });
       const pods = (await api.ok(
         "GET",
         `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fagent%3Dfirst`,
@@ -447,7 +453,10 @@ describe.skipIf(problem !== "")(
       // The cost: 2,200 input and 60 output tokens at claude-sonnet-4-6's $3 / $15 per million.
       expect(Number(done.status?.costUSD)).toBe(0.0075);
       expect(done.status?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
-      expect(await eventReasons(api, "fix-typo-1")).toEqual(["JobCreated", "Started", "Succeeded"]);
+      // The controller's recorder writes Events after the patch they tell of: wait for them.
+      await eventuallyPasses("the Events of fix-typo-1", async () => {
+        expect(await eventReasons(api, "fix-typo-1")).toEqual(["JobCreated", "Started", "Succeeded"]);
+      });
     });
 
     it("a realtime session takes three prompts through the prompt API's Service and is closed", async () => {
@@ -540,7 +549,10 @@ describe.skipIf(problem !== "")(
       // recorded in whole micro-dollars.
       expect(Number(done.status?.costUSD)).toBe(0.000635);
       expect(await jobsOf(api, "summary-1")).toBe(0);
-      expect(await eventReasons(api, "summary-1")).toEqual(["BatchSubmitted", "Started", "Succeeded"]);
+      // The controller's recorder writes Events after the patch they tell of: wait for them.
+      await eventuallyPasses("the Events of summary-1", async () => {
+        expect(await eventReasons(api, "summary-1")).toEqual(["BatchSubmitted", "Started", "Succeeded"]);
+      });
     });
 
     it("kubectl agent shows, prints the logs of and runs the installed system's Agents", async () => {
@@ -712,14 +724,17 @@ describe.skipIf(problem !== "")(
         async () => (ready(await podOf(leader)) ? undefined : true),
         90_000,
       );
-      const slices = (await api.ok(
-        "GET",
-        `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dagent-controller-api`,
-      )) as { items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] };
-      const endpoint = slices.items
-        .flatMap((s) => s.endpoints ?? [])
-        .find((e) => e.addresses.includes(before.status.podIP ?? ""));
-      expect(endpoint?.conditions?.ready ?? false).toBe(false);
+      // The EndpointSlice controller follows the pod's Ready condition on its own time.
+      await eventuallyPasses("the wedged pod's endpoint not ready", async () => {
+        const slices = (await api.ok(
+          "GET",
+          `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dagent-controller-api`,
+        )) as { items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] };
+        const endpoint = slices.items
+          .flatMap((s) => s.endpoints ?? [])
+          .find((e) => e.addresses.includes(before.status.podIP ?? ""));
+        expect(endpoint?.conditions?.ready ?? false).toBe(false);
+      });
       const next = await eventually(
         "another Lease holder",
         async () => {
