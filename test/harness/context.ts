@@ -3,7 +3,6 @@
  * See test/harness/README.md for the pod-outcome and pod-log API.
  */
 import { randomBytes } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import * as plane from "./cluster.js";
@@ -11,6 +10,8 @@ import { type PodScript, SCRIPT_RULE_LABEL, validatePodScript } from "./pod-scri
 import { MACHINE } from "./real-node/config.js";
 import { REAL_NODE_SCHEDULING, restartKubelet } from "./real-node/index.js";
 
+// The shared waits with a deadline (eventually.ts), here too for the files that import this one.
+export { eventually, eventuallyPasses } from "./eventually.js";
 export {
   EXIT_CODE_ANNOTATION,
   LOGS_ANNOTATION_PREFIX,
@@ -139,29 +140,6 @@ export async function restartRealKubelet(downMs = 0): Promise<void> {
     ...plane.readPlaneState(controlPlaneStateFile()),
     realNode: node.state,
   });
-}
-
-/** Polls `check` until it returns a value other than undefined/false; the error names `what`. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 60_000,
-  intervalMs = 200,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value as T;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(intervalMs);
-  }
-  throw new Error(
-    `timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `; last error: ${(last as Error).message}` : ""}`,
-  );
 }
 
 // Pods that really run: the real node (docs/real-node.md, test/harness/README.md).

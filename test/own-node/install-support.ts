@@ -6,9 +6,9 @@
 import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import type { HarnessApi } from "../harness/api.js";
+import { eventually } from "../harness/eventually.js";
 
 const run = promisify(execFile);
 
@@ -21,20 +21,6 @@ export const AGENTS = `/apis/agents.re-cinq.com/v1beta1/namespaces/${NS}/agents`
  * PrometheusRule): components/monitoring is applied against their real schemas.
  */
 export const PROMETHEUS_OPERATOR = "github.com/prometheus-operator/prometheus-operator@v0.85.0";
-
-export async function until<T>(
-  what: string,
-  timeoutMs: number,
-  check: () => Promise<T | undefined>,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs / 1000} s: ${what}`);
-    await sleep(500);
-  }
-}
 
 export interface Kubectl {
   (...args: string[]): Promise<string>;
@@ -127,10 +113,14 @@ export interface AgentObject {
 }
 
 export async function terminalAgent(api: HarnessApi, name: string, timeoutMs: number): Promise<AgentObject> {
-  return await until(`Agent ${name} terminal`, timeoutMs, async () => {
-    const a = (await api.ok("GET", `${AGENTS}/${name}`)) as AgentObject;
-    return a.status?.phase === "Succeeded" || a.status?.phase === "Failed" ? a : undefined;
-  });
+  return await eventually(
+    `Agent ${name} terminal`,
+    async () => {
+      const a = (await api.ok("GET", `${AGENTS}/${name}`)) as AgentObject;
+      return a.status?.phase === "Succeeded" || a.status?.phase === "Failed" ? a : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 export async function jobsOf(api: HarnessApi, agent: string): Promise<number> {

@@ -24,6 +24,7 @@ import { type AnthropicMessagesServer, startAnthropicMessages } from "../fakes/m
 import { type FakeAnthropic, startFakeAnthropic } from "../fakes/providers/anthropic.js";
 import type { HarnessApi } from "../harness/api.js";
 import { type ControlPlane, startControlPlane } from "../harness/cluster.js";
+import { eventually, eventuallyPasses } from "../harness/eventually.js";
 import { buildImages } from "../harness/images.js";
 import { MACHINE, REAL_NODE_SCHEDULING, realNodeProblem } from "../harness/real-node/index.js";
 import { buildStationImages, REAL_CLI_STATION_IMAGE } from "../harness/station-images.js";
@@ -42,7 +43,6 @@ import {
   prometheusOperatorCrds,
   REPO,
   terminalAgent,
-  until,
   writeUserOverlay,
 } from "./install-support.js";
 
@@ -228,10 +228,13 @@ describe.skipIf(problem !== "")(
         expect(await kubectl("-n", NS, "get", kind, name, "-o", "name")).toContain(name);
 
       // Until the webhook's certificate exists the kubelet cannot mount it, and says so.
-      const mount = await until("the kubelet reporting the missing certificate Secret", 120_000, async () =>
-        (await kubeletPodMessages(api, "FailedMount")).find((m) =>
-          m.includes("agent-controller-admission-tls"),
-        ),
+      const mount = await eventually(
+        "the kubelet reporting the missing certificate Secret",
+        async () =>
+          (await kubeletPodMessages(api, "FailedMount")).find((m) =>
+            m.includes("agent-controller-admission-tls"),
+          ),
+        120_000,
       );
       expect(mount).toContain('secret "agent-controller-admission-tls" not found');
       expect(await issueCertificate()).toContain(
@@ -239,21 +242,25 @@ describe.skipIf(problem !== "")(
       );
       // The Secrets come after the apply (docs/install.md): until agent-realtime exists the
       // kubelet holds the controller pods, naming the Secret where `kubectl get pods` shows it.
-      const waiting = await until("a controller pod waiting for its Secret", 120_000, async () => {
-        const pods = (await api.ok(
-          "GET",
-          `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fcomponent%3Dcontroller`,
-        )) as {
-          items: {
-            status?: {
-              containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } } }[];
-            };
-          }[];
-        };
-        return pods.items
-          .map((p) => p.status?.containerStatuses?.[0]?.state?.waiting)
-          .find((w) => w?.reason === "CreateContainerConfigError");
-      });
+      const waiting = await eventually(
+        "a controller pod waiting for its Secret",
+        async () => {
+          const pods = (await api.ok(
+            "GET",
+            `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fcomponent%3Dcontroller`,
+          )) as {
+            items: {
+              status?: {
+                containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } } }[];
+              };
+            }[];
+          };
+          return pods.items
+            .map((p) => p.status?.containerStatuses?.[0]?.state?.waiting)
+            .find((w) => w?.reason === "CreateContainerConfigError");
+        },
+        120_000,
+      );
       expect(waiting?.message).toBe('secret "agent-realtime" not found');
       await kubectl(
         "-n",
@@ -276,19 +283,28 @@ describe.skipIf(problem !== "")(
         `--from-literal=api-token=${API_TOKEN}`,
         "--from-literal=signing-key=install-test-signing-key-0123456789abcdef",
       );
-      const ready = await until("the Deployment's 2 replicas Ready", 180_000, async () =>
-        (await readyReplicas()).readyReplicas === 2 ? 2 : undefined,
+      const ready = await eventually(
+        "the Deployment's 2 replicas Ready",
+        async () => ((await readyReplicas()).readyReplicas === 2 ? 2 : undefined),
+        180_000,
       );
       expect(ready).toBe(2);
-      expect(await leaseHolder(api)).toMatch(/^agent-controller-/);
+      // A standby is Ready too: the Lease is taken on the elector's own beat.
+      await eventuallyPasses("a Lease holder", async () => {
+        expect(await leaseHolder(api)).toMatch(/^agent-controller-/);
+      });
     });
 
     it("the API server calls the webhook through its Service: kubectl apply shows its warnings; a wrong pod CIDR and a certificate for another name are told on the controller's Pods", async () => {
       // The overlay left the shipped pod CIDR (10.244.0.0/16); this cluster's pods are elsewhere.
-      const open = await until("AdmissionNetworkOpen on the controller's Pods", 60_000, async () => {
-        const found = await controllerPodEvents(api, "AdmissionNetworkOpen");
-        return found.length > 0 ? found : undefined;
-      });
+      const open = await eventually(
+        "AdmissionNetworkOpen on the controller's Pods",
+        async () => {
+          const found = await controllerPodEvents(api, "AdmissionNetworkOpen");
+          return found.length > 0 ? found : undefined;
+        },
+        60_000,
+      );
       expect(open[0]?.note).toMatch(
         /^this controller pod's address 10\.213\.0\.\d+ is not in the pod CIDR excepted by NetworkPolicy agent-controller-admission-ingress \(0\.0\.0\.0\/0 except 10\.244\.0\.0\/16\): every pod on the pod network can reach the admission webhook's port 9443/,
       );
@@ -311,10 +327,10 @@ describe.skipIf(problem !== "")(
       // without warnings) and the controller says so on its Pods.
       await issueCertificate("--service", "agent-webhook");
       await restartControllers();
-      const invalid = await until(
+      const invalid = await eventually(
         "AdmissionCertificateInvalid on the controller's Pods",
-        90_000,
         async () => (await controllerPodEvents(api, "AdmissionCertificateInvalid"))[0],
+        90_000,
       );
       expect(invalid.note).toBe(
         `the admission webhook's certificate is for agent-webhook.${NS}.svc, agent-webhook.${NS}.svc.cluster.local, not agent-controller-admission.${NS}.svc: the API server refuses it and writes go through without the webhook's warnings; reissue it (docs/admission.md#certificates) for agent-controller-admission.${NS}.svc`,
@@ -323,10 +339,14 @@ describe.skipIf(problem !== "")(
       await issueCertificate();
       await restartControllers();
       expect(
-        await until("the warnings back", 60_000, async () => {
-          const stderr = await applyStrayAgent();
-          return stderr.includes(STRAY_WARNING) ? stderr : undefined;
-        }),
+        await eventually(
+          "the warnings back",
+          async () => {
+            const stderr = await applyStrayAgent();
+            return stderr.includes(STRAY_WARNING) ? stderr : undefined;
+          },
+          60_000,
+        ),
       ).toContain(STRAY_WARNING);
     });
 
@@ -337,24 +357,28 @@ describe.skipIf(problem !== "")(
       // From this machine through kube-proxy's ClusterIP rules, as a scraper in the cluster would
       // (and as a scraper does, again after a failed scrape: the replicas were just restarted).
       let attempts = 0;
-      const text = await until("a scrape through the Service", 60_000, async () => {
-        attempts += 1;
-        try {
-          const res = await fetch(`http://${service.spec.clusterIP}:8081/metrics`, {
-            signal: AbortSignal.timeout(3_000),
-          });
-          return res.status === 200 ? await res.text() : undefined;
-        } catch (err) {
-          const slices = await api.ok(
-            "GET",
-            `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dagent-controller-metrics`,
-          );
-          log(
-            `scrape ${attempts} failed (${(err as Error).cause ?? err}); endpoints: ${JSON.stringify((slices as { items: { endpoints?: unknown }[] }).items.map((i) => i.endpoints))}`,
-          );
-          return undefined;
-        }
-      });
+      const text = await eventually(
+        "a scrape through the Service",
+        async () => {
+          attempts += 1;
+          try {
+            const res = await fetch(`http://${service.spec.clusterIP}:8081/metrics`, {
+              signal: AbortSignal.timeout(3_000),
+            });
+            return res.status === 200 ? await res.text() : undefined;
+          } catch (err) {
+            const slices = await api.ok(
+              "GET",
+              `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dagent-controller-metrics`,
+            );
+            log(
+              `scrape ${attempts} failed (${(err as Error).cause ?? err}); endpoints: ${JSON.stringify((slices as { items: { endpoints?: unknown }[] }).items.map((i) => i.endpoints))}`,
+            );
+            return undefined;
+          }
+        },
+        60_000,
+      );
       log(`metrics scraped through the Service at attempt ${attempts}`);
       expect(text).toContain("# TYPE controller_resyncs_total counter");
       expect(text).toContain("controller_reconcile_errors_total");
@@ -369,7 +393,10 @@ describe.skipIf(problem !== "")(
       expect(first.status, JSON.stringify(first.status)).toMatchObject({ phase: "Succeeded", exitCode: 0 });
       expect(condition(first, "Complete")).toBe("True Succeeded");
       expect(condition(first, "Ready")).toBe("False Succeeded");
-      expect(await eventReasons(api, "first")).toEqual(["JobCreated", "Started", "Succeeded"]);
+      // The controller's recorder writes Events after the patch they tell of: wait for them.
+      await eventuallyPasses("the Events of first", async () => {
+        expect(await eventReasons(api, "first")).toEqual(["JobCreated", "Started", "Succeeded"]);
+      });
       const pods = (await api.ok(
         "GET",
         `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fagent%3Dfirst`,
@@ -426,7 +453,10 @@ describe.skipIf(problem !== "")(
       // The cost: 2,200 input and 60 output tokens at claude-sonnet-4-6's $3 / $15 per million.
       expect(Number(done.status?.costUSD)).toBe(0.0075);
       expect(done.status?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
-      expect(await eventReasons(api, "fix-typo-1")).toEqual(["JobCreated", "Started", "Succeeded"]);
+      // The controller's recorder writes Events after the patch they tell of: wait for them.
+      await eventuallyPasses("the Events of fix-typo-1", async () => {
+        expect(await eventReasons(api, "fix-typo-1")).toEqual(["JobCreated", "Started", "Succeeded"]);
+      });
     });
 
     it("a realtime session takes three prompts through the prompt API's Service and is closed", async () => {
@@ -458,12 +488,16 @@ describe.skipIf(problem !== "")(
         return { status: res.status, body: (await res.json()) as Record<string, unknown> };
       };
       // 409 while Pending, 503 until the run pod is Ready.
-      const first = await until("the session accepts a prompt", CLAUDE_RUN_MS, async () => {
-        const reply = await post("prompt", { prompt: "One?" });
-        if (reply.status === 202) return reply;
-        expect([409, 503], JSON.stringify(reply)).toContain(reply.status);
-        return undefined;
-      });
+      // Any other answer ends the wait and fails below (a wait would retry a failed expect).
+      const first = await eventually(
+        "the session answering a prompt with other than 409 or 503",
+        async () => {
+          const reply = await post("prompt", { prompt: "One?" });
+          return [409, 503].includes(reply.status) ? undefined : reply;
+        },
+        CLAUDE_RUN_MS,
+      );
+      expect(first.status, JSON.stringify(first)).toBe(202);
       // The definition's prompt is turn 1.
       expect(first.body).toMatchObject({ turn: 2 });
       expect(await post("prompt", { prompt: "Two?" })).toMatchObject({ status: 202, body: { turn: 3 } });
@@ -494,10 +528,14 @@ describe.skipIf(problem !== "")(
         station("summary", "summary", agentImage),
         agent("summary-1", "summary", { parameters: { ticket: "login fails" } }),
       ]);
-      const running = await until("the batch submitted", 60_000, async () => {
-        const a = (await api.ok("GET", `${AGENTS}/summary-1`)) as AgentObject;
-        return a.status?.batchId ? a : undefined;
-      });
+      const running = await eventually(
+        "the batch submitted",
+        async () => {
+          const a = (await api.ok("GET", `${AGENTS}/summary-1`)) as AgentObject;
+          return a.status?.batchId ? a : undefined;
+        },
+        60_000,
+      );
       const batchId = running.status?.batchId ?? "";
       expect(running.status).toMatchObject({ phase: "Running", batchProvider: "anthropic" });
       // The key came from agent-secrets through the batch component's Secret grant.
@@ -511,7 +549,10 @@ describe.skipIf(problem !== "")(
       // recorded in whole micro-dollars.
       expect(Number(done.status?.costUSD)).toBe(0.000635);
       expect(await jobsOf(api, "summary-1")).toBe(0);
-      expect(await eventReasons(api, "summary-1")).toEqual(["BatchSubmitted", "Started", "Succeeded"]);
+      // The controller's recorder writes Events after the patch they tell of: wait for them.
+      await eventuallyPasses("the Events of summary-1", async () => {
+        expect(await eventReasons(api, "summary-1")).toEqual(["BatchSubmitted", "Started", "Succeeded"]);
+      });
     });
 
     it("kubectl agent shows, prints the logs of and runs the installed system's Agents", async () => {
@@ -536,17 +577,27 @@ describe.skipIf(problem !== "")(
         ...execObjects("slow", "sleep 20; echo slow done", agentImage),
         agent("during-handover", "slow"),
       ]);
-      await until("the run's Job", 60_000, async () =>
-        (await jobsOf(api, "during-handover")) > 0 ? true : undefined,
+      await eventually(
+        "the run's Job",
+        async () => ((await jobsOf(api, "during-handover")) > 0 ? true : undefined),
+        60_000,
       );
-      const leader = await until("a Lease holder", 60_000, async () => (await leaseHolder(api)) || undefined);
+      const leader = await eventually(
+        "a Lease holder",
+        async () => (await leaseHolder(api)) || undefined,
+        60_000,
+      );
       await api.ok("DELETE", `/api/v1/namespaces/${NS}/pods/${leader}`, { gracePeriodSeconds: 0 });
       // An Agent created while the leader is gone is picked up by the next one.
       await api.ok("POST", AGENTS, agent("after-handover", "slow"));
-      const next = await until("a new Lease holder", 120_000, async () => {
-        const h = await leaseHolder(api);
-        return h !== "" && h !== leader ? h : undefined;
-      });
+      const next = await eventually(
+        "a new Lease holder",
+        async () => {
+          const h = await leaseHolder(api);
+          return h !== "" && h !== leader ? h : undefined;
+        },
+        120_000,
+      );
       expect(next).toMatch(/^agent-controller-/);
       for (const name of ["during-handover", "after-handover"]) {
         const done = await terminalAgent(api, name, 180_000);
@@ -556,8 +607,10 @@ describe.skipIf(problem !== "")(
     });
 
     it("a rolling update to a new controller image tag mid-run loses nothing", async () => {
-      await until("both replicas Ready again", 180_000, async () =>
-        (await readyReplicas()).readyReplicas === 2 ? true : undefined,
+      await eventually(
+        "both replicas Ready again",
+        async () => ((await readyReplicas()).readyReplicas === 2 ? true : undefined),
+        180_000,
       );
       // The new release's image, preloaded as a registry pull would bring it.
       const node = plane?.state.realNode;
@@ -575,39 +628,45 @@ describe.skipIf(problem !== "")(
         nextImage,
       ]);
       await apply([agent("during-rollout", "slow")]);
-      await until("the run's Job", 60_000, async () =>
-        (await jobsOf(api, "during-rollout")) > 0 ? true : undefined,
+      await eventually(
+        "the run's Job",
+        async () => ((await jobsOf(api, "during-rollout")) > 0 ? true : undefined),
+        60_000,
       );
       await applyOverlay(nextTag);
       await api.ok("POST", AGENTS, agent("while-rolling", "slow"));
-      await until("the rollout to the new tag", 240_000, async () => {
-        const pods = (await api.ok(
-          "GET",
-          `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fcomponent%3Dcontroller`,
-        )) as {
-          items: {
-            metadata: { deletionTimestamp?: string };
-            spec: { containers: { image: string }[] };
-            status?: { conditions?: { type: string; status: string }[] };
-          }[];
-        };
-        const ready = pods.items.filter(
-          (p) =>
-            !p.metadata.deletionTimestamp &&
-            p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
-        );
-        return pods.items.length === 2 &&
-          ready.length === 2 &&
-          ready.every((p) => p.spec.containers[0]?.image === nextImage)
-          ? true
-          : undefined;
-      });
+      await eventually(
+        "the rollout to the new tag",
+        async () => {
+          const pods = (await api.ok(
+            "GET",
+            `/api/v1/namespaces/${NS}/pods?labelSelector=agents.re-cinq.com%2Fcomponent%3Dcontroller`,
+          )) as {
+            items: {
+              metadata: { deletionTimestamp?: string };
+              spec: { containers: { image: string }[] };
+              status?: { conditions?: { type: string; status: string }[] };
+            }[];
+          };
+          const ready = pods.items.filter(
+            (p) =>
+              !p.metadata.deletionTimestamp &&
+              p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+          );
+          return pods.items.length === 2 &&
+            ready.length === 2 &&
+            ready.every((p) => p.spec.containers[0]?.image === nextImage)
+            ? true
+            : undefined;
+        },
+        240_000,
+      );
       // The old leader released the Lease on its way out; a new replica takes it.
       expect(
-        await until(
+        await eventually(
           "a Lease holder after the rollout",
-          60_000,
           async () => (await leaseHolder(api)) || undefined,
+          60_000,
         ),
       ).toMatch(/^agent-controller-/);
       for (const name of ["during-rollout", "while-rolling"]) {
@@ -617,10 +676,16 @@ describe.skipIf(problem !== "")(
       }
     });
     it("a wedged leader (its process stopped): readiness takes it out of its Services, the other replica leads, liveness restarts it", async () => {
-      await until("both replicas Ready", 180_000, async () =>
-        (await readyReplicas()).readyReplicas === 2 ? true : undefined,
+      await eventually(
+        "both replicas Ready",
+        async () => ((await readyReplicas()).readyReplicas === 2 ? true : undefined),
+        180_000,
       );
-      const leader = await until("a Lease holder", 60_000, async () => (await leaseHolder(api)) || undefined);
+      const leader = await eventually(
+        "a Lease holder",
+        async () => (await leaseHolder(api)) || undefined,
+        60_000,
+      );
       const podOf = async (name: string) =>
         (await api.ok("GET", `/api/v1/namespaces/${NS}/pods/${name}`)) as {
           status: {
@@ -654,26 +719,39 @@ describe.skipIf(problem !== "")(
       await apply([agent("while-wedged", "slow")]);
       const ready = (p: Awaited<ReturnType<typeof podOf>>) =>
         p.status.conditions?.find((c) => c.type === "Ready")?.status === "True";
-      await until("the wedged pod not Ready", 90_000, async () =>
-        ready(await podOf(leader)) ? undefined : true,
+      await eventually(
+        "the wedged pod not Ready",
+        async () => (ready(await podOf(leader)) ? undefined : true),
+        90_000,
       );
-      const slices = (await api.ok(
-        "GET",
-        `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dagent-controller-api`,
-      )) as { items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] };
-      const endpoint = slices.items
-        .flatMap((s) => s.endpoints ?? [])
-        .find((e) => e.addresses.includes(before.status.podIP ?? ""));
-      expect(endpoint?.conditions?.ready ?? false).toBe(false);
-      const next = await until("another Lease holder", 120_000, async () => {
-        const h = await leaseHolder(api);
-        return h !== "" && h !== leader ? h : undefined;
+      // The EndpointSlice controller follows the pod's Ready condition on its own time.
+      await eventuallyPasses("the wedged pod's endpoint not ready", async () => {
+        const slices = (await api.ok(
+          "GET",
+          `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dagent-controller-api`,
+        )) as { items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] };
+        const endpoint = slices.items
+          .flatMap((s) => s.endpoints ?? [])
+          .find((e) => e.addresses.includes(before.status.podIP ?? ""));
+        expect(endpoint?.conditions?.ready ?? false).toBe(false);
       });
+      const next = await eventually(
+        "another Lease holder",
+        async () => {
+          const h = await leaseHolder(api);
+          return h !== "" && h !== leader ? h : undefined;
+        },
+        120_000,
+      );
       expect(next).toMatch(/^agent-controller-/);
-      const restarted = await until("the wedged container restarted and Ready", 180_000, async () => {
-        const p = await podOf(leader);
-        return (p.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1 && ready(p) ? p : undefined;
-      });
+      const restarted = await eventually(
+        "the wedged container restarted and Ready",
+        async () => {
+          const p = await podOf(leader);
+          return (p.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1 && ready(p) ? p : undefined;
+        },
+        180_000,
+      );
       expect(restarted.status.containerStatuses?.[0]?.restartCount).toBeGreaterThanOrEqual(1);
       const done = await terminalAgent(api, "while-wedged", 180_000);
       expect(done.status, JSON.stringify(done.status)).toMatchObject({ phase: "Succeeded" });
@@ -685,26 +763,37 @@ describe.skipIf(problem !== "")(
         agent("leftover-batch", "summary", { parameters: { ticket: "x" } }),
         agent("leftover-run", "slow"),
       ]);
-      const batchId = await until("the leftover batch submitted", 60_000, async () => {
-        const a = (await api.ok("GET", `${AGENTS}/leftover-batch`)) as AgentObject;
-        return a.status?.batchId || undefined;
-      });
-      await until("the leftover run's Job", 60_000, async () =>
-        (await jobsOf(api, "leftover-run")) > 0 ? true : undefined,
+      const batchId = await eventually(
+        "the leftover batch submitted",
+        async () => {
+          const a = (await api.ok("GET", `${AGENTS}/leftover-batch`)) as AgentObject;
+          return a.status?.batchId || undefined;
+        },
+        60_000,
+      );
+      await eventually(
+        "the leftover run's Job",
+        async () => ((await jobsOf(api, "leftover-run")) > 0 ? true : undefined),
+        60_000,
       );
       // Step 1, while the controller runs.
       const deleting = kubectl("-n", NS, "delete", "agents", "--all", "--wait", "--timeout=180s");
       const cancel = `/v1/messages/batches/${batchId}/cancel`;
-      await until("the batch cancelled at the provider", 60_000, async () =>
-        batchApi.requests.some((r) => r.method === "POST" && r.path === cancel) ? true : undefined,
+      await eventually(
+        "the batch cancelled at the provider",
+        async () =>
+          batchApi.requests.some((r) => r.method === "POST" && r.path === cancel) ? true : undefined,
+        60_000,
       );
       // The provider ends the cancelled batch (30 s on the fake's clock); the next cleanup deletes it.
       batchApi.advance(30_000);
       await deleting;
       expect(batchApi.batches.get(batchId)?.deleted).toBe(true);
       expect(((await api.ok("GET", AGENTS)) as { items: unknown[] }).items).toEqual([]);
-      await until("the leftover run's Job collected", 60_000, async () =>
-        (await jobsOf(api, "leftover-run")) === 0 ? true : undefined,
+      await eventually(
+        "the leftover run's Job collected",
+        async () => ((await jobsOf(api, "leftover-run")) === 0 ? true : undefined),
+        60_000,
       );
       // Step 2.
       await kubectl("delete", "-k", join(work, "overlay"), "--wait", "--timeout=180s");

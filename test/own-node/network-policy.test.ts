@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import type { HarnessApi } from "../harness/api.js";
 import { type ControlPlane, defaultServiceAccount, startControlPlane } from "../harness/cluster.js";
+import { eventually, eventuallyPasses } from "../harness/eventually.js";
 import { type Footprint, takeFootprint } from "../harness/real-node/footprint.js";
 import { MACHINE, REAL_NODE_SCHEDULING, realNodeProblem } from "../harness/real-node/index.js";
 import { engineFilters } from "../harness/real-node/network-policies.js";
@@ -128,16 +129,16 @@ describe.skipIf(problem !== "")(
       return /Connection refused/.test(err) ? "refused" : err.trim() || `exit ${code}`;
     }
 
-    /** Probes until the result is `want` (a policy change reaches the engine through its informers). */
-    async function eventually(probe: () => Promise<Reach>, want: RegExp): Promise<Reach> {
-      const deadline = Date.now() + 20_000;
-      let got = await probe();
-      while (!want.test(got) && Date.now() < deadline) {
-        await sleep(300);
-        got = await probe();
-      }
-      return got;
-    }
+    /** Probes until the result matches `want` (a policy change reaches the engine through its informers). */
+    const probeUntil = (what: string, probe: () => Promise<Reach>, want: RegExp) =>
+      eventuallyPasses(
+        what,
+        async () => {
+          expect(await probe()).toMatch(want);
+        },
+        20_000,
+        300,
+      );
 
     // A probe that connects and exits resets the connection while "ok" is written: without an
     // error handler that reset would crash the listener and close every port of the pod.
@@ -170,18 +171,14 @@ describe.skipIf(problem !== "")(
     }
 
     async function waitRunning(): Promise<void> {
-      const deadline = Date.now() + 90_000;
       for (const p of Object.values(pods)) {
-        for (;;) {
+        p.ip = await eventuallyPasses(`pod ${p.ns}/${p.name} Running with an IP`, async () => {
           const pod = (await api.ok("GET", `/api/v1/namespaces/${p.ns}/pods/${p.name}`)) as Pod;
-          if (pod.status?.phase === "Running" && pod.status.podIP) {
-            p.ip = pod.status.podIP;
-            break;
-          }
-          if (Date.now() > deadline)
-            throw new Error(`pod ${p.ns}/${p.name} not Running: ${JSON.stringify(pod.status)}`);
-          await sleep(200);
-        }
+          expect(pod.status?.phase === "Running" && !!pod.status.podIP, JSON.stringify(pod.status)).toBe(
+            true,
+          );
+          return pod.status?.podIP ?? "";
+        });
       }
     }
 
@@ -238,12 +235,11 @@ describe.skipIf(problem !== "")(
       await startPeerNode();
       // The engine filters a pod once it has its chain: wait for every pod.
       const ips = Object.values(pods).map((p) => p.ip);
-      const until = Date.now() + 30_000;
-      while (!engineFilters(ips)) {
-        if (Date.now() > until)
-          throw new Error(`kube-router has no firewall chain for each of ${ips.join(", ")}`);
-        await sleep(200);
-      }
+      await eventually(
+        `kube-router's firewall chain for each of ${ips.join(", ")}`,
+        () => engineFilters(ips) || undefined,
+        30_000,
+      );
     }, 1_500_000);
 
     afterAll(async () => {
@@ -285,10 +281,10 @@ describe.skipIf(problem !== "")(
         "DELETE",
         `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/agent-job-private-egress`,
       );
-      expect(await eventually(probe, BLOCKED)).toMatch(BLOCKED);
+      await probeUntil("the private endpoint cut off", probe, BLOCKED);
       const egress = policies.find((p) => p.metadata.name === "agent-job-private-egress");
       await api.ok("POST", `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`, egress);
-      expect(await eventually(probe, OPEN)).toBe("open");
+      await probeUntil("the private endpoint reached again", probe, OPEN);
     });
 
     it("with only the pod CIDR excepted, the node's pod-network address is cut off from 9443 (why the overlay lists it)", async () => {
@@ -298,19 +294,32 @@ describe.skipIf(problem !== "")(
         { op: "test", path: "/spec/ingress/1/from/2/ipBlock/cidr", value: `${PEER_NODE.ip}/32` },
         { op: "remove", path: "/spec/ingress/1/from/2" },
       ]);
-      expect(await eventually(() => reachFromPeerNode(pod("controller"), 9443), BLOCKED)).toMatch(BLOCKED);
+      await probeUntil(
+        "9443 cut off from the node",
+        () => reachFromPeerNode(pod("controller"), 9443),
+        BLOCKED,
+      );
       await patch([
         { op: "add", path: "/spec/ingress/1/from/-", value: { ipBlock: { cidr: `${PEER_NODE.ip}/32` } } },
       ]);
-      expect(await eventually(() => reachFromPeerNode(pod("controller"), 9443), OPEN)).toBe("open");
+      await probeUntil("9443 open to the node again", () => reachFromPeerNode(pod("controller"), 9443), OPEN);
     });
 
     it("with the policies deleted, every closed path connects: the engine closed them", async () => {
       await api.ok("DELETE", `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`);
-      expect(await eventually(() => reach(pod("client"), pod("controller"), 9443), OPEN)).toBe("open");
-      expect(await reach(pod("neighbour"), pod("realtime-run"), 8090)).toBe("open");
-      expect(await reach(pod("other-run"), pod("realtime-run"), 8090)).toBe("open");
-      expect(await reach(pod("realtime-run"), pod("model-gateway"), 8080)).toBe("open");
+      // The engine drops each policy's rules on its own sync: every path is waited for.
+      await probeUntil("client to 9443", () => reach(pod("client"), pod("controller"), 9443), OPEN);
+      await probeUntil(
+        "neighbour to a run pod",
+        () => reach(pod("neighbour"), pod("realtime-run"), 8090),
+        OPEN,
+      );
+      await probeUntil("run pod to run pod", () => reach(pod("other-run"), pod("realtime-run"), 8090), OPEN);
+      await probeUntil(
+        "run pod to the model gateway",
+        () => reach(pod("realtime-run"), pod("model-gateway"), 8080),
+        OPEN,
+      );
     });
 
     it("leaves the firewall (the engine's chains and ipsets), the processes and the sysctls as they were after stop", async () => {
@@ -320,13 +329,14 @@ describe.skipIf(problem !== "")(
       expect(during.processes.join("\n")).toContain("kube-router");
       await plane?.stop();
       plane = undefined;
-      const deadline = Date.now() + 20_000;
-      let after = takeFootprint(Object.keys(before.sysctls));
-      while (Date.now() < deadline && JSON.stringify(after) !== JSON.stringify(before)) {
-        await sleep(500);
-        after = takeFootprint(Object.keys(before.sysctls));
-      }
-      expect(after).toEqual(before);
+      await eventuallyPasses(
+        "the machine's footprint as it was",
+        () => {
+          expect(takeFootprint(Object.keys(before.sysctls))).toEqual(before);
+        },
+        20_000,
+        500,
+      );
     });
   },
 );

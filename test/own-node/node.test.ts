@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HarnessApi } from "../harness/api.js";
 import { type ControlPlane, startControlPlane } from "../harness/cluster.js";
+import { eventuallyPasses } from "../harness/eventually.js";
 import { type Footprint, takeFootprint } from "../harness/real-node/footprint.js";
 import {
   MACHINE,
@@ -26,25 +27,23 @@ type Pod = {
 };
 
 async function waitPhase(api: HarnessApi, ns: string, name: string, phases: string[]): Promise<Pod> {
-  const deadline = Date.now() + 90_000;
-  let pod: Pod = {};
-  while (Date.now() < deadline) {
-    pod = (await api.ok("GET", `/api/v1/namespaces/${ns}/pods/${name}`)) as Pod;
-    if (phases.includes(pod.status?.phase ?? "")) return pod;
-    await sleep(200);
-  }
-  throw new Error(`pod ${ns}/${name} not ${phases.join("/")} in 90 s: ${JSON.stringify(pod.status)}`);
+  return eventuallyPasses(`pod ${ns}/${name} ${phases.join("/")}`, async () => {
+    const pod = (await api.ok("GET", `/api/v1/namespaces/${ns}/pods/${name}`)) as Pod;
+    expect(phases, JSON.stringify(pod.status)).toContain(pod.status?.phase ?? "");
+    return pod;
+  });
 }
 
-/** Polls until the machine's footprint equals `expected`, then returns it (or the last one seen). */
-async function settledFootprint(expected: Footprint, keys: string[], timeoutMs: number): Promise<Footprint> {
-  const deadline = Date.now() + timeoutMs;
-  let now = takeFootprint(keys);
-  while (Date.now() < deadline && JSON.stringify(now) !== JSON.stringify(expected)) {
-    await sleep(500);
-    now = takeFootprint(keys);
-  }
-  return now;
+/** Waits until the machine's footprint equals `expected` again (the last difference on failure). */
+async function footprintSettlesTo(expected: Footprint, keys: string[], timeoutMs: number): Promise<void> {
+  await eventuallyPasses(
+    "the machine's footprint as it was",
+    () => {
+      expect(takeFootprint(keys)).toEqual(expected);
+    },
+    timeoutMs,
+    500,
+  );
 }
 
 describe.skipIf(problem !== "")(`a real node${problem ? ` (skipped: ${problem})` : ""}`, () => {
@@ -168,7 +167,7 @@ describe.skipIf(problem !== "")(`a real node${problem ? ` (skipped: ${problem})`
   it("leaves the machine as it found it when the plane stops", async () => {
     await plane?.stop();
     plane = undefined;
-    expect(await settledFootprint(before, sysctlKeys, 10_000)).toEqual(before);
+    await footprintSettlesTo(before, sysctlKeys, 10_000);
   });
 
   it("and when the test process is killed: the plane's watchdog takes the node off", async () => {
@@ -190,6 +189,6 @@ describe.skipIf(problem !== "")(`a real node${problem ? ` (skipped: ${problem})`
     expect(takeFootprint(sysctlKeys).links).toContain(MACHINE.bridge);
     // npx, tsx and node: the whole group, as a killed test runner would go.
     process.kill(-(child.pid ?? 0), "SIGKILL");
-    expect(await settledFootprint(before, sysctlKeys, 60_000)).toEqual(before);
+    await footprintSettlesTo(before, sysctlKeys, 60_000);
   }, 300_000);
 });

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HarnessApi } from "../harness/api.js";
 import { type ControlPlane, defaultServiceAccount, startControlPlane } from "../harness/cluster.js";
+import { eventuallyPasses } from "../harness/eventually.js";
 import { type Footprint, takeFootprint } from "../harness/real-node/footprint.js";
 import { MACHINE, REAL_NODE_SCHEDULING, realNodeProblem } from "../harness/real-node/index.js";
 
@@ -19,14 +20,10 @@ const ns = "services";
 type Pod = { status?: { phase?: string; podIP?: string } };
 
 async function waitPhase(api: HarnessApi, name: string, phases: string[]): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  let pod: Pod = {};
-  while (Date.now() < deadline) {
-    pod = (await api.ok("GET", `/api/v1/namespaces/${ns}/pods/${name}`)) as Pod;
-    if (phases.includes(pod.status?.phase ?? "")) return;
-    await sleep(200);
-  }
-  throw new Error(`pod ${name} not ${phases.join("/")} in 90 s: ${JSON.stringify(pod.status)}`);
+  await eventuallyPasses(`pod ${name} ${phases.join("/")}`, async () => {
+    const pod = (await api.ok("GET", `/api/v1/namespaces/${ns}/pods/${name}`)) as Pod;
+    expect(phases, JSON.stringify(pod.status)).toContain(pod.status?.phase ?? "");
+  });
 }
 
 async function podLog(api: HarnessApi, name: string): Promise<string> {
@@ -114,12 +111,13 @@ describe.skipIf(problem !== "")(`Services on the real node${problem ? ` (skipped
     expect(during.firewall).not.toEqual(before.firewall);
     await plane?.stop();
     plane = undefined;
-    const deadline = Date.now() + 20_000;
-    let after = takeFootprint(Object.keys(before.sysctls));
-    while (Date.now() < deadline && JSON.stringify(after) !== JSON.stringify(before)) {
-      await sleep(500);
-      after = takeFootprint(Object.keys(before.sysctls));
-    }
-    expect(after).toEqual(before);
+    await eventuallyPasses(
+      "the machine's footprint as it was",
+      () => {
+        expect(takeFootprint(Object.keys(before.sysctls))).toEqual(before);
+      },
+      20_000,
+      500,
+    );
   });
 });

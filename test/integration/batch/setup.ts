@@ -19,7 +19,8 @@ import type { Agent } from "../../../src/core/types.js";
 import { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, SECRETS, STATIONS } from "../../../src/kube/resources.js";
 import { agentSecretsReader, SinkDispatcher } from "../../../src/sinks/index.js";
-import { createTestNamespace, eventually, kubeConfig } from "../../harness/context.js";
+import { createTestNamespace, kubeConfig } from "../../harness/context.js";
+import { eventually, eventuallyPasses } from "../../harness/eventually.js";
 
 export const SINK_HEADERS_KEY = "sink-headers";
 export const SINK_TOKEN = "Bearer batch-sink-token";
@@ -367,17 +368,12 @@ export async function expectMetric(
   labels: Record<string, string>,
   expected: number,
 ): Promise<void> {
-  let last = Number.NaN;
-  try {
-    await eventually(
-      `${name}${JSON.stringify(labels)} = ${expected}`,
-      async () => {
-        last = await metricValue(metrics, name, labels);
-        return last === expected || undefined;
-      },
-      20_000,
-    );
-  } catch {
-    expect(last, `${name}${JSON.stringify(labels)}`).toBe(expected);
-  }
+  const series = `${name}${JSON.stringify(labels)}`;
+  await eventuallyPasses(
+    `${series} = ${expected}`,
+    async () => {
+      expect(await metricValue(metrics, name, labels), series).toBe(expected);
+    },
+    20_000,
+  );
 }

@@ -13,15 +13,8 @@ import type { Station } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/context.js";
-import {
-  clientFor,
-  createAgent,
-  createDefinition,
-  getAgent,
-  startReplica,
-  waitFor,
-  waitForPhase,
-} from "./helpers.js";
+import { eventually, eventuallyPasses } from "../../harness/eventually.js";
+import { clientFor, createAgent, createDefinition, getAgent, startReplica, waitForPhase } from "./helpers.js";
 
 const POD_NAME = "agent-controller-budget-0";
 const HOUR = 3_600_000;
@@ -59,7 +52,7 @@ const resultLine = (cost: number, input: number, output: number) =>
 
 async function start(): Promise<ControllerReplica> {
   const r = await startReplica(client, ns, POD_NAME, { now });
-  await waitFor("leadership", async () => r.isLeader && r.controller?.synced);
+  await eventually("leadership", async () => r.isLeader && r.controller?.synced);
   return r;
 }
 
@@ -114,8 +107,8 @@ describe("a Station budget", () => {
 
     await runSpending("run-2", 0.25);
     // Pruning removed run-1; its spend stays on the Station.
-    await waitFor("run-1 pruned", async () => (await getAgent(client, ns, "run-1")) === undefined);
-    const spend = await waitFor("both runs' spend recorded", async () => {
+    await eventually("run-1 pruned", async () => (await getAgent(client, ns, "run-1")) === undefined);
+    const spend = await eventually("both runs' spend recorded", async () => {
       const s = await spendOf();
       return s.length === 2 ? s : undefined;
     });
@@ -127,7 +120,7 @@ describe("a Station budget", () => {
 
     await setPodLogs(ns, { [LABEL_AGENT]: "run-3" }, { agent: [resultLine(0.01, 10, 5)] });
     await createAgent(client, ns, "run-3", "budgeted");
-    const held = await waitFor("run-3 held by the budget", async () => {
+    const held = await eventually("run-3 held by the budget", async () => {
       const a = await getAgent(client, ns, "run-3");
       const ready = a?.status?.conditions?.find((c) => c.type === "Ready");
       return ready?.reason === "BudgetExhausted" ? { agent: a, ready } : undefined;
@@ -137,7 +130,7 @@ describe("a Station budget", () => {
       /^budget of Station budgeted reached: \$0\.55 spent of \$0\.5 in the last 2h; the run starts when the window frees room at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
     );
     const uid = held.agent?.metadata.uid;
-    const event = await waitFor("the BudgetExhausted Event", async () => {
+    const event = await eventually("the BudgetExhausted Event", async () => {
       const l = await client.request<{
         items: { reason: string; note: string; regarding: { uid: string } }[];
       }>("GET", resourcePath(KUBE_EVENTS, ns));
@@ -153,10 +146,13 @@ describe("a Station budget", () => {
     const done = await waitForPhase(client, ns, "run-3", ["Succeeded"]);
     expect(done.status?.costUSD).toBe("0.01");
     // The spend that left the window is dropped when run-3's entry is written.
-    await waitFor("the spend list holding only run-3", async () => {
+    await eventually("the spend list holding only run-3", async () => {
       const s = await spendOf();
       return s.length === 1 && s[0]?.costUSD === "0.01" ? s : undefined;
     });
-    expect(await client.get(AGENTS, ns, "run-2")).toBeUndefined();
+    // Pruned after run-3's terminal patch, in the same reconcile but later than the patch.
+    await eventuallyPasses("run-2 pruned", async () => {
+      expect(await client.get(AGENTS, ns, "run-2")).toBeUndefined();
+    });
   });
 });

@@ -9,13 +9,13 @@ import { jobNameFor } from "../../../src/core/names.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { JOBS, type Resource } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import {
   clientFor,
   createAgent,
   createDefinition,
   createStation,
   startReplica,
-  waitFor,
   waitForPhase,
 } from "./helpers.js";
 
@@ -48,7 +48,7 @@ beforeAll(async () => {
     { log: (m) => logs.push(m) },
     { leaseTickMs: 5000, leaseDurationMs: 15_000 },
   );
-  await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {
@@ -62,7 +62,7 @@ describe("the leader's cache", () => {
     await waitForPhase(client, ns, "c-1", ["Running"]);
     // Read the leader's controller afresh each time: a lost Lease on a loaded machine builds a new one.
     const c = () => replica.controller;
-    const job = await waitFor("the Job in the cache", async () => c()?.jobs.cache.get(jobNameFor("c-1")));
+    const job = await eventually("the Job in the cache", async () => c()?.jobs.cache.get(jobNameFor("c-1")));
     expect(job.spec).toBeUndefined();
     expect(job.metadata).not.toHaveProperty("managedFields");
     expect(job.metadata?.ownerReferences).toEqual([
@@ -74,7 +74,7 @@ describe("the leader's cache", () => {
 
     const done = await waitForPhase(client, ns, "c-1", ["Succeeded", "Failed"]);
     expect(done.status?.output).toContain("cached run");
-    await waitFor(
+    await eventually(
       "the finished run in the cache",
       async () => c()?.agents.cache.get("c-1")?.status?.phase === "Succeeded",
     );

@@ -13,6 +13,7 @@ import type { KubeClient } from "../../../src/kube/client.js";
 import { KubeApiError } from "../../../src/kube/errors.js";
 import { AGENTS, JOBS, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import {
   clientFor,
   createAgent,
@@ -20,7 +21,6 @@ import {
   createStation,
   getAgent,
   startReplica,
-  waitFor,
   waitForPhase,
 } from "./helpers.js";
 
@@ -67,7 +67,7 @@ beforeAll(async () => {
     log: (m) => logs.push(m),
     onReconciled: (agent, report) => reports.push({ agent, succeeded: report.succeeded }),
   });
-  await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {
@@ -194,7 +194,9 @@ describe("pruning repairs itself (docs/decisions.md D-105)", () => {
     await createAgent(client, ns, "nf-1", "no-failures-kept");
     await createAgent(client, ns, "nf-2", "no-failures-kept");
     for (const n of ["nf-1", "nf-2"]) {
-      await waitFor(`${n} deleted`, async () => (await getAgent(client, ns, n)) === undefined).catch(explain);
+      await eventually(`${n} deleted`, async () => (await getAgent(client, ns, n)) === undefined).catch(
+        explain,
+      );
     }
   });
 
@@ -209,7 +211,7 @@ describe("pruning repairs itself (docs/decisions.md D-105)", () => {
       await waitForPhase(client, ns, n, ["Succeeded"]).catch(explain);
     }
     await client.mergePatch(STATIONS, ns, "keep-three", { spec: { successfulRunsHistoryLimit: 1 } });
-    await waitFor("the two oldest pruned", async () => {
+    await eventually("the two oldest pruned", async () => {
       const left = (await client.list<Agent>(AGENTS, ns)).items
         .filter((a) => a.spec.stationRef === "keep-three")
         .map((a) => a.metadata.name);

@@ -18,6 +18,7 @@ import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import {
   clientFor,
   createAgent,
@@ -25,7 +26,6 @@ import {
   createStation,
   getAgent,
   startReplica,
-  waitFor,
   waitForPhase,
 } from "./helpers.js";
 
@@ -49,7 +49,7 @@ beforeAll(async () => {
     },
   });
   replica = await startReplica(await clientFor(kubeConfig()), ns, "replica-h");
-  await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {
@@ -288,7 +288,7 @@ describe("a bill the agent cannot inflate, attacked", () => {
     expect(done.status?.costSource).toBe("estimated");
     expect(done.status?.costReportRejected).toBe("1000000000000000.375");
     type Listed = { reason: string; note?: string; regarding: { uid: string } };
-    const event = await waitFor("the CostReportRejected Event", async () => {
+    const event = await eventually("the CostReportRejected Event", async () => {
       const l = await client.request<{ items: Listed[] }>("GET", resourcePath(KUBE_EVENTS, ns));
       return l.items.find((e) => e.reason === "CostReportRejected" && e.regarding.uid === done.metadata.uid);
     });
@@ -306,7 +306,7 @@ describe("a terminal status the API server refuses", () => {
       metadata: { name: "refused-status" },
       spec: { stationRef: "any" },
     });
-    const created = await waitFor("the Agent", () => getAgent(client, quiet, "refused-status"));
+    const created = await eventually("the Agent", () => getAgent(client, quiet, "refused-status"));
     const events: KubeEvent[] = [];
     const executor = new Executor({
       client,

@@ -5,6 +5,7 @@ import { ControllerReplica, type ReplicaOptions } from "../../../src/controller/
 import type { Agent } from "../../../src/core/types.js";
 import { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, STATIONS } from "../../../src/kube/resources.js";
+import { eventually } from "../../harness/eventually.js";
 
 /** Short ticks so tests are fast; the defaults (seed values) are tested in config.test.ts. */
 export function testConfig(
@@ -108,26 +109,6 @@ export async function getAgent(client: KubeClient, ns: string, name: string): Pr
   return client.get<Agent>(AGENTS, ns, name);
 }
 
-/** Polls until `check` returns a value; generous timeout, never a timing assertion. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 90_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
-}
-
 export function waitForPhase(
   client: KubeClient,
   ns: string,
@@ -135,7 +116,7 @@ export function waitForPhase(
   phases: string[],
   timeoutMs?: number,
 ) {
-  return waitFor(
+  return eventually(
     `Agent ${name} in ${phases.join("/")}`,
     async () => {
       const a = await getAgent(client, ns, name);

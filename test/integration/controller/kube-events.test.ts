@@ -13,6 +13,7 @@ import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { resourcePath } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, kubeconfigPath, scriptPods } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import {
   clientFor,
   createAgent,
@@ -20,7 +21,6 @@ import {
   createStation,
   getAgent,
   startReplica,
-  waitFor,
   waitForPhase,
 } from "./helpers.js";
 
@@ -38,7 +38,7 @@ async function kubectl(...args: string[]): Promise<string> {
 
 /** `kubectl describe agent <name>` once its Events section shows every one of `reasons`. */
 function describeShowing(name: string, reasons: string[]): Promise<string> {
-  return waitFor(`kubectl describe agent ${name} showing ${reasons.join(", ")}`, async () => {
+  return eventually(`kubectl describe agent ${name} showing ${reasons.join(", ")}`, async () => {
     const out = await kubectl("describe", "agent", name);
     const events = out.slice(out.indexOf("Events:"));
     return reasons.every((r) => new RegExp(`\\s${r}\\s`).test(events)) ? out : undefined;
@@ -52,7 +52,7 @@ beforeAll(async () => {
   ns = await createTestNamespace("ctrl-events");
   await createDefinition(client, ns, "def");
   replica = await startReplica(client, ns, POD_NAME);
-  await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {
@@ -69,7 +69,7 @@ describe("kubectl describe / get / wait on Agents", () => {
     await waitForPhase(client, ns, "first", ["Running"]);
     await createAgent(client, ns, "second", "one-slot");
 
-    const waiting = await waitFor("second to show it is queued", async () => {
+    const waiting = await eventually("second to show it is queued", async () => {
       const a = await getAgent(client, ns, "second");
       return condition(a, "Queued")?.status === "True" ? a : undefined;
     });
@@ -176,7 +176,7 @@ describe("the recorder against the real API server", () => {
       regarding: { uid: string };
     };
     // The controller's own Events are sent from its queue: wait for its Started.
-    const list = await waitFor("the controller's Started Event for holder", async () => {
+    const list = await eventually("the controller's Started Event for holder", async () => {
       const l = await client.request<{ items: Listed[] }>("GET", resourcePath(KUBE_EVENTS, ns));
       return l.items.some((e) => e.reason === "Started" && e.regarding.uid === regarding.uid) ? l : undefined;
     });

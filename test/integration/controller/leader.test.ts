@@ -5,13 +5,13 @@ import type { ControllerReplica } from "../../../src/controller/process.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { JOBS, LEASES } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import {
   clientFor,
   createAgent,
   createDefinition,
   createStation,
   startReplica,
-  waitFor,
   waitForPhase,
 } from "./helpers.js";
 
@@ -42,7 +42,7 @@ describe("leader election between two replicas", () => {
     const a = await startReplica(client, ns, "replica-a", {}, { leaseDurationMs, leaseTickMs: 500 });
     const b = await startReplica(client, ns, "replica-b", {}, { leaseDurationMs, leaseTickMs: 500 });
     replicas.push(a, b);
-    const leader = await waitFor("a leader", async () => (a.isLeader ? a : b.isLeader ? b : undefined));
+    const leader = await eventually("a leader", async () => (a.isLeader ? a : b.isLeader ? b : undefined));
     const standby = leader === a ? b : a;
     const first = ["e-1", "e-2", "e-3", "e-4"];
     for (const n of first) await createAgent(client, ns, n, "st");
@@ -65,7 +65,7 @@ describe("leader election between two replicas", () => {
     await leader.stop({ releaseLease: false });
     const second = ["e-5", "e-6", "e-7"];
     for (const n of second) await createAgent(client, ns, n, "st");
-    await waitFor("the standby to take over", async () => standby.isLeader);
+    await eventually("the standby to take over", async () => standby.isLeader);
     const handoverMs = Date.now() - stoppedAt;
     console.log(`leader handover took ${handoverMs} ms (lease duration ${leaseDurationMs} ms)`);
     for (const n of [...first, ...second]) {

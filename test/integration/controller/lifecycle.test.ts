@@ -6,6 +6,7 @@ import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENTS, JOBS, PODS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import {
   clientFor,
   createAgent,
@@ -13,7 +14,6 @@ import {
   createStation,
   getAgent,
   startReplica,
-  waitFor,
   waitForPhase,
 } from "./helpers.js";
 
@@ -26,7 +26,7 @@ beforeAll(async () => {
   ns = await createTestNamespace("ctrl-life");
   await createDefinition(client, ns, "def");
   replica = await startReplica(client, ns, "replica-a");
-  await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {
@@ -89,13 +89,13 @@ describe("controller lifecycle on a real API server", () => {
     // Take the controller away so it cannot read back before the pod is gone.
     await replica.stop({ releaseLease: true });
     const jobName = jobNameFor("gc-1");
-    await waitFor("the Job to finish", async () => {
+    await eventually("the Job to finish", async () => {
       const job = await client.get<V1Job>(JOBS, ns, jobName);
       return (job?.status?.succeeded ?? 0) > 0;
     });
     const pods = await client.list<V1Pod>(PODS, ns, { labelSelector: `job-name=${jobName}` });
     for (const p of pods.items) await client.delete(PODS, ns, p.metadata?.name ?? "");
-    await waitFor("the pod to be gone", async () => {
+    await eventually("the pod to be gone", async () => {
       const left = await client.list<V1Pod>(PODS, ns, { labelSelector: `job-name=${jobName}` });
       return left.items.length === 0;
     });
@@ -113,12 +113,12 @@ describe("controller lifecycle on a real API server", () => {
     });
     for (let i = 1; i <= 4; i++) {
       await createAgent(client, ns, `p-${i}`, "prune");
-      await waitFor(`p-${i} terminal or pruned`, async () => {
+      await eventually(`p-${i} terminal or pruned`, async () => {
         const a = await getAgent(client, ns, `p-${i}`);
         return !a || a.status?.phase === "Succeeded";
       });
     }
-    const left = await waitFor("pruning to 2 Succeeded Agents", async () => {
+    const left = await eventually("pruning to 2 Succeeded Agents", async () => {
       const all = await client.list<Agent>(AGENTS, ns);
       const mine = all.items.filter((a) => a.spec.stationRef === "prune");
       return mine.length === 2 ? mine : undefined;
@@ -136,7 +136,7 @@ describe("controller lifecycle on a real API server", () => {
     await createAgent(client, ns, "r-1", "replace");
     await waitForPhase(client, ns, "r-1", ["Running"]);
     await createAgent(client, ns, "r-2", "replace");
-    await waitFor("r-1 to be deleted", async () => (await getAgent(client, ns, "r-1")) === undefined);
+    await eventually("r-1 to be deleted", async () => (await getAgent(client, ns, "r-1")) === undefined);
     const r2 = await waitForPhase(client, ns, "r-2", ["Running"]);
     expect(r2.status?.jobName).toBe(jobNameFor("r-2"));
   });

@@ -9,8 +9,9 @@ import {
   kubeconfigPath,
   podScriptAnnotations,
 } from "../../harness/context.js";
+import { eventually, eventuallyPasses } from "../../harness/eventually.js";
 import { freePort } from "../../harness/ports.js";
-import { clientFor, createAgent, createDefinition, createStation, waitFor, waitForPhase } from "./helpers.js";
+import { clientFor, createAgent, createDefinition, createStation, waitForPhase } from "./helpers.js";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "../../../src/controller/main.ts");
 let child: ChildProcess | undefined;
@@ -39,28 +40,31 @@ describe("the controller process", () => {
     });
     const exited = new Promise<number | null>((resolve) => child?.on("exit", (code) => resolve(code)));
     const base = `http://127.0.0.1:${port}`;
-    await waitFor("/readyz 200", async () => (await fetch(`${base}/readyz`)).status === 200);
+    await eventually("/readyz 200", async () => (await fetch(`${base}/readyz`)).status === 200);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     await createAgent(client, ns, "main-1", "st");
     const done = await waitForPhase(client, ns, "main-1", ["Succeeded", "Failed"]);
     expect(done.status?.phase).toBe("Succeeded");
-    const metrics = await (await fetch(`${base}/metrics`)).text();
-    for (const name of [
-      "controller_resyncs_total",
-      "controller_watch_reconnects_total",
-      "controller_agents",
-      "controller_runs_completed_total",
-      "controller_run_duration_seconds",
-      "controller_run_queue_seconds",
-      "controller_run_failures_total",
-      "controller_batch_cleanup_failures_total",
-      "controller_reconcile_errors_total",
-      "controller_sink_deliveries_total",
-    ]) {
-      expect(metrics).toContain(`# TYPE ${name} `);
-    }
-    expect(metrics).toContain('controller_runs_completed_total{phase="Succeeded",exit_code="0"} 1');
-    expect(metrics).toContain('controller_sink_deliveries_total{outcome="failed"} 0');
+    // The run's metrics are recorded after its terminal patch, which the wait above may see first.
+    await eventuallyPasses("the run's metrics", async () => {
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      for (const name of [
+        "controller_resyncs_total",
+        "controller_watch_reconnects_total",
+        "controller_agents",
+        "controller_runs_completed_total",
+        "controller_run_duration_seconds",
+        "controller_run_queue_seconds",
+        "controller_run_failures_total",
+        "controller_batch_cleanup_failures_total",
+        "controller_reconcile_errors_total",
+        "controller_sink_deliveries_total",
+      ]) {
+        expect(metrics).toContain(`# TYPE ${name} `);
+      }
+      expect(metrics).toContain('controller_runs_completed_total{phase="Succeeded",exit_code="0"} 1');
+      expect(metrics).toContain('controller_sink_deliveries_total{outcome="failed"} 0');
+    });
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
     child = undefined;

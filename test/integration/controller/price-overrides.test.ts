@@ -15,15 +15,8 @@ import { vendorCeilingRates } from "../../../src/core/pricing/vendor-ceiling.js"
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, resourcePath } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/context.js";
-import {
-  clientFor,
-  createAgent,
-  createStation,
-  getAgent,
-  startReplica,
-  waitFor,
-  waitForPhase,
-} from "./helpers.js";
+import { eventually } from "../../harness/eventually.js";
+import { clientFor, createAgent, createStation, getAgent, startReplica, waitForPhase } from "./helpers.js";
 
 const POD_NAME = "agent-controller-prices-0";
 /** codex's own default model, which the built-in table does not price. */
@@ -54,7 +47,7 @@ async function run(name: string) {
 
 /** Waits until the controller priced with the table it read (the ConfigMap is re-read each poll interval). */
 async function untilPriced(input: number) {
-  await waitFor(`the controller priced ${MODEL} at ${input}`, async () =>
+  await eventually(`the controller priced ${MODEL} at ${input}`, async () =>
     replica?.controller?.prices.table()[MODEL]?.rates.input === input ? true : undefined,
   );
 }
@@ -70,7 +63,7 @@ beforeAll(async () => {
   });
   await createStation(client, ns, "codex-station", "codex-def");
   replica = await startReplica(client, ns, POD_NAME);
-  await waitFor("leadership", async () => replica?.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica?.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {
@@ -118,7 +111,7 @@ describe("price overrides from the ConfigMap", () => {
       ),
     });
     const cm = await client.get<{ metadata: { uid: string } }>(CONFIGMAPS, ns, PRICE_OVERRIDES_CONFIGMAP);
-    const events = await waitFor("the PriceOverrideRefused Events", async () => {
+    const events = await eventually("the PriceOverrideRefused Events", async () => {
       const l = await client.request<{
         items: { reason: string; type: string; note: string; regarding: { kind: string; uid: string } }[];
       }>("GET", resourcePath(KUBE_EVENTS, ns));

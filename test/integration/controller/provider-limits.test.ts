@@ -20,8 +20,9 @@ import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/context.js";
+import { eventually, eventuallyPasses } from "../../harness/eventually.js";
 import { podScriptAnnotations } from "../../harness/pod-script.js";
-import { clientFor, createAgent, getAgent, startReplica, waitFor, waitForPhase } from "./helpers.js";
+import { clientFor, createAgent, getAgent, startReplica, waitForPhase } from "./helpers.js";
 
 const POD_NAME = "agent-controller-provider-0";
 const MINUTE = 60_000;
@@ -99,6 +100,16 @@ function watchPhases(): void {
   })();
 }
 
+/**
+ * Waits until the watch above has seen each of `names` in `phase`: it reads the API server's
+ * stream behind the GETs of waitForPhase, so `peak` is read only once the watch has caught up.
+ */
+function watchSaw(names: string[], phase: string) {
+  return eventually(`the watch to have seen ${names.join(", ")} ${phase}`, () =>
+    names.every((n) => phases.get(n) === phase),
+  );
+}
+
 const ready = (a: Agent | undefined) => a?.status?.conditions?.find((c) => c.type === "Ready");
 
 async function eventsOf(uid: string | undefined, reason: string) {
@@ -115,7 +126,7 @@ beforeAll(async () => {
   await definition("team-b", "team-b");
   watchPhases();
   replica = await startReplica(client, ns, POD_NAME, { now });
-  await waitFor("leadership", async () => replica?.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica?.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {
@@ -129,7 +140,7 @@ describe("provider limits", () => {
     await stationWith("limited", "team-a", "3s", { providerLimits: { concurrentRuns: 2 } });
     const names = ["c-1", "c-2", "c-3", "c-4", "c-5"];
     for (const n of names) await createAgent(client, ns, n, "limited");
-    const held = await waitFor("a waiting Agent saying why", async () => {
+    const held = await eventually("a waiting Agent saying why", async () => {
       for (const n of names) {
         const a = await getAgent(client, ns, n);
         if (ready(a)?.reason === "ProviderLimitReached") return a;
@@ -139,11 +150,15 @@ describe("provider limits", () => {
     expect(ready(held)?.message).toBe(
       "Station limited allows 2 concurrent runs against anthropic at https://api.anthropic.com (key secret agent-secrets/team-a) (providerLimits.concurrentRuns) and they are all taken; the next run starts when one of them ends",
     );
-    expect((await eventsOf(held?.metadata.uid, "ProviderLimitReached"))[0]).toMatchObject({
-      type: "Normal",
-      note: ready(held)?.message,
+    // The controller's recorder writes Events later (batched, rate-limited): wait for it.
+    await eventuallyPasses("the ProviderLimitReached Event", async () => {
+      expect((await eventsOf(held?.metadata.uid, "ProviderLimitReached"))[0]).toMatchObject({
+        type: "Normal",
+        note: ready(held)?.message,
+      });
     });
     for (const n of names) await waitForPhase(client, ns, n, ["Succeeded"], 180_000);
+    await watchSaw(names, "Succeeded");
     expect(peak.get("limited")).toBe(2);
     // They ran in the order they were created.
     const started = await Promise.all(
@@ -168,7 +183,7 @@ describe("provider limits", () => {
     expect(written).toBe("ok");
 
     await createAgent(client, ns, "t-2", "learned");
-    const held = await waitFor("t-2 held by the throttle", async () => {
+    const held = await eventually("t-2 held by the throttle", async () => {
       const a = await getAgent(client, ns, "t-2");
       return ready(a)?.reason === "ProviderThrottled" ? a : undefined;
     });
@@ -176,7 +191,7 @@ describe("provider limits", () => {
     expect(ready(held)?.message).toBe(
       `anthropic at https://api.anthropic.com (key secret agent-secrets/team-b) answered 429 with retry-after 600 s at ${at} to the run of Agent t-1; no run starts against it before ${until}: the next run starts then`,
     );
-    const event = await waitFor(
+    const event = await eventually(
       "the ProviderThrottled Event",
       async () => (await eventsOf(held?.metadata.uid, "ProviderThrottled"))[0],
     );
@@ -194,7 +209,7 @@ describe("provider limits", () => {
     clockOffsetMs = 11 * MINUTE;
     await waitForPhase(client, ns, "t-2", ["Succeeded"]);
     for (const n of ["t-3", "t-4", "t-5"]) await createAgent(client, ns, n, "learned");
-    const windowHeld = await waitFor("one of t-3..t-5 held by the learned window", async () => {
+    const windowHeld = await eventually("one of t-3..t-5 held by the learned window", async () => {
       for (const n of ["t-3", "t-4", "t-5"]) {
         const a = await getAgent(client, ns, n);
         if (ready(a)?.reason === "ProviderThrottled") return a;
@@ -205,6 +220,7 @@ describe("provider limits", () => {
       `anthropic at https://api.anthropic.com (key secret agent-secrets/team-b) answered 429 with retry-after 600 s at ${at} to the run of Agent t-1; the controller now starts at most 2 concurrent runs against it and they are all taken; the next run starts when one of them ends`,
     );
     for (const n of ["t-3", "t-4", "t-5"]) await waitForPhase(client, ns, n, ["Succeeded"], 120_000);
+    await watchSaw(["t-1", "t-2", "t-3", "t-4", "t-5"], "Succeeded");
     expect(peak.get("learned")).toBe(2);
   });
 
@@ -238,7 +254,7 @@ describe("provider limits", () => {
     expect(first.status?.providerRetries?.last).toMatchObject({ retryAfterSeconds: 3_000_000 });
 
     await createAgent(client, ns, "f-2", "forged");
-    const held = await waitFor("f-2 held by the forged throttle", async () => {
+    const held = await eventually("f-2 held by the forged throttle", async () => {
       const a = await getAgent(client, ns, "f-2");
       return ready(a)?.reason === "ProviderThrottled" ? a : undefined;
     });
@@ -249,7 +265,7 @@ describe("provider limits", () => {
     expect(message).toBe(
       `anthropic at https://api.anthropic.com (key secret agent-secrets/team-c) answered 429 with retry-after 3000000 s (held at most 3600 s, PROVIDER_MAX_HOLD_SECONDS) at ${at} to the run of Agent f-1; no run starts against it before ${until}: the next run starts then`,
     );
-    const event = await waitFor(
+    const event = await eventually(
       "the ProviderThrottled Event",
       async () => (await eventsOf(held?.metadata.uid, "ProviderThrottled"))[0],
     );

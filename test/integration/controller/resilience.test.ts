@@ -16,6 +16,7 @@ import {
   startControlPlane,
 } from "../../harness/cluster.js";
 import { podScriptAnnotations } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import { projectCrdFiles } from "../../harness/global-setup.js";
 import {
   clientFor,
@@ -23,7 +24,6 @@ import {
   createDefinition,
   createStation,
   startReplica,
-  waitFor,
   waitForPhase,
 } from "./helpers.js";
 
@@ -93,7 +93,7 @@ describe("watch + poll resilience", () => {
         });
       await step(
         "leadership",
-        waitFor("leadership", async () => replica.isLeader && replica.controller?.synced, 40_000),
+        eventually("leadership", async () => replica.isLeader && replica.controller?.synced, 40_000),
       );
       await createAgent(client, ns, "g-0", "quick");
       await step("g-0", waitForPhase(client, ns, "g-0", ["Succeeded"], 40_000));
@@ -104,7 +104,7 @@ describe("watch + poll resilience", () => {
         });
       }
       await compactEtcd(plane.stateFile);
-      await waitFor(
+      await eventually(
         "the Agent watch to hit 410 and re-list",
         async () => logs.some((l) => l.startsWith("agents: watch cursor") && l.includes("(410)")),
         30_000,
@@ -167,7 +167,7 @@ describe("watch + poll resilience", () => {
       );
     };
     try {
-      await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+      await eventually("leadership", async () => replica.isLeader && replica.controller?.synced);
       const names = ["m-1", "m-2", "m-3", "m-4", "m-5"];
       for (const n of names) await createAgent(client, ns, n, "slow");
       for (const n of names) await waitForPhase(client, ns, n, ["Running", "Succeeded"]);
@@ -225,15 +225,17 @@ describe("watch + poll resilience", () => {
       );
     };
     try {
-      await waitFor("one leader", async () => leaders().length === 1);
+      await eventually("one leader", async () => leaders().length === 1);
       const names = ["h-1", "h-2", "h-3", "h-4", "h-5"];
       for (const n of names) await createAgent(client, ns, n, "handover");
       for (const n of names) await waitForPhase(client, ns, n, ["Running", "Succeeded"]);
       await restartApiServer(plane.stateFile);
       await allSucceeded(names, 180_000).catch(explain);
-      await waitFor("one synced leader after the restart", async () => leaders().length === 1, 30_000).catch(
-        explain,
-      );
+      await eventually(
+        "one synced leader after the restart",
+        async () => leaders().length === 1,
+        30_000,
+      ).catch(explain);
     } finally {
       await Promise.all(replicas.map((r) => r.stop()));
       await Promise.all(clients.map((c) => c.close()));

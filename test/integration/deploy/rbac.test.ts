@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StagedInstall, stageInstall } from "../../deploy/render.js";
 import { kubeconfigPath } from "../../harness/context.js";
+import { eventuallyPasses } from "../../harness/eventually.js";
 
 const run = promisify(execFile);
 const SA = "system:serviceaccount:ai-agents:agent-controller";
@@ -84,7 +85,15 @@ describe("the shipped install on a real API server", () => {
     ["create", "events.events.k8s.io"],
     ["patch", "events.events.k8s.io"],
   ])("the controller may %s %s", async (verb, resource) => {
-    expect(await canI(verb, resource)).toBe(true);
+    // The API server's RBAC authorizer reads the Roles and bindings through its own cache: a grant
+    // just applied may take a moment to be in effect.
+    await eventuallyPasses(
+      `kubectl auth can-i ${verb} ${resource}`,
+      async () => {
+        expect(await canI(verb, resource)).toBe(true);
+      },
+      30_000,
+    );
   });
 
   // Nothing wider than the code needs (docs/decisions.md D-109).

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { BatchV1Api, CoreV1Api, KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ControlPlane, startControlPlane } from "../../harness/cluster.js";
-import { eventually } from "../../harness/context.js";
+import { eventually, eventuallyPasses } from "../../harness/context.js";
 import { RUNNER_NODE_NAME, RUNNER_SCHEDULING } from "../../harness/pod-runner/index.js";
 
 const run = promisify(execFile);
@@ -252,7 +252,10 @@ describe("pod runner", () => {
       return p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? p : undefined;
     });
     expect(pod.status?.phase).toBe("Running");
-    expect(await log("ready", "main")).toContain("listening");
+    // The runner copies the container's stdout into its log as it comes: not necessarily before the probe.
+    await eventuallyPasses("the ready pod's log", async () => {
+      expect(await log("ready", "main")).toContain("listening");
+    });
     await core.deleteNamespacedPod({ namespace: ns, name: "ready" });
   });
 

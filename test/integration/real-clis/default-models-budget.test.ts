@@ -12,7 +12,7 @@ import { STATIONS } from "../../../src/kube/resources.js";
 import { startGeminiServer } from "../../fakes/models/gemini-generate.js";
 import { startOpenAiResponsesServer } from "../../fakes/models/openai-responses.js";
 import { podReachableHost } from "../../harness/context.js";
-import { waitFor } from "../controller/helpers.js";
+import { eventually } from "../../harness/eventually.js";
 import {
   createAgent,
   createDefinition,
@@ -61,7 +61,7 @@ const spendOf = async (station: string) =>
   (await env.client.get<Station>(STATIONS, env.ns, station))?.status?.spend ?? [];
 
 async function heldByBudget(name: string): Promise<Agent> {
-  return waitFor(
+  return eventually(
     `${name} held by the budget`,
     async () => {
       const a = await env.client.get<Agent>(

@@ -13,6 +13,7 @@ import type { FakeCliScript } from "../../fakes/cli/script.js";
 import {
   agentImage,
   eventually,
+  eventuallyPasses,
   FAKE_CLI_STATION_IMAGE,
   fakeCliEnv,
   kubeConfig,
@@ -263,7 +264,10 @@ describe.skipIf(RUN_POD_SKIP !== "")("the kubelet restarted mid-run", () => {
     const agent = await finishedAgent(env, "survivor", 150_000);
     expect(agent.status?.phase).toBe("Succeeded");
     expect(agent.status?.output).toContain("Finished across a kubelet restart.");
-    const node = await core.readNode({ name: REAL_NODE.nodeName });
-    expect(node.status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
+    // The restarted kubelet posts the node's status on its own beat, not with the pod's.
+    await eventuallyPasses("the real node Ready", async () => {
+      const node = await core.readNode({ name: REAL_NODE.nodeName });
+      expect(node.status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
+    });
   });
 });

@@ -10,6 +10,7 @@ import { readCrds } from "../../../codegen/crd-source.js";
 import { fieldRows } from "../../../codegen/emit-reference.js";
 import { REPO_ROOT } from "../../harness/cluster.js";
 import { kubeconfigPath } from "../../harness/context.js";
+import { eventuallyPasses } from "../../harness/eventually.js";
 
 const run = promisify(execFile);
 
@@ -24,14 +25,18 @@ describe("kubectl explain", () => {
     const crd = crds.find((c) => c.kind === kind);
     const row = fieldRows(crd?.schema ?? {}).find((r) => r.path.replace(/\[\]/g, "") === field);
     expect(row?.description).toBeTruthy();
-    const { stdout } = await run("kubectl", [
-      "--kubeconfig",
-      kubeconfigPath(),
-      "explain",
-      `${kind.toLowerCase()}.${field}`,
-    ]);
-    // kubectl re-wraps the text; compare word by word.
-    const words = (s: string) => s.split(/\s+/).filter(Boolean).join(" ");
-    expect(words(stdout)).toContain(words(row?.description ?? ""));
+    // kubectl explain reads the API server's OpenAPI, which publishes a CRD's schema some time
+    // after the CRD is Established.
+    await eventuallyPasses(`kubectl explain ${kind.toLowerCase()}.${field}`, async () => {
+      const { stdout } = await run("kubectl", [
+        "--kubeconfig",
+        kubeconfigPath(),
+        "explain",
+        `${kind.toLowerCase()}.${field}`,
+      ]);
+      // kubectl re-wraps the text; compare word by word.
+      const words = (s: string) => s.split(/\s+/).filter(Boolean).join(" ");
+      expect(words(stdout)).toContain(words(row?.description ?? ""));
+    });
   });
 });
