@@ -20,6 +20,7 @@ import type { Change } from "./cache.js";
 import { controllingAgent, keysForAgentChanges, keysForJobChanges } from "./change-keys.js";
 import type { ControllerConfig } from "./config.js";
 import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
+import { agentAfterConflict } from "./fresh-after-conflict.js";
 import { gather } from "./gather.js";
 import { abortableSleep, Informer } from "./informer.js";
 import { apiEventWriter } from "./kube-events/api-writer.js";
@@ -363,7 +364,17 @@ export class AgentController {
 
   private async reconcileAgent(name: string): Promise<void> {
     // Read again: a wait for the endpoint may have let the cache move on.
-    const agent = this.agents.cache.get(name);
+    const cached = this.agents.cache.get(name);
+    if (!cached) return;
+    // After a 409, never compute from the refused version again (fresh-after-conflict.ts).
+    const agent = await agentAfterConflict(cached, {
+      conflictedAt: (uid) => this.memory.conflictedAt(uid),
+      reread: (n) => this.d.client.get<Agent>(AGENTS, this.d.config.namespace, n),
+      store: (fresh) => {
+        this.agents.observe(fresh);
+        return this.agents.cache.get(fresh.metadata.name ?? "");
+      },
+    });
     if (!agent) return;
     const uid = agent.metadata.uid ?? "";
     const input = await gather(agent, {

@@ -167,6 +167,28 @@ describe("Executor", () => {
   });
 
   it.each([
+    ["ok", undefined],
+    ["conflict", "7"],
+  ] as const)(
+    "a status patch answered %s leaves the refused version to re-read past: %s",
+    async (outcome, want) => {
+      const { ex, memory } = setup({ patchStatus: async () => outcome });
+      await ex.execute(agent, [
+        { id: "p", type: "patchStatus", agent: ref, resourceVersion: "7", status: { phase: "Running" } },
+      ]);
+      expect(memory.conflictedAt("u-a")).toBe(want);
+    },
+  );
+
+  it("a conflicted finalizer add marks the Agent's version as refused too", async () => {
+    const { ex, memory } = setup({ addFinalizer: async () => "conflict" });
+    await ex.execute(agent, [
+      { id: "f", type: "addFinalizer", agent: ref, finalizer: "agents.re-cinq.com/batch-cleanup" },
+    ]);
+    expect(memory.conflictedAt("u-a")).toBe("7");
+  });
+
+  it.each([
     ["owned by this Agent: adopted", "u-a", true],
     ["owned by another Agent: not adopted", "u-other", false],
   ])("an existing Job %s", async (_n, ownerUid, ok) => {

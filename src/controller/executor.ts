@@ -127,6 +127,8 @@ export class Executor {
           a.resourceVersion,
           a.status as Record<string, unknown>,
         );
+        // The next reconcile must not compute from this version again (fresh-after-conflict.ts).
+        if (outcome === "conflict") this.d.memory.markConflict(a.agent.uid, a.resourceVersion);
         if (outcome !== "ok")
           this.d.log(`${a.agent.name}: status patch ${outcome}; dropped, next reconcile recomputes`);
         return outcome === "ok";
@@ -142,16 +144,18 @@ export class Executor {
       case "deleteJob":
         // docs/decisions.md D-22: the Agent is already Failed; the Job (and its waiting pod) only has to go.
         return this.d.client.delete(JOBS, ns, a.job, { propagationPolicy: "Background" });
-      case "addFinalizer":
-        return (
-          (await this.d.client.addFinalizer(
-            AGENTS,
-            ns,
-            a.agent.name,
-            { finalizers: agent.metadata.finalizers, resourceVersion: agent.metadata.resourceVersion },
-            a.finalizer,
-          )) === "ok"
+      case "addFinalizer": {
+        const outcome = await this.d.client.addFinalizer(
+          AGENTS,
+          ns,
+          a.agent.name,
+          { finalizers: agent.metadata.finalizers, resourceVersion: agent.metadata.resourceVersion },
+          a.finalizer,
         );
+        if (outcome === "conflict")
+          this.d.memory.markConflict(a.agent.uid, agent.metadata.resourceVersion ?? "");
+        return outcome === "ok";
+      }
       case "removeFinalizer":
         return (
           (await this.d.client.jsonPatch(AGENTS, ns, a.agent.name, [
