@@ -139,6 +139,12 @@ export interface BatchSubmitFailure {
   retryAfterMs?: number;
   /** OpenAI: the input file this submit already uploaded; the retry reuses it. */
   inputFileId?: string;
+  /**
+   * Epoch ms the first attempt was sent whose answer was lost after sending (a timeout, a reset, a
+   * 500/502/504): it may have created a batch, which the next attempt looks for before it sends
+   * again (docs/batch-runs.md#a-submit-whose-answer-was-lost). Kept until a submit succeeds.
+   */
+  unansweredSince?: number;
 }
 
 /**
