@@ -5,7 +5,7 @@
  * computed from. The watch brings that newer Agent, but not at once: until it does, the cache still
  * holds X, and a reconcile started meanwhile (by a Job event, a retry, the poll) would compute the
  * same write from the same stale object and send it with X again, to be refused again. The seed
- * (docs/controller.md#watch-poll-and-cache) has the next reconcile recompute from fresh state, so
+ * (docs/controller.md#write-safety) has the next reconcile recompute from fresh state, so
  * while the cache still holds the conflicted version that reconcile reads the Agent from the API
  * server first. A write is never resent with a newer resourceVersion: it is computed again.
  */
