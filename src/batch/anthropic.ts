@@ -22,7 +22,7 @@ import type {
   LostSubmitQuery,
   LostSubmitResult,
 } from "./provider.js";
-import { BatchProviderError } from "./provider.js";
+import { BatchProviderError, settleUnseen } from "./provider.js";
 import { jsonl, record, str, unreadable } from "./read.js";
 
 export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
@@ -194,7 +194,7 @@ export class AnthropicBatchProvider implements BatchProvider {
 
   async cleanup(batchId: string, apiKey: string): Promise<BatchCleanupResult> {
     // Only an ended batch can be deleted; a canceling one is not a failure, just not yet.
-    const batch = await this.getBatch(batchId, apiKey, [404]);
+    const batch = await this.getBatch(batchId, apiKey, [404]).catch(settleUnseen);
     if (batch === undefined) return { state: "done" };
     if (batch.processing_status !== "ended") return { state: "not_settled" };
     await this.http.send({

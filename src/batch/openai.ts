@@ -30,7 +30,7 @@ import type {
   LostSubmitQuery,
   LostSubmitResult,
 } from "./provider.js";
-import { BatchProviderError } from "./provider.js";
+import { BatchProviderError, settleUnseen } from "./provider.js";
 import { jsonl, optStr, record, str, unreadable } from "./read.js";
 
 export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
@@ -281,7 +281,7 @@ export class OpenAIBatchProvider implements BatchProvider {
    * each attempt and a 404 counts as deleted, so a retry after a partial cleanup finishes the rest.
    */
   async cleanup(batchId: string, apiKey: string): Promise<BatchCleanupResult> {
-    const batch = await this.getBatch(batchId, apiKey, [404]);
+    const batch = await this.getBatch(batchId, apiKey, [404]).catch(settleUnseen);
     if (batch === undefined) return { state: "done" };
     if (!SETTLED_STATUSES.has(batch.status)) return { state: "not_settled" };
     const fileIds = [batch.input_file_id, batch.output_file_id, batch.error_file_id]

@@ -108,6 +108,11 @@ export class BatchProviderError extends Error {
    * failing this way may have created a batch.
    */
   mayHaveActed = false;
+  /**
+   * Cleanup: the attempt failed reading whether the batch has settled, before it deleted anything
+   * (docs/batch-runs.md#timeouts-delete-limits: a try made while the batch is still settling is not a failure).
+   */
+  settleUnseen = false;
 
   constructor(
     message: string,
@@ -131,4 +136,10 @@ export class BatchProviderError extends Error {
 
 export function isPermanentHttpStatus(status: number | undefined): boolean {
   return status !== undefined && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
+}
+
+/** Marks a cleanup's failure to read the batch's state (BatchProviderError.settleUnseen) and rethrows it. */
+export function settleUnseen(err: unknown): never {
+  if (err instanceof BatchProviderError) err.settleUnseen = true;
+  throw err;
 }

@@ -302,6 +302,25 @@ describe("Executor batch actions", () => {
       cleanupResult: { state: "failed", error: "boom" },
     });
   });
+
+  it("a cleanup that failed reading the settling batch keeps it settling and says so", async () => {
+    const { ex, memory } = withProvider({
+      cleanup: () => {
+        const err = new BatchProviderError("HTTP 500", 500);
+        err.settleUnseen = true;
+        throw err;
+      },
+    });
+    memory.batchFor("u-a").settling = true;
+    await ex.execute(agent, [
+      { id: "cleanup", type: "cleanupBatch", agent: ref, provider: "anthropic", batchId: "b", apiKey },
+    ]);
+    expect(memory.peekBatch("u-a")).toEqual({
+      lastCleanupAt: 5000,
+      settling: true,
+      cleanupResult: { state: "failed", error: "HTTP 500", settleUnseen: true },
+    });
+  });
 });
 
 // docs/decisions.md D-101 to D-103: what a failed submit or cancel leaves for the core to decide on.
@@ -479,6 +498,7 @@ describe("Executor batch failures", () => {
     const { ex, memory } = run({ cancel: () => undefined });
     const r = await ex.execute(agent, [cancel]);
     expect(r.succeeded).toEqual(["cancel"]);
-    expect(memory.peekBatch("u-a")).toEqual({ cancelledAt: 5000 });
+    // A cancelled batch settles from now on: tries that cannot see it settled are not failures.
+    expect(memory.peekBatch("u-a")).toEqual({ cancelledAt: 5000, settling: true });
   });
 });

@@ -213,6 +213,7 @@ export class Executor {
           const apiKey = await this.apiKey(a.apiKey);
           await this.d.provider(a.provider).cancel(a.batchId, apiKey);
           m.cancelledAt = this.d.now();
+          m.settling = true;
           delete m.cleanupRetryAfterMs;
           return true;
         } catch (err) {
@@ -232,10 +233,19 @@ export class Executor {
         try {
           const apiKey = await this.apiKey(a.apiKey);
           m.cleanupResult = await this.d.provider(a.provider).cleanup(a.batchId, apiKey);
+          if (m.cleanupResult.state === "not_settled") m.settling = true;
+          else delete m.settling;
           delete m.cleanupRetryAfterMs;
           return true;
         } catch (err) {
-          m.cleanupResult = { state: "failed", error: errorText(err) };
+          const unseen = err instanceof BatchProviderError && err.settleUnseen;
+          // Past the settle check, the batch was seen settled: a later failure is a real one.
+          if (!unseen) delete m.settling;
+          m.cleanupResult = {
+            state: "failed",
+            error: errorText(err),
+            ...(unseen ? { settleUnseen: true } : {}),
+          };
           setRetryAfter(m, err);
           return false;
         }
