@@ -22,7 +22,7 @@ import type { ControllerConfig } from "./config.js";
 import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
 import { agentAfterConflict } from "./fresh-after-conflict.js";
 import { gather } from "./gather.js";
-import { abortableSleep, Informer } from "./informer.js";
+import { abortableSleep, Informer, type InformerState } from "./informer.js";
 import { apiEventWriter } from "./kube-events/api-writer.js";
 import { EventRecorder, type KubeEventRecorder } from "./kube-events/recorder.js";
 import { RunMemory } from "./memory.js";
@@ -51,6 +51,16 @@ export interface ControllerDeps {
   workers?: number;
   /** Observes every executed reconcile (tests, bench). */
   onReconciled?: (agent: string, report: ExecutionReport) => void;
+  /** The caches and watch cursors of this replica's previous term, to resume from (process.ts). */
+  resume?: ControllerCaches;
+}
+
+/** The four informers' caches and watch cursors, carried from one leadership term to the next. */
+export interface ControllerCaches {
+  agents?: InformerState<Agent>;
+  stations?: InformerState<Station>;
+  definitions?: InformerState<AgentDefinition>;
+  jobs?: InformerState<V1Job>;
 }
 
 export class AgentController {
@@ -124,6 +134,7 @@ export class AgentController {
     this.agents = new Informer<Agent>({
       ...common,
       resource: AGENTS,
+      resume: d.resume?.agents,
       fullPageSize: t.agentListPageSize,
       transform: cachedAgent,
       onChanges: (ch) => this.onAgentChanges(ch),
@@ -133,6 +144,7 @@ export class AgentController {
     this.stations = new Informer<Station>({
       ...common,
       resource: STATIONS,
+      resume: d.resume?.stations,
       transform: cachedStation,
       onChanges: (ch) => {
         for (const x of ch) {
@@ -144,6 +156,7 @@ export class AgentController {
     this.definitions = new Informer<AgentDefinition>({
       ...common,
       resource: AGENT_DEFINITIONS,
+      resume: d.resume?.definitions,
       transform: cachedDefinition,
       onChanges: (ch) => {
         // A changed recipe (its key, its base URL) may move its Stations' waiting Agents to another endpoint.
@@ -158,6 +171,7 @@ export class AgentController {
     this.jobs = new Informer<V1Job>({
       ...common,
       resource: JOBS,
+      resume: d.resume?.jobs,
       labelSelector: JOB_SELECTOR,
       transform: cachedJob,
       // Nothing reads the Job of a finished Agent again (gather reads Jobs of Running runs only).
@@ -199,6 +213,16 @@ export class AgentController {
         this.log(`${key}: reconcile error, retrying: ${String(err)}`);
       },
     });
+  }
+
+  /** The caches and cursors for the next term (those of informers that have synced). */
+  caches(): ControllerCaches {
+    return {
+      agents: this.agents.state(),
+      stations: this.stations.state(),
+      definitions: this.definitions.state(),
+      jobs: this.jobs.state(),
+    };
   }
 
   /** True once every cache has been filled by its first LIST. */
