@@ -5,14 +5,24 @@
 import type { components } from "../../generated/providers/anthropic.js";
 import { findResultLine, translateAnthropicResult } from "./anthropic-lines.js";
 import { type HttpClient, type ProviderClientOptions, vendorHttpClient } from "./http.js";
+import {
+  inLostWindow,
+  LOST_SUBMIT_MAX_PAGES,
+  LOST_SUBMIT_PAGE_SIZE,
+  LOST_SUBMIT_SLACK_MS,
+  readCreated,
+  undecidedAfterPages,
+} from "./lost-submit.js";
 import type {
   BatchCleanupResult,
   BatchPollResult,
   BatchProvider,
   BatchSubmitRequest,
   BatchSubmitResult,
+  LostSubmitQuery,
+  LostSubmitResult,
 } from "./provider.js";
-import { BatchProviderError } from "./provider.js";
+import { BatchProviderError, settleUnseen } from "./provider.js";
 import { jsonl, record, str, unreadable } from "./read.js";
 
 export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
@@ -67,7 +77,66 @@ export class AnthropicBatchProvider implements BatchProvider {
       headers: this.headers(req.apiKey),
       json: anthropicCreateBody(req),
     });
-    return { batchId: str(V, record(V, body, "batch").id, "batch.id") };
+    return readCreated(() => ({ batchId: str(V, record(V, body, "batch").id, "batch.id") }));
+  }
+
+  /**
+   * Anthropic lists batches without their requests, so a batch cannot be matched to the Agent by
+   * its custom_id until its results exist. The candidates are the batches of exactly one request
+   * created in the lost attempt's window (the listing is newest first); an ended candidate is the
+   * Agent's when its result line carries the Agent's uid; while a candidate has not ended, the
+   * question stays open (undecided) rather than risking a second batch or adopting someone
+   * else's (docs/batch-runs.md#a-submit-whose-answer-was-lost).
+   */
+  async findLostSubmit(q: LostSubmitQuery): Promise<LostSubmitResult> {
+    const running: string[] = [];
+    let afterId: string | undefined;
+    for (let page = 0; page < LOST_SUBMIT_MAX_PAGES; page++) {
+      const { body } = await this.http.json({
+        method: "GET",
+        path: `/v1/messages/batches?limit=${LOST_SUBMIT_PAGE_SIZE}${afterId ? `&after_id=${encodeURIComponent(afterId)}` : ""}`,
+        headers: this.headers(q.apiKey),
+      });
+      const list = record(V, body, "batch list");
+      const data = Array.isArray(list.data) ? list.data : [];
+      let older = false;
+      for (const item of data) {
+        const b = record(V, item, "listed batch");
+        const created = Date.parse(str(V, b.created_at, "batch.created_at"));
+        if (created > q.until + LOST_SUBMIT_SLACK_MS) continue;
+        if (!inLostWindow(created, q.since, q.until)) {
+          older = true;
+          break;
+        }
+        if (requestCount(b.request_counts) !== 1) continue;
+        const id = str(V, b.id, "batch.id");
+        if (b.processing_status !== "ended") {
+          running.push(id);
+          continue;
+        }
+        if (typeof b.results_url !== "string" || b.results_url === "") continue;
+        const res = await this.http.send({
+          method: "GET",
+          path: b.results_url,
+          headers: { ...this.headers(q.apiKey), accept: "application/binary" },
+          passStatuses: [404],
+        });
+        if (res.status === 404) continue;
+        if (findResultLine(jsonl(V, res.text, "results"), q.agentUid) !== undefined) {
+          return { state: "found", batchId: id };
+        }
+      }
+      if (older || list.has_more !== true || typeof list.last_id !== "string") {
+        return running.length > 0
+          ? {
+              state: "undecided",
+              reason: `${V}: batch ${running.join(", ")} was created when the submit's answer was lost and has not ended; whether it is this Agent's shows in its results`,
+            }
+          : { state: "none" };
+      }
+      afterId = list.last_id;
+    }
+    return undecidedAfterPages(V, "the end of the lost attempt's window");
   }
 
   private async getBatch(batchId: string, apiKey: string, passStatuses?: number[]) {
@@ -125,7 +194,7 @@ export class AnthropicBatchProvider implements BatchProvider {
 
   async cleanup(batchId: string, apiKey: string): Promise<BatchCleanupResult> {
     // Only an ended batch can be deleted; a canceling one is not a failure, just not yet.
-    const batch = await this.getBatch(batchId, apiKey, [404]);
+    const batch = await this.getBatch(batchId, apiKey, [404]).catch(settleUnseen);
     if (batch === undefined) return { state: "done" };
     if (batch.processing_status !== "ended") return { state: "not_settled" };
     await this.http.send({
@@ -136,4 +205,10 @@ export class AnthropicBatchProvider implements BatchProvider {
     });
     return { state: "done" };
   }
+}
+
+/** How many requests a listed batch holds: the sum of its request_counts. */
+function requestCount(counts: unknown): number {
+  if (typeof counts !== "object" || counts === null) return 0;
+  return Object.values(counts).reduce<number>((n, v) => n + (typeof v === "number" ? v : 0), 0);
 }

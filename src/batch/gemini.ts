@@ -5,12 +5,20 @@
 import type { components } from "../../generated/providers/gemini.js";
 import { geminiBatchState, isGeminiTerminal, translateGeminiOperation } from "./gemini-lines.js";
 import { type HttpClient, type ProviderClientOptions, vendorHttpClient } from "./http.js";
+import {
+  LOST_SUBMIT_MAX_PAGES,
+  LOST_SUBMIT_PAGE_SIZE,
+  readCreated,
+  undecidedAfterPages,
+} from "./lost-submit.js";
 import type {
   BatchCleanupResult,
   BatchPollResult,
   BatchProvider,
   BatchSubmitRequest,
   BatchSubmitResult,
+  LostSubmitQuery,
+  LostSubmitResult,
 } from "./provider.js";
 import { BatchProviderError } from "./provider.js";
 import { record, str, unreadable } from "./read.js";
@@ -78,11 +86,39 @@ export class GeminiBatchProvider implements BatchProvider {
       headers: this.headers(req.apiKey),
       json: geminiCreateBody(req),
     });
-    const name = str(V, record(V, body, "operation").name, "operation.name");
-    const match = /^batches\/(.+)$/.exec(name);
-    if (match?.[1] === undefined)
-      throw unreadable(V, `operation.name ${JSON.stringify(name)} is not batches/<id>`);
-    return { batchId: match[1] };
+    return readCreated(() => ({
+      batchId: batchIdOf(str(V, record(V, body, "operation").name, "operation.name")),
+    }));
+  }
+
+  /**
+   * The batch's displayName is the Agent's uid (geminiCreateBody), so the listing says exactly
+   * whether the lost attempt created one. The listing's order is not documented: every page is
+   * read, up to LOST_SUBMIT_MAX_PAGES.
+   */
+  async findLostSubmit(q: LostSubmitQuery): Promise<LostSubmitResult> {
+    let pageToken: string | undefined;
+    for (let page = 0; page < LOST_SUBMIT_MAX_PAGES; page++) {
+      const { body } = await this.http.json({
+        method: "GET",
+        path: `/v1beta/batches?pageSize=${LOST_SUBMIT_PAGE_SIZE}${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ""}`,
+        headers: this.headers(q.apiKey),
+      });
+      const list = record(V, body, "batch list");
+      for (const item of Array.isArray(list.operations) ? list.operations : []) {
+        const op = record(V, item, "listed operation");
+        const meta = op.metadata;
+        const displayName =
+          typeof meta === "object" && meta !== null
+            ? (meta as Record<string, unknown>).displayName
+            : undefined;
+        if (displayName === q.agentUid)
+          return { state: "found", batchId: batchIdOf(str(V, op.name, "operation.name")) };
+      }
+      if (typeof list.nextPageToken !== "string" || list.nextPageToken === "") return { state: "none" };
+      pageToken = list.nextPageToken;
+    }
+    return undecidedAfterPages(V, `a batch named ${q.agentUid}`);
   }
 
   private async getOperation(batchId: string, apiKey: string, passStatuses?: number[]) {
@@ -133,4 +169,12 @@ export class GeminiBatchProvider implements BatchProvider {
     });
     return { state: "done" };
   }
+}
+
+/** The <id> of an operation named batches/<id>. */
+function batchIdOf(name: string): string {
+  const match = /^batches\/(.+)$/.exec(name);
+  if (match?.[1] === undefined)
+    throw unreadable(V, `operation.name ${JSON.stringify(name)} is not batches/<id>`);
+  return match[1];
 }

@@ -92,11 +92,20 @@ export class HttpClient {
       retryAfter = parseRetryAfter(res.headers.get("retry-after-ms"), res.headers.get("retry-after"));
       text = await res.text();
     } catch (err) {
-      throw new BatchProviderError(`${what}: request failed: ${transportMessage(err, this.timeoutMs)}`);
+      const e = new BatchProviderError(`${what}: request failed: ${transportMessage(err, this.timeoutMs)}`);
+      e.mayHaveActed = !neverSent(err);
+      throw e;
     }
     if ((status >= 200 && status < 300) || req.passStatuses?.includes(status)) return { status, text };
     const detail = this.options.describeError(safeParse(text));
-    throw new BatchProviderError(`${what}: HTTP ${status}${detail ? `: ${detail}` : ""}`, status, retryAfter);
+    const e = new BatchProviderError(
+      `${what}: HTTP ${status}${detail ? `: ${detail}` : ""}`,
+      status,
+      retryAfter,
+    );
+    // A server error or a gateway's may come after the work was done; a throttle (429, 503, 529) refuses before it.
+    e.mayHaveActed = ACTED_MAYBE_STATUSES.has(status);
+    throw e;
   }
 
   /** send + JSON.parse; an unreadable 2xx body is a BatchProviderError like any other poll error. */
@@ -106,10 +115,13 @@ export class HttpClient {
     try {
       return { status: res.status, body: JSON.parse(res.text) };
     } catch {
-      throw new BatchProviderError(
+      const e = new BatchProviderError(
         `${this.options.vendor} ${req.method} ${describePath(this.url(req.path))}: response is not JSON`,
         res.status,
       );
+      // A 2xx came back: the provider did act, only its answer is unreadable.
+      e.mayHaveActed = true;
+      throw e;
     }
   }
 }
@@ -128,6 +140,24 @@ function safeParse(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+const ACTED_MAYBE_STATUSES = new Set([500, 502, 504]);
+
+/** Failures before the request could reach the provider: no connection was ever made. */
+const NOT_CONNECTED_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+function neverSent(err: unknown): boolean {
+  const cause = err instanceof Error ? (err as { cause?: unknown }).cause : undefined;
+  const code = cause instanceof Error ? (cause as { code?: unknown }).code : undefined;
+  return typeof code === "string" && NOT_CONNECTED_CODES.has(code);
 }
 
 function transportMessage(err: unknown, timeoutMs: number): string {

@@ -7,6 +7,13 @@ import { FormData } from "undici";
 import type { components } from "../../generated/providers/openai.js";
 import { type HttpClient, type ProviderClientOptions, vendorHttpClient } from "./http.js";
 import {
+  LOST_SUBMIT_MAX_PAGES,
+  LOST_SUBMIT_PAGE_SIZE,
+  LOST_SUBMIT_SLACK_MS,
+  readCreated,
+  undecidedAfterPages,
+} from "./lost-submit.js";
+import {
   batchEndReason,
   codexFailure,
   findOutputLine,
@@ -20,8 +27,10 @@ import type {
   BatchProvider,
   BatchSubmitRequest,
   BatchSubmitResult,
+  LostSubmitQuery,
+  LostSubmitResult,
 } from "./provider.js";
-import { BatchProviderError } from "./provider.js";
+import { BatchProviderError, settleUnseen } from "./provider.js";
 import { jsonl, optStr, record, str, unreadable } from "./read.js";
 
 export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
@@ -95,7 +104,7 @@ export class OpenAIBatchProvider implements BatchProvider {
         headers: this.headers(req.apiKey),
         json: openaiCreateBatchBody(fileId, req.agentUid),
       });
-      return { batchId: str(V, record(V, created.body, "batch").id, "batch.id") };
+      return readCreated(() => ({ batchId: str(V, record(V, created.body, "batch").id, "batch.id") }));
     } catch (err) {
       if (err instanceof BatchProviderError && !err.permanent) {
         // A retry creates its batch over this same upload: one file per Agent, however many tries.
@@ -106,6 +115,65 @@ export class OpenAIBatchProvider implements BatchProvider {
       await this.deleteFile(fileId, req.apiKey).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * The batch carries the Agent's uid as metadata.agent_uid (openaiCreateBatchBody), so the
+   * listing (newest first) says whether the lost attempt created one. When it did not, an input
+   * file the lost attempt uploaded (named <uid>.jsonl) is reused, so the Agent keeps one file;
+   * any further such file is deleted.
+   */
+  async findLostSubmit(q: LostSubmitQuery): Promise<LostSubmitResult> {
+    const batch = await this.findListed("/batches?", q, (b) => {
+      const meta = b.metadata;
+      const uid =
+        typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>).agent_uid : undefined;
+      return uid === q.agentUid || (q.inputFileId !== undefined && b.input_file_id === q.inputFileId);
+    });
+    if (batch === "too_many") return undecidedAfterPages(V, `a batch with metadata.agent_uid ${q.agentUid}`);
+    if (batch.length > 0) return { state: "found", batchId: str(V, batch[0]?.id, "batch.id") };
+    if (q.inputFileId !== undefined) return { state: "none", inputFileId: q.inputFileId };
+    const filename = `${q.agentUid}.jsonl`;
+    const files = await this.findListed(
+      "/files?purpose=batch&order=desc&",
+      q,
+      (f) => f.filename === filename,
+    );
+    if (files === "too_many") return undecidedAfterPages(V, `an input file named ${filename}`);
+    const [keep, ...extra] = files.map((f) => str(V, f.id, "file.id"));
+    for (const id of extra) await this.deleteFile(id, q.apiKey).catch(() => undefined);
+    return keep === undefined ? { state: "none" } : { state: "none", inputFileId: keep };
+  }
+
+  /**
+   * The items of a newest-first listing that `match`, from the newest down to the lost attempt's
+   * window; "too_many" when LOST_SUBMIT_MAX_PAGES pages did not reach it.
+   */
+  private async findListed(
+    path: string,
+    q: LostSubmitQuery,
+    match: (item: Record<string, unknown>) => boolean,
+  ): Promise<Record<string, unknown>[] | "too_many"> {
+    const found: Record<string, unknown>[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < LOST_SUBMIT_MAX_PAGES; page++) {
+      const { body } = await this.http.json({
+        method: "GET",
+        path: `${path}limit=${LOST_SUBMIT_PAGE_SIZE}${after ? `&after=${encodeURIComponent(after)}` : ""}`,
+        headers: this.headers(q.apiKey),
+      });
+      const list = record(V, body, "list");
+      let older = false;
+      for (const entry of Array.isArray(list.data) ? list.data : []) {
+        const item = record(V, entry, "listed item");
+        const created = typeof item.created_at === "number" ? item.created_at * 1000 : Number.NaN;
+        if (created < q.since - LOST_SUBMIT_SLACK_MS) older = true;
+        else if (match(item)) found.push(item);
+      }
+      if (older || list.has_more !== true || typeof list.last_id !== "string") return found;
+      after = list.last_id;
+    }
+    return "too_many";
   }
 
   private async upload(req: BatchSubmitRequest): Promise<string> {
@@ -119,7 +187,7 @@ export class OpenAIBatchProvider implements BatchProvider {
       headers: this.headers(req.apiKey),
       form,
     });
-    return str(V, record(V, uploaded.body, "file").id, "file.id");
+    return readCreated(() => str(V, record(V, uploaded.body, "file").id, "file.id"));
   }
 
   private async getBatch(
@@ -213,7 +281,7 @@ export class OpenAIBatchProvider implements BatchProvider {
    * each attempt and a 404 counts as deleted, so a retry after a partial cleanup finishes the rest.
    */
   async cleanup(batchId: string, apiKey: string): Promise<BatchCleanupResult> {
-    const batch = await this.getBatch(batchId, apiKey, [404]);
+    const batch = await this.getBatch(batchId, apiKey, [404]).catch(settleUnseen);
     if (batch === undefined) return { state: "done" };
     if (!SETTLED_STATUSES.has(batch.status)) return { state: "not_settled" };
     const fileIds = [batch.input_file_id, batch.output_file_id, batch.error_file_id]

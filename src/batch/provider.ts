@@ -58,6 +58,29 @@ export type BatchCleanupResult =
   /** The batch has not settled yet (canceling / cancelling); not a failure, try again later. */
   | { state: "not_settled" };
 
+/**
+ * A submit whose answer was lost after the request was sent (docs/batch-runs.md#a-submit-whose-answer-was-lost):
+ * the attempt may have created a batch. `since` is when the first such attempt was sent, `until`
+ * when the last one failed (epoch ms, the controller's clock).
+ */
+export interface LostSubmitQuery {
+  agentUid: string;
+  apiKey: string;
+  since: number;
+  until: number;
+  /** OpenAI: the input file the lost attempt created its batch over, when the upload was answered. */
+  inputFileId?: string;
+}
+
+/** What the provider holds of a lost submit. */
+export type LostSubmitResult =
+  /** The lost attempt created this batch: it is the Agent's, adopted instead of a second one. */
+  | { state: "found"; batchId: string }
+  /** No batch of the Agent exists: the submit is sent again (OpenAI: over this upload when one was found). */
+  | { state: "none"; inputFileId?: string }
+  /** Cannot be told yet (Anthropic: a candidate batch has not ended); asked again after the back-off. */
+  | { state: "undecided"; reason: string };
+
 export interface BatchProvider {
   readonly name: BatchProviderName;
   submit(req: BatchSubmitRequest): Promise<BatchSubmitResult>;
@@ -72,11 +95,24 @@ export interface BatchProvider {
    * no retry will use it. Gone already (404) is not an error. Vendors without uploads omit it.
    */
   discardUpload?(fileId: string, apiKey: string): Promise<void>;
+  /** Finds the batch a submit whose answer was lost may have created, before any resend. */
+  findLostSubmit(q: LostSubmitQuery): Promise<LostSubmitResult>;
 }
 
 export class BatchProviderError extends Error {
   /** OpenAI submit: the uploaded input file a retry should reuse (the batch create failed transiently). */
   inputFileId?: string;
+  /**
+   * The request was sent and no usable answer came back (a timeout or reset after sending, a 500,
+   * 502 or 504, a 2xx body that could not be read): the provider may have acted on it. A create
+   * failing this way may have created a batch.
+   */
+  mayHaveActed = false;
+  /**
+   * Cleanup: the attempt failed reading whether the batch has settled, before it deleted anything
+   * (docs/batch-runs.md#timeouts-delete-limits: a try made while the batch is still settling is not a failure).
+   */
+  settleUnseen = false;
 
   constructor(
     message: string,
@@ -100,4 +136,10 @@ export class BatchProviderError extends Error {
 
 export function isPermanentHttpStatus(status: number | undefined): boolean {
   return status !== undefined && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
+}
+
+/** Marks a cleanup's failure to read the batch's state (BatchProviderError.settleUnseen) and rethrows it. */
+export function settleUnseen(err: unknown): never {
+  if (err instanceof BatchProviderError) err.settleUnseen = true;
+  throw err;
 }

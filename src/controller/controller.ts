@@ -21,8 +21,9 @@ import { controllingAgent, keysForAgentChanges, keysForJobChanges } from "./chan
 import type { ControllerConfig } from "./config.js";
 import { ReconcileContainment } from "./containment.js";
 import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
+import { agentAfterConflict } from "./fresh-after-conflict.js";
 import { gather } from "./gather.js";
-import { abortableSleep, Informer } from "./informer.js";
+import { abortableSleep, Informer, type InformerState } from "./informer.js";
 import { apiEventWriter } from "./kube-events/api-writer.js";
 import { EventRecorder, type KubeEventRecorder } from "./kube-events/recorder.js";
 import { RunMemory } from "./memory.js";
@@ -51,6 +52,16 @@ export interface ControllerDeps {
   workers?: number;
   /** Observes every executed reconcile (tests, bench). */
   onReconciled?: (agent: string, report: ExecutionReport) => void;
+  /** The caches and watch cursors of this replica's previous term, to resume from (process.ts). */
+  resume?: ControllerCaches;
+}
+
+/** The four informers' caches and watch cursors, carried from one leadership term to the next. */
+export interface ControllerCaches {
+  agents?: InformerState<Agent>;
+  stations?: InformerState<Station>;
+  definitions?: InformerState<AgentDefinition>;
+  jobs?: InformerState<V1Job>;
 }
 
 export class AgentController {
@@ -129,6 +140,7 @@ export class AgentController {
     this.agents = new Informer<Agent>({
       ...common,
       resource: AGENTS,
+      resume: d.resume?.agents,
       fullPageSize: t.agentListPageSize,
       transform: cachedAgent,
       onChanges: (ch) => this.onAgentChanges(ch),
@@ -138,6 +150,7 @@ export class AgentController {
     this.stations = new Informer<Station>({
       ...common,
       resource: STATIONS,
+      resume: d.resume?.stations,
       transform: cachedStation,
       onChanges: (ch) => {
         for (const x of ch) {
@@ -149,6 +162,7 @@ export class AgentController {
     this.definitions = new Informer<AgentDefinition>({
       ...common,
       resource: AGENT_DEFINITIONS,
+      resume: d.resume?.definitions,
       transform: cachedDefinition,
       onChanges: (ch) => {
         // A changed recipe (its key, its base URL) may move its Stations' waiting Agents to another endpoint.
@@ -163,6 +177,7 @@ export class AgentController {
     this.jobs = new Informer<V1Job>({
       ...common,
       resource: JOBS,
+      resume: d.resume?.jobs,
       labelSelector: JOB_SELECTOR,
       transform: cachedJob,
       // Nothing reads the Job of a finished Agent again (gather reads Jobs of Running runs only).
@@ -204,6 +219,16 @@ export class AgentController {
         this.log(`${key}: reconcile error, retrying: ${String(err)}`);
       },
     });
+  }
+
+  /** The caches and cursors for the next term (those of informers that have synced). */
+  caches(): ControllerCaches {
+    return {
+      agents: this.agents.state(),
+      stations: this.stations.state(),
+      definitions: this.definitions.state(),
+      jobs: this.jobs.state(),
+    };
   }
 
   /** True once every cache has been filled by its first LIST. */
@@ -370,7 +395,17 @@ export class AgentController {
 
   private async reconcileAgent(name: string): Promise<void> {
     // Read again: a wait for the endpoint may have let the cache move on.
-    const agent = this.agents.cache.get(name);
+    const cached = this.agents.cache.get(name);
+    if (!cached) return;
+    // After a 409, never compute from the refused version again (fresh-after-conflict.ts).
+    const agent = await agentAfterConflict(cached, {
+      conflictedAt: (uid) => this.memory.conflictedAt(uid),
+      reread: (n) => this.d.client.get<Agent>(AGENTS, this.d.config.namespace, n),
+      store: (fresh) => {
+        this.agents.observe(fresh);
+        return this.agents.cache.get(fresh.metadata.name ?? "");
+      },
+    });
     if (!agent) return;
     const uid = agent.metadata.uid ?? "";
     const input = await gather(agent, {

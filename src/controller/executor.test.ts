@@ -167,6 +167,28 @@ describe("Executor", () => {
   });
 
   it.each([
+    ["ok", undefined],
+    ["conflict", "7"],
+  ] as const)(
+    "a status patch answered %s leaves the refused version to re-read past: %s",
+    async (outcome, want) => {
+      const { ex, memory } = setup({ patchStatus: async () => outcome });
+      await ex.execute(agent, [
+        { id: "p", type: "patchStatus", agent: ref, resourceVersion: "7", status: { phase: "Running" } },
+      ]);
+      expect(memory.conflictedAt("u-a")).toBe(want);
+    },
+  );
+
+  it("a conflicted finalizer add marks the Agent's version as refused too", async () => {
+    const { ex, memory } = setup({ addFinalizer: async () => "conflict" });
+    await ex.execute(agent, [
+      { id: "f", type: "addFinalizer", agent: ref, finalizer: "agents.re-cinq.com/batch-cleanup" },
+    ]);
+    expect(memory.conflictedAt("u-a")).toBe("7");
+  });
+
+  it.each([
     ["owned by this Agent: adopted", "u-a", true],
     ["owned by another Agent: not adopted", "u-other", false],
   ])("an existing Job %s", async (_n, ownerUid, ok) => {
@@ -278,6 +300,25 @@ describe("Executor batch actions", () => {
     expect(memory.peekBatch("u-a")).toEqual({
       lastCleanupAt: 5000,
       cleanupResult: { state: "failed", error: "boom" },
+    });
+  });
+
+  it("a cleanup that failed reading the settling batch keeps it settling and says so", async () => {
+    const { ex, memory } = withProvider({
+      cleanup: () => {
+        const err = new BatchProviderError("HTTP 500", 500);
+        err.settleUnseen = true;
+        throw err;
+      },
+    });
+    memory.batchFor("u-a").settling = true;
+    await ex.execute(agent, [
+      { id: "cleanup", type: "cleanupBatch", agent: ref, provider: "anthropic", batchId: "b", apiKey },
+    ]);
+    expect(memory.peekBatch("u-a")).toEqual({
+      lastCleanupAt: 5000,
+      settling: true,
+      cleanupResult: { state: "failed", error: "HTTP 500", settleUnseen: true },
     });
   });
 });
@@ -457,6 +498,7 @@ describe("Executor batch failures", () => {
     const { ex, memory } = run({ cancel: () => undefined });
     const r = await ex.execute(agent, [cancel]);
     expect(r.succeeded).toEqual(["cancel"]);
-    expect(memory.peekBatch("u-a")).toEqual({ cancelledAt: 5000 });
+    // A cancelled batch settles from now on: tries that cannot see it settled are not failures.
+    expect(memory.peekBatch("u-a")).toEqual({ cancelledAt: 5000, settling: true });
   });
 });

@@ -127,6 +127,8 @@ export class Executor {
           a.resourceVersion,
           a.status as Record<string, unknown>,
         );
+        // The next reconcile must not compute from this version again (fresh-after-conflict.ts).
+        if (outcome === "conflict") this.d.memory.markConflict(a.agent.uid, a.resourceVersion);
         if (outcome !== "ok")
           this.d.log(`${a.agent.name}: status patch ${outcome}; dropped, next reconcile recomputes`);
         return outcome === "ok";
@@ -142,16 +144,18 @@ export class Executor {
       case "deleteJob":
         // docs/decisions.md D-22: the Agent is already Failed; the Job (and its waiting pod) only has to go.
         return this.d.client.delete(JOBS, ns, a.job, { propagationPolicy: "Background" });
-      case "addFinalizer":
-        return (
-          (await this.d.client.addFinalizer(
-            AGENTS,
-            ns,
-            a.agent.name,
-            { finalizers: agent.metadata.finalizers, resourceVersion: agent.metadata.resourceVersion },
-            a.finalizer,
-          )) === "ok"
+      case "addFinalizer": {
+        const outcome = await this.d.client.addFinalizer(
+          AGENTS,
+          ns,
+          a.agent.name,
+          { finalizers: agent.metadata.finalizers, resourceVersion: agent.metadata.resourceVersion },
+          a.finalizer,
         );
+        if (outcome === "conflict")
+          this.d.memory.markConflict(a.agent.uid, agent.metadata.resourceVersion ?? "");
+        return outcome === "ok";
+      }
       case "removeFinalizer":
         return (
           (await this.d.client.jsonPatch(AGENTS, ns, a.agent.name, [
@@ -162,10 +166,11 @@ export class Executor {
       case "submitBatch": {
         const m = this.d.memory.batchFor(a.agent.uid);
         report.reconcileAgain = true;
+        const sentAt = this.d.now();
         try {
           const apiKey = await this.apiKey(a.apiKey);
-          const res = await this.d.provider(a.provider).submit({ ...a.request, apiKey });
-          m.submitted = { batchId: res.batchId, at: this.d.now() };
+          const res = await this.submitOnce(a, apiKey, m.submitFailure);
+          m.submitted = res;
           delete m.submitFailure;
           this.d.memory.markIssued(a.agent.name, agent.spec.stationRef);
           this.d.onRunStarted?.(a.agent.name);
@@ -175,7 +180,13 @@ export class Executor {
             this.d.onBatchThrottled?.(a.agent.name, err.status, err.retryAfterSeconds);
           }
           // docs/decisions.md D-101: the core fails the Agent (permanent) or waits and retries (transient) from this.
-          m.submitFailure = submitFailureOf(err, m.submitFailure, this.d.now(), a.request.inputFileId);
+          m.submitFailure = submitFailureOf(
+            err,
+            m.submitFailure,
+            this.d.now(),
+            a.request.inputFileId,
+            sentAt,
+          );
           this.d.log(
             `${a.agent.name}: batch submit failed (${m.submitFailure.permanent ? "permanent" : "transient"}): ${m.submitFailure.message}`,
           );
@@ -202,6 +213,7 @@ export class Executor {
           const apiKey = await this.apiKey(a.apiKey);
           await this.d.provider(a.provider).cancel(a.batchId, apiKey);
           m.cancelledAt = this.d.now();
+          m.settling = true;
           delete m.cleanupRetryAfterMs;
           return true;
         } catch (err) {
@@ -221,10 +233,19 @@ export class Executor {
         try {
           const apiKey = await this.apiKey(a.apiKey);
           m.cleanupResult = await this.d.provider(a.provider).cleanup(a.batchId, apiKey);
+          if (m.cleanupResult.state === "not_settled") m.settling = true;
+          else delete m.settling;
           delete m.cleanupRetryAfterMs;
           return true;
         } catch (err) {
-          m.cleanupResult = { state: "failed", error: errorText(err) };
+          const unseen = err instanceof BatchProviderError && err.settleUnseen;
+          // Past the settle check, the batch was seen settled: a later failure is a real one.
+          if (!unseen) delete m.settling;
+          m.cleanupResult = {
+            state: "failed",
+            error: errorText(err),
+            ...(unseen ? { settleUnseen: true } : {}),
+          };
           setRetryAfter(m, err);
           return false;
         }
@@ -255,6 +276,46 @@ export class Executor {
       case "recordSpend":
         return this.recordSpend(a);
     }
+  }
+
+  /**
+   * One submit per Agent (the batch seed): when an earlier attempt's answer was lost after it was
+   * sent, the batch it may have created is looked for first and adopted, with the lost attempt's
+   * time as its submit time; the request is sent again only once the provider shows none
+   * (docs/batch-runs.md#a-submit-whose-answer-was-lost). An undecided search fails this attempt
+   * as transient, so the Pending back-off asks again later.
+   */
+  private async submitOnce(
+    a: Extract<Action, { type: "submitBatch" }>,
+    apiKey: string,
+    previous: BatchSubmitFailure | undefined,
+  ): Promise<{ batchId: string; at: number }> {
+    const provider = this.d.provider(a.provider);
+    let inputFileId = a.request.inputFileId;
+    const since = previous?.unansweredSince;
+    if (since !== undefined) {
+      const lost = await provider.findLostSubmit({
+        agentUid: a.agent.uid,
+        apiKey,
+        since,
+        until: previous?.at ?? since,
+        ...(inputFileId !== undefined ? { inputFileId } : {}),
+      });
+      if (lost.state === "found") {
+        this.d.log(
+          `${a.agent.name}: the submit whose answer was lost created batch ${lost.batchId}; adopted`,
+        );
+        return { batchId: lost.batchId, at: since };
+      }
+      if (lost.state === "undecided") throw new LostSubmitUndecided(lost.reason);
+      inputFileId = lost.inputFileId ?? inputFileId;
+    }
+    const res = await provider.submit({
+      ...a.request,
+      ...(inputFileId !== undefined ? { inputFileId } : {}),
+      apiKey,
+    });
+    return { batchId: res.batchId, at: this.d.now() };
   }
 
   /**
@@ -348,6 +409,14 @@ export class Executor {
   }
 }
 
+/** A lost submit's batch could not be told yet: the attempt fails as transient and keeps the question open. */
+export class LostSubmitUndecided extends Error {
+  constructor(reason: string) {
+    super(`batch submit answer lost; not sent again yet: ${reason}`);
+    this.name = "LostSubmitUndecided";
+  }
+}
+
 /** The provider API key could not be read; `permanent` when only a change to agent-secrets can help. */
 export class ApiKeyUnavailable extends Error {
   constructor(
@@ -395,9 +464,13 @@ export function submitFailureOf(
   previous: BatchSubmitFailure | undefined,
   now: number,
   reusedInputFileId?: string,
+  sentAt: number = now,
 ): BatchSubmitFailure {
   const permanent =
     err instanceof ApiKeyUnavailable || err instanceof BatchProviderError ? err.permanent : false;
+  // The first send whose answer was lost stays the start of the window searched before any resend.
+  const unansweredSince =
+    previous?.unansweredSince ?? (err instanceof BatchProviderError && err.mayHaveActed ? sentAt : undefined);
   const retryAfterSeconds = err instanceof BatchProviderError ? err.retryAfterSeconds : undefined;
   const inputFileId =
     (err instanceof BatchProviderError ? err.inputFileId : undefined) ??
@@ -409,5 +482,6 @@ export function submitFailureOf(
     attempts: (previous?.attempts ?? 0) + 1,
     ...(retryAfterSeconds !== undefined ? { retryAfterMs: retryAfterSeconds * 1000 } : {}),
     ...(inputFileId !== undefined ? { inputFileId } : {}),
+    ...(unansweredSince !== undefined ? { unansweredSince } : {}),
   };
 }

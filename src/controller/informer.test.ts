@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { WatchEvent } from "../kube/client.js";
 import { KubeApiError } from "../kube/errors.js";
 import { AGENTS } from "../kube/resources.js";
-import type { Change } from "./cache.js";
+import { type Change, ObjectCache } from "./cache.js";
 import { Informer } from "./informer.js";
 
 type Obj = { metadata: { name: string; resourceVersion: string } };
@@ -131,6 +131,75 @@ describe("Informer", () => {
     // random() = 0 keeps half of each step: 100→50, 200→100, 400→200; reset; 100→50
     expect(sleeps.slice(0, 4)).toEqual([50, 100, 200, 50]);
     expect(fake.calls.filter((c) => c === "list")).toHaveLength(1);
+  });
+});
+
+describe("Informer: a watch reconnect never skips or replays the collection", () => {
+  it("an event that could not be applied is delivered again: the cursor moves only once it is applied", async () => {
+    const fake = fakeClient(
+      [[{ type: "MODIFIED", object: obj("a", "12") }], [{ type: "MODIFIED", object: obj("a", "12") }]],
+      () => ({ items: [obj("a", "1")], resourceVersion: "10" }),
+    );
+    let fail = true;
+    const inf = new Informer<Obj>({
+      ...STILL_CLOCK,
+      client: fake.client as never,
+      onChanges: () => {},
+      transform: (o) => {
+        if (fail && o.metadata.resourceVersion === "12") {
+          fail = false;
+          throw new Error("cannot read the object");
+        }
+        return o;
+      },
+    });
+    await runUntil(inf, new AbortController(), () => fake.calls.length >= 3);
+    expect(fake.calls.slice(0, 3)).toEqual(["list", "watch@10", "watch@10"]);
+    expect(inf.cache.get("a")?.metadata.resourceVersion).toBe("12");
+  });
+
+  it("a term resumed from the last one's cache and cursor: brought up to date, every object reported, the watch resumed and counted", async () => {
+    const calls: string[] = [];
+    const server = new Map([
+      ["a", obj("a", "20")], // changed while this replica stood by
+      ["c", obj("c", "21")], // created meanwhile
+    ]);
+    const client = {
+      async list(_r: unknown, _ns: string, o: { metadataOnly?: boolean }) {
+        calls.push(o.metadataOnly ? "list-metadata" : "list");
+        return { items: [...server.values()], resourceVersion: "22" };
+      },
+      async get(_r: unknown, _ns: string, name: string) {
+        calls.push(`get ${name}`);
+        return server.get(name);
+      },
+      async watch(_r: unknown, _ns: string, o: { resourceVersion: string }) {
+        calls.push(`watch@${o.resourceVersion}`);
+        await new Promise((r) => setImmediate(r));
+        throw new Error("script done");
+      },
+    };
+    const kept = new ObjectCache<Obj>();
+    kept.apply("ADDED", obj("a", "3"));
+    kept.apply("ADDED", obj("b", "4")); // deleted while this replica stood by
+    const changes: Change<Obj>[] = [];
+    const reconnects = { n: 0 };
+    const inf = new Informer<Obj>({
+      ...STILL_CLOCK,
+      client: client as never,
+      onChanges: (c) => changes.push(...c),
+      onReconnect: () => reconnects.n++,
+      resume: { cache: kept, resourceVersion: "15" },
+    });
+    await runUntil(inf, new AbortController(), () => calls.some((c) => c.startsWith("watch")));
+    expect(calls.slice(0, 4)).toEqual(["list-metadata", "get a", "get c", "watch@15"]);
+    expect(
+      [...inf.cache.values()].map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort(),
+    ).toEqual(["a@20", "c@21"]);
+    // The new term's indexes start empty: every object it holds is reported to it.
+    const reported = new Set(changes.filter((c) => c.type === "upsert").map((c) => c.name));
+    expect([...reported].sort()).toEqual(["a", "c"]);
+    expect(reconnects.n).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -41,19 +41,43 @@ export interface InformerOptions<T extends KubeObject> {
   onList?: () => void;
   onReconnect?: () => void;
   log?: (msg: string) => void;
+  /**
+   * What an earlier informer of the same kind held (its cache and watch cursor): this one brings
+   * that cache up to date with the poll's cheap resync instead of a LIST of whole objects, reports
+   * every object as a change, and resumes the watch from that cursor, counting it as a reconnect.
+   */
+  resume?: InformerState<T>;
+}
+
+/** An informer's cache and watch cursor, handed to the next informer of the same kind. */
+export interface InformerState<T extends KubeObject> {
+  cache: ObjectCache<T>;
+  resourceVersion: string;
 }
 
 class GoneError extends Error {}
 
 export class Informer<T extends KubeObject> {
-  readonly cache = new ObjectCache<T>();
+  readonly cache: ObjectCache<T>;
   /** The watch cursor; empty means "re-list before watching". */
   resourceVersion = "";
   synced = false;
   private readonly backoff: Backoff;
+  /** Resumed from an earlier informer and not yet brought up to date. */
+  private resumed: boolean;
 
   constructor(private readonly o: InformerOptions<T>) {
     this.backoff = new Backoff({ baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs, random: o.random });
+    this.cache = o.resume?.cache ?? new ObjectCache<T>();
+    this.resourceVersion = o.resume?.resourceVersion ?? "";
+    this.resumed = o.resume !== undefined && this.resourceVersion !== "";
+  }
+
+  /** The cache and cursor, for the next informer of this kind (undefined before the first sync). */
+  state(): InformerState<T> | undefined {
+    return this.synced && this.resourceVersion
+      ? { cache: this.cache, resourceVersion: this.resourceVersion }
+      : undefined;
   }
 
   /** A full paginated LIST that refreshes the cache; returns the LIST's resourceVersion. */
@@ -139,7 +163,10 @@ export class Informer<T extends KubeObject> {
       let events = 0;
       const started = this.o.now();
       try {
-        if (!this.resourceVersion) this.resourceVersion = await this.list(signal);
+        if (!this.resourceVersion) {
+          this.resumed = false;
+          this.resourceVersion = await this.list(signal);
+        } else if (this.resumed) await this.catchUp(signal);
         await this.o.client.watch<T>(
           this.o.resource,
           this.o.namespace,
@@ -176,6 +203,23 @@ export class Informer<T extends KubeObject> {
     }
   }
 
+  /**
+   * A resumed cache is brought up to date as the poll does (a metadata LIST, a GET of what
+   * changed), then every object it holds is reported, as a first LIST would (the new owner's
+   * indexes start empty); the watch then resumes from the kept cursor, a reconnect.
+   */
+  private async catchUp(signal: AbortSignal): Promise<void> {
+    await this.resync(signal);
+    this.resumed = false;
+    const all: Change<T>[] = [];
+    for (const object of this.cache.values()) {
+      const name = object.metadata?.name;
+      if (name) all.push({ type: "upsert", name, object });
+    }
+    if (all.length > 0) this.o.onChanges(all);
+    this.o.onReconnect?.();
+  }
+
   private handle(e: WatchEvent<T>): void {
     const rv = e.object?.metadata?.resourceVersion;
     switch (e.type) {
@@ -194,12 +238,13 @@ export class Informer<T extends KubeObject> {
       case "ADDED":
       case "MODIFIED":
       case "DELETED": {
-        if (rv) this.resourceVersion = rv;
         if (e.type === "DELETED") {
           const obj = this.o.transform ? this.o.transform(e.object) : e.object;
           const change = this.cache.apply("DELETED", obj);
           if (change) this.o.onChanges([change]);
         } else this.upsert(e.object);
+        // Only once applied: a throw above ends the stream and the next watch delivers it again.
+        if (rv) this.resourceVersion = rv;
         return;
       }
     }

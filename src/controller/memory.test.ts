@@ -33,4 +33,20 @@ describe("RunMemory", () => {
     m.observe(agent("a", "Running"), true);
     expect(m.peekBatch("uid-a")).toBeUndefined();
   });
+
+  it("remembers a refused write's resourceVersion until the cache holds another version", () => {
+    const m = new RunMemory();
+    const at = (rv: string) => ({
+      ...agent("a", "Running"),
+      metadata: { name: "a", uid: "uid-a", resourceVersion: rv },
+    });
+    m.markConflict("uid-a", "7");
+    m.observe(at("7"), false); // the write-through or a late event of the same version
+    expect(m.conflictedAt("uid-a")).toBe("7");
+    m.observe(at("8"), false);
+    expect(m.conflictedAt("uid-a")).toBeUndefined();
+    m.markConflict("uid-a", "8");
+    m.observe(at("8"), true);
+    expect(m.conflictedAt("uid-a")).toBeUndefined();
+  });
 });

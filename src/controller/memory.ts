@@ -12,6 +12,8 @@ export class RunMemory {
   private readonly issued = new Map<string, string>();
   /** Agent uid → its last failed Job creation, until one succeeds or the Agent leaves Pending. */
   private readonly jobCreate = new Map<string, JobCreateFailure>();
+  /** Agent uid → the resourceVersion a write of it was refused on (409), until the cache moves past it. */
+  private readonly conflicts = new Map<string, string>();
 
   jobCreateFailure(uid: string): JobCreateFailure | undefined {
     return this.jobCreate.get(uid);
@@ -20,6 +22,16 @@ export class RunMemory {
   setJobCreateFailure(uid: string, failure: JobCreateFailure | undefined): void {
     if (failure) this.jobCreate.set(uid, failure);
     else this.jobCreate.delete(uid);
+  }
+
+  /** A guarded write of this Agent, computed from `resourceVersion`, was refused with 409. */
+  markConflict(uid: string, resourceVersion: string): void {
+    if (uid && resourceVersion) this.conflicts.set(uid, resourceVersion);
+  }
+
+  /** The resourceVersion the Agent's last write was refused on, while the cache still holds it. */
+  conflictedAt(uid: string): string | undefined {
+    return this.conflicts.get(uid);
   }
 
   batchFor(uid: string): BatchMemory {
@@ -62,6 +74,9 @@ export class RunMemory {
     if (deleted || phase !== "Pending") this.issued.delete(name);
     if ((deleted || phase !== "Pending") && agent.metadata.uid) this.jobCreate.delete(agent.metadata.uid);
     if (deleted && agent.metadata.uid) this.batch.delete(agent.metadata.uid);
+    // The cache now holds another version than the one a write was refused on: reconciles read it.
+    const uid = agent.metadata.uid ?? "";
+    if (deleted || this.conflicts.get(uid) !== agent.metadata.resourceVersion) this.conflicts.delete(uid);
     // Once the Running patch carrying the batchId is visible, the remembered submit is redundant.
     const m = agent.metadata.uid ? this.batch.get(agent.metadata.uid) : undefined;
     if (m?.submitted && agent.status?.batchId) delete m.submitted;

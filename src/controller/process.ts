@@ -1,13 +1,17 @@
 /**
  * One controller replica: health server, leader elector, and — only while leading — the
- * reconcile loop. A standby holds no cache and makes no reconcile requests. Each time a replica
- * becomes leader it builds a fresh controller (fresh caches, re-listed), so nothing it saw before
- * a lost lease can leak into decisions.
+ * reconcile loop. A standby makes no reconcile requests. Each time a replica becomes leader it
+ * builds a fresh controller (fresh memory, work queue and indexes). A replica that lost its lease
+ * and wins it back within a watch timeout hands the new controller the caches and watch cursors of
+ * its last term: they are brought up to date (a metadata LIST and a GET of each changed object)
+ * before any reconcile, and each watch resumes from the last resourceVersion it saw, as the seed
+ * has every watch reconnect do, instead of re-listing every object whole. Otherwise (first term, a
+ * longer standby, a stop that did not finish) the caches are dropped and the new term lists.
  */
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
 import type { KubeClient } from "../kube/client.js";
 import type { ControllerConfig } from "./config.js";
-import { AgentController } from "./controller.js";
+import { AgentController, type ControllerCaches } from "./controller.js";
 import type { ExecutionReport, SinkDelivery } from "./executor.js";
 import { type HealthServer, startHealthServer } from "./health.js";
 import { abortableSleep } from "./informer.js";
@@ -43,6 +47,8 @@ export class ControllerReplica {
   private electorLoop: Promise<void> | undefined;
   /** Serialises start/stop of the reconcile loop across leadership changes. */
   private transition: Promise<void> = Promise.resolve();
+  /** The last term's caches and cursors, kept for one watch timeout after a step-down. */
+  private kept: { caches: ControllerCaches; timer: NodeJS.Timeout } | undefined;
   private readonly log: (msg: string) => void;
   private readonly now: () => number;
 
@@ -113,6 +119,7 @@ export class ControllerReplica {
   private lead(): void {
     this.enqueueTransition("leading", async () => {
       if (this.controller || !this.elector.isLeader) return;
+      const resume = this.takeKept();
       const c = new AgentController({
         config: this.o.config,
         client: this.o.client,
@@ -123,9 +130,14 @@ export class ControllerReplica {
         sinks: this.o.sinks,
         log: this.log,
         onReconciled: this.o.onReconciled,
+        ...(resume ? { resume } : {}),
       });
       this.controller = c;
-      this.log("controller starting (leader)");
+      this.log(
+        resume
+          ? "controller starting (leader, resuming the last term's watches)"
+          : "controller starting (leader)",
+      );
       // Not awaited: a start stalled on an unreachable API server must not block a step-down
       // (stop() aborts the informers, which ends the start as well).
       c.start().catch((err) => this.log(`controller start failed: ${String(err)}`));
@@ -145,6 +157,23 @@ export class ControllerReplica {
         new Promise<false>((r) => setTimeout(() => r(false), STOP_GRACE_MS).unref()),
       ]);
       this.log(stopped ? "controller stopped (standing by)" : "controller stop still pending; standing by");
+      // Only a controller that has stopped leaves caches nothing else writes to any more.
+      if (stopped && !this.abort.signal.aborted) this.keep(c.caches());
     });
+  }
+
+  private keep(caches: ControllerCaches): void {
+    this.takeKept();
+    // Past a watch timeout the cursors are likely compacted away, and a standby should not hold memory.
+    const timer = setTimeout(() => this.takeKept(), this.o.config.timings.watchTimeoutSeconds * 1000);
+    timer.unref?.();
+    this.kept = { caches, timer };
+  }
+
+  private takeKept(): ControllerCaches | undefined {
+    const kept = this.kept;
+    this.kept = undefined;
+    if (kept) clearTimeout(kept.timer);
+    return kept?.caches;
   }
 }

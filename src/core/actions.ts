@@ -116,6 +116,9 @@ export interface ApiKeyRef {
  * itself is never repeated while the result is remembered). A failed submit (or an unreadable API
  * key) is stored as `BatchMemory.submitFailure` (permanent or not, the message, attempts in a row,
  * Retry-After, OpenAI's uploaded file) and reconciled again: the core fails the Agent or waits.
+ * When an earlier attempt's answer was lost after sending (`BatchSubmitFailure.unansweredSince`),
+ * the executor first looks for the batch that attempt may have created and adopts it; it sends
+ * the request again only when the provider shows none (docs/batch-runs.md#a-submit-whose-answer-was-lost).
  */
 export interface SubmitBatchAction extends ActionBase {
   type: "submitBatch";

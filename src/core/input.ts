@@ -123,8 +123,15 @@ export interface BatchMemory {
    */
   cleanupResult?:
     | BatchCleanupResult
-    | { state: "failed"; error: string }
+    /** `settleUnseen`: it failed reading whether the batch has settled, before deleting anything. */
+    | { state: "failed"; error: string; settleUnseen?: boolean }
     | { state: "cancel_failed"; error: string };
+  /**
+   * The batch is settling: a cancel of it was confirmed, or the last cleanup found it not settled,
+   * and no cleanup has got past that check since. A try that fails before it can see the batch
+   * settled is then not a failed cleanup (docs/batch-runs.md#timeouts-delete-limits).
+   */
+  settling?: boolean;
   /** The last failed submit, until a submit succeeds (docs/decisions.md D-101). */
   submitFailure?: BatchSubmitFailure;
 }
@@ -146,6 +153,12 @@ export interface BatchSubmitFailure {
   retryAfterMs?: number;
   /** OpenAI: the input file this submit already uploaded; the retry reuses it. */
   inputFileId?: string;
+  /**
+   * Epoch ms the first attempt was sent whose answer was lost after sending (a timeout, a reset, a
+   * 500/502/504): it may have created a batch, which the next attempt looks for before it sends
+   * again (docs/batch-runs.md#a-submit-whose-answer-was-lost). Kept until a submit succeeds.
+   */
+  unansweredSince?: number;
 }
 
 /**

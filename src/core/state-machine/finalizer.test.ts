@@ -199,6 +199,66 @@ const ROWS: Row[] = [
     actions: releasedAfterFailures,
   },
   {
+    name: "deleted, cancel confirmed, the cleanup's read of the settling batch failed: not counted, retried",
+    in: {
+      agent: inFlight({ batchCleanupAttempts: 2 }).deleting().build(),
+      definition: batchDef().build(),
+      batch: {
+        cancelledAt: NOW - 30_000,
+        settling: true,
+        lastCleanupAt: NOW,
+        cleanupResult: { state: "failed", error: "HTTP 500", settleUnseen: true },
+      },
+    },
+    rules: ["cleanup-not-settled"],
+    actions: [],
+  },
+  {
+    name: "settling batch, cleanup failed after seeing it settled (a file delete): counted",
+    in: {
+      agent: inFlight({ batchCleanupAttempts: 2 }).deleting().build(),
+      definition: batchDef().build(),
+      batch: {
+        cancelledAt: NOW - 30_000,
+        settling: true,
+        lastCleanupAt: NOW,
+        cleanupResult: { state: "failed", error: "HTTP 500" },
+      },
+    },
+    rules: ["cleanup-failed"],
+    actions: countedCleanupFailure(3),
+  },
+  {
+    name: "the read failed but the batch was not known to be settling (it had ended): counted",
+    in: {
+      agent: inFlight({ phase: "Succeeded", batchCleanupAttempts: 2 }).build(),
+      definition: batchDef().build(),
+      batch: {
+        lastCleanupAt: NOW,
+        cleanupResult: { state: "failed", error: "HTTP 500", settleUnseen: true },
+      },
+    },
+    rules: ["terminal-noop", "cleanup-failed"],
+    actions: countedCleanupFailure(3),
+  },
+  {
+    name: "settling 48 h after startedAt: a failed read counts (stuck)",
+    in: {
+      agent: inFlight({ startedAt: iso(NOW - 2 * DAY), batchCleanupAttempts: 2 })
+        .deleting()
+        .build(),
+      definition: batchDef().build(),
+      batch: {
+        cancelledAt: NOW - 30_000,
+        settling: true,
+        lastCleanupAt: NOW,
+        cleanupResult: { state: "failed", error: "HTTP 500", settleUnseen: true },
+      },
+    },
+    rules: ["cleanup-failed"],
+    actions: countedCleanupFailure(3),
+  },
+  {
     name: "cleanup retried too recently: nothing",
     in: {
       agent: inFlight({ phase: "Succeeded" }).build(),

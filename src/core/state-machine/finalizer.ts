@@ -5,7 +5,7 @@
  */
 import { isTerminal } from "../types.js";
 import { cancelAction, cleanupAction, patch, removeFinalizer } from "./builders.js";
-import type { Rule } from "./context.js";
+import type { Ctx, Rule } from "./context.js";
 import {
   batchFinished,
   cancelOwed,
@@ -50,6 +50,20 @@ export const releaseNoBatch: Rule = {
   },
 };
 
+/**
+ * The attempt of this pass failed before it could see the batch settled while the batch is known
+ * to be settling (its cancel was confirmed, or the last cleanup found it not settled): even a
+ * successful read would have said "not yet", so the try is not a failure: the 5 attempts count no
+ * try made while the batch is still settling (docs/batch-runs.md#timeouts-delete-limits), unless
+ * the batch is stuck (48 h).
+ */
+function stillSettling(c: Ctx): boolean {
+  const r = c.input.batch.cleanupResult;
+  return (
+    r?.state === "failed" && r.settleUnseen === true && c.input.batch.settling === true && !cleanupStuck(c)
+  );
+}
+
 export const cleanupDone: Rule = {
   id: "cleanup-done",
   from: "any",
@@ -64,12 +78,12 @@ export const cleanupFailed: Rule = {
   id: "cleanup-failed",
   from: "any",
   to: "same",
-  when: "the cleanup attempt of this pass failed, its cancel failed on delete, or it is unsettled 48 h after startedAt",
+  when: "the cleanup attempt of this pass failed (other than before seeing a settling batch settled), its cancel failed on delete, or it is unsettled 48 h after startedAt",
   does: "patch batchCleanupAttempts + 1 (phase untouched); count controller_batch_cleanup_failures_total; at 5 remove the finalizer anyway",
   guard: (c) => {
     const r = c.input.batch.cleanupResult;
     return (
-      r?.state === "failed" ||
+      (r?.state === "failed" && !stillSettling(c)) ||
       // docs/decisions.md D-103: on delete a cancel that fails (revoked or removed key, outage) is a failed attempt.
       (r?.state === "cancel_failed" && (c.deleting || cleanupStuck(c))) ||
       (r?.state === "not_settled" && cleanupStuck(c))
@@ -94,9 +108,10 @@ export const cleanupNotSettled: Rule = {
   id: "cleanup-not-settled",
   from: "any",
   to: "same",
-  when: "the cleanup attempt of this pass found the batch not settled yet, or the timeout's cancel failed (Agent not deleted; within 48 h of startedAt)",
+  when: "the cleanup attempt of this pass found the batch not settled yet, or failed reading whether a settling batch has settled, or the timeout's cancel failed (Agent not deleted; within 48 h of startedAt)",
   does: "nothing; not a failure, retried 15 s (or the provider's Retry-After) later",
-  guard: (c) => ["not_settled", "cancel_failed"].includes(c.input.batch.cleanupResult?.state ?? ""),
+  guard: (c) =>
+    ["not_settled", "cancel_failed"].includes(c.input.batch.cleanupResult?.state ?? "") || stillSettling(c),
   act: () => [],
 };
 

@@ -236,6 +236,42 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     };
   };
 
+  /**
+   * GET /v1/messages/batches?limit=&before_id=&after_id=: newest first, the batch objects without
+   * their requests (as the real API lists them), deleted batches left out; limit 1..1000, default 20.
+   */
+  const listBatches = (req: FakeRequest, origin: string): FakeResponse => {
+    const limitText = req.query.get("limit");
+    const limit = limitText === null ? 20 : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      return fail(400, "limit: Input should be less than or equal to 1000");
+    }
+    const all = [...batches.values()].filter((b) => !b.deleted).reverse();
+    for (const b of all) tick(b);
+    const afterId = req.query.get("after_id");
+    const beforeId = req.query.get("before_id");
+    let page = all;
+    if (afterId !== null) page = all.slice(all.findIndex((b) => b.id === afterId) + 1);
+    else if (beforeId !== null)
+      page = all.slice(
+        0,
+        Math.max(
+          0,
+          all.findIndex((b) => b.id === beforeId),
+        ),
+      );
+    const data = page.slice(0, limit).map((b) => view(b, origin));
+    return {
+      status: 200,
+      json: {
+        data,
+        has_more: page.length > limit,
+        first_id: data[0]?.id ?? null,
+        last_id: data[data.length - 1]?.id ?? null,
+      },
+    };
+  };
+
   const handle = (req: FakeRequest, origin: string): FakeResponse => {
     if (req.headers["x-api-key"] !== apiKey) return fail(401, "invalid x-api-key");
     if (req.headers["anthropic-version"] === undefined)
@@ -243,6 +279,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const m = /^\/v1\/messages\/batches(?:\/([^/]+)(\/results|\/cancel)?)?$/.exec(req.path);
     if (m === null) return fail(404, `Not found: ${req.method} ${req.path}`);
     const [, id, sub] = m;
+    if (id === undefined && req.method === "GET") return listBatches(req, origin);
     if (id === undefined) {
       if (req.method !== "POST") return fail(405 as number, "Method not allowed");
       const problem = validateCreate(req.json);

@@ -38,7 +38,12 @@ export type Fault =
   /** Never answer (until close()): the client's timeout decides. */
   | { kind: "hang" }
   /** Wait this many real milliseconds, then handle the request normally. */
-  | { kind: "delay"; ms: number };
+  | { kind: "delay"; ms: number }
+  /**
+   * Handle the request (it takes effect: a create creates) and then lose the answer: `reset`
+   * (default) closes the connection without a response, `hang` never answers.
+   */
+  | { kind: "lose-answer"; how?: "reset" | "hang" };
 
 export type FaultRule = Fault & {
   /** Only requests with this method (any when absent). */
@@ -184,7 +189,15 @@ export async function startFakeServer(options: StartOptions): Promise<FakeServer
           }
           return;
         }
-        send(res, await options.handle({ ...recorded, raw }, origin));
+        const answer = await options.handle({ ...recorded, raw }, origin);
+        if (fault?.kind === "lose-answer") {
+          if (fault.how === "hang") {
+            hung.add(res);
+            res.on("close", () => hung.delete(res));
+          } else res.socket?.destroy();
+          return;
+        }
+        send(res, answer);
       } catch (err) {
         send(res, {
           status: 500,

@@ -299,6 +299,29 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
     return op;
   };
 
+  /**
+   * GET /v1beta/batches?pageSize=&pageToken=: a ListOperationsResponse (`operations`,
+   * `nextPageToken` while more remain), deleted batches left out. The order is not documented;
+   * this fake lists oldest first, so a client cannot come to rely on newest first.
+   */
+  const listBatches = (req: FakeRequest): FakeResponse => {
+    const size = Number(req.query.get("pageSize") ?? "50");
+    if (!Number.isInteger(size) || size < 1) return fail(400, "Invalid page size.", "INVALID_ARGUMENT");
+    const token = req.query.get("pageToken");
+    const start = token === null || token === "" ? 0 : Number(token);
+    if (!Number.isInteger(start) || start < 0) return fail(400, "Invalid page token.", "INVALID_ARGUMENT");
+    const all = [...batches.values()].filter((b) => !b.deleted);
+    for (const b of all) tick(b);
+    const page = all.slice(start, start + size);
+    return {
+      status: 200,
+      json: {
+        operations: page.map((b) => operation(b)),
+        ...(start + size < all.length ? { nextPageToken: String(start + size) } : {}),
+      },
+    };
+  };
+
   const handle = (req: FakeRequest): FakeResponse => {
     const key = req.headers["x-goog-api-key"] ?? req.query.get("key") ?? undefined;
     if (key === undefined) {
@@ -350,6 +373,7 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
       batches.set(b.id, b);
       return { status: 200, json: operation(b) };
     }
+    if (req.path === "/v1beta/batches" && req.method === "GET") return listBatches(req);
     const m = /^\/v1beta\/batches\/([^/:]+)(:cancel)?$/.exec(req.path);
     if (m === null) return fail(404, `Requested entity was not found: ${req.path}`);
     const b = batches.get(m[1] as string);

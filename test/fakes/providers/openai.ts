@@ -442,6 +442,39 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     };
   };
 
+  /**
+   * One page of a list (GET /v1/batches newest first, GET /v1/files by `order`, default desc):
+   * `after` is the last id of the previous page, `limit` 1..max; `{object: "list", data,
+   * first_id, last_id, has_more}` as the API answers.
+   */
+  const listPage = <T extends { id: string }>(
+    req: FakeRequest,
+    items: T[],
+    view: (item: T) => unknown,
+    defaultLimit: number,
+    maxLimit: number,
+  ): FakeResponse => {
+    const limit = Number(req.query.get("limit") ?? defaultLimit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) {
+      return fail(400, `Invalid 'limit': integer below minimum value or above maximum value ${maxLimit}.`, {
+        param: "limit",
+      });
+    }
+    const after = req.query.get("after");
+    const start = after === null ? 0 : items.findIndex((x) => x.id === after) + 1;
+    const page = items.slice(start, start + limit);
+    return {
+      status: 200,
+      json: {
+        object: "list",
+        data: page.map(view),
+        first_id: page[0]?.id ?? null,
+        last_id: page[page.length - 1]?.id ?? null,
+        has_more: start + limit < items.length,
+      },
+    };
+  };
+
   const handle = async (req: FakeRequest): Promise<FakeResponse> => {
     const auth = req.headers.authorization;
     if (auth !== `Bearer ${apiKey}`) {
@@ -473,6 +506,19 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         return fail(400, "Missing required parameter: 'file'.", { param: "file" });
       const f = addFile((file as File).name, purpose, await (file as File).text());
       return { status: 200, json: fileView(f) };
+    }
+    if (req.path === "/v1/files" && req.method === "GET") {
+      const purpose = req.query.get("purpose");
+      const ascending = req.query.get("order") === "asc";
+      const all = [...files.values()].filter(
+        (f) => !f.deleted && (purpose === null || f.purpose === purpose),
+      );
+      return listPage(req, ascending ? all : all.reverse(), fileView, 10_000, 10_000);
+    }
+    if (req.path === "/v1/batches" && req.method === "GET") {
+      const all = [...batches.values()].reverse();
+      for (const b of all) tick(b);
+      return listPage(req, all, batchView, 20, 100);
     }
     const fm = /^\/v1\/files\/([^/]+)(\/content)?$/.exec(req.path);
     if (fm !== null) {

@@ -1,0 +1,66 @@
+/**
+ * A cleanup that fails reading whether the batch has settled says so (settleUnseen), so a try made
+ * while a cancelled batch is still settling is not counted as a failed cleanup
+ * (docs/batch-runs.md#timeouts-delete-limits); a failure after it saw the batch settled is a real one.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startFakeAnthropic } from "../../test/fakes/providers/anthropic.js";
+import { startFakeOpenAI } from "../../test/fakes/providers/openai.js";
+import { AnthropicBatchProvider } from "./anthropic.js";
+import { OpenAIBatchProvider } from "./openai.js";
+import { BatchProviderError } from "./provider.js";
+
+const UID = "3f6c2a0e-8d1b-4c57-9a0e-2b7f5d9c1e44";
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+async function cleanupError(p: Promise<unknown>): Promise<BatchProviderError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(BatchProviderError);
+  return err as BatchProviderError;
+}
+
+describe("openai cleanup of a cancelled batch", () => {
+  it("a failed read of the batch is settleUnseen; a failed file delete after it settled is not", async () => {
+    const fake = await startFakeOpenAI();
+    close = fake.close;
+    const p = new OpenAIBatchProvider({ baseUrl: fake.url, timeoutMs: 5_000 });
+    const req = { agentUid: UID, model: "gpt-5-mini", prompt: "p", maxTokens: 100, apiKey: fake.apiKey };
+    const { batchId } = await p.submit(req);
+    await p.cancel(batchId, fake.apiKey);
+    expect(await p.cleanup(batchId, fake.apiKey)).toEqual({ state: "not_settled" });
+    fake.inject({ kind: "status", status: 500, method: "GET", path: `/v1/batches/${batchId}` });
+    expect((await cleanupError(p.cleanup(batchId, fake.apiKey))).settleUnseen).toBe(true);
+    fake.finish(batchId);
+    fake.inject({ kind: "status", status: 500, method: "DELETE", path: /^\/v1\/files\// });
+    expect((await cleanupError(p.cleanup(batchId, fake.apiKey))).settleUnseen).toBe(false);
+    expect(await p.cleanup(batchId, fake.apiKey)).toEqual({ state: "done" });
+  });
+});
+
+describe("anthropic cleanup of a cancelled batch", () => {
+  it("a failed read of the batch is settleUnseen; a failed delete after it ended is not", async () => {
+    const fake = await startFakeAnthropic();
+    close = fake.close;
+    const p = new AnthropicBatchProvider({ baseUrl: fake.url, timeoutMs: 5_000 });
+    const { batchId } = await p.submit({
+      agentUid: UID,
+      model: "claude-sonnet-4-5",
+      prompt: "p",
+      maxTokens: 100,
+      apiKey: fake.apiKey,
+    });
+    await p.cancel(batchId, fake.apiKey);
+    fake.inject({ kind: "status", status: 500, method: "GET", path: `/v1/messages/batches/${batchId}` });
+    expect((await cleanupError(p.cleanup(batchId, fake.apiKey))).settleUnseen).toBe(true);
+    fake.finish(batchId);
+    fake.inject({ kind: "status", status: 500, method: "DELETE", path: `/v1/messages/batches/${batchId}` });
+    expect((await cleanupError(p.cleanup(batchId, fake.apiKey))).settleUnseen).toBe(false);
+  });
+});
