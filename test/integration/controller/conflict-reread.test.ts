@@ -13,13 +13,13 @@ import type { ControllerReplica } from "../../../src/controller/process.js";
 import type { KubeClient, WatchEvent, WriteOutcome } from "../../../src/kube/client.js";
 import { AGENTS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import {
   clientFor,
   createAgent,
   createDefinition,
   createStation,
   startReplica,
-  waitFor,
   waitForPhase,
 } from "./helpers.js";
 
@@ -74,7 +74,7 @@ beforeAll(async () => {
   ns = await createTestNamespace("ctrl-conflict");
   await createDefinition(client, ns, "def");
   replica = await startReplica(controllerClient, ns, "replica-a");
-  await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {

@@ -10,13 +10,13 @@ import type { ControllerReplica } from "../../../src/controller/process.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENTS, LEASES } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
+import { eventually } from "../../harness/eventually.js";
 import {
   clientFor,
   createAgent,
   createDefinition,
   createStation,
   startReplica,
-  waitFor,
   waitForPhase,
 } from "./helpers.js";
 
@@ -67,7 +67,7 @@ beforeAll(async () => {
   });
   // A watch timeout long enough that only the step-down ends the first watch.
   replica = await startReplica(controllerClient, ns, "replica-a", {}, { watchTimeoutSeconds: 120 });
-  await waitFor("leadership", async () => replica.isLeader && replica.controller?.synced);
+  await eventually("leadership", async () => replica.isLeader && replica.controller?.synced);
 });
 
 afterAll(async () => {
@@ -81,7 +81,7 @@ describe("a step-down and a new term of the same replica", () => {
     await createAgent(client, ns, "before-1", "quick");
     await waitForPhase(client, ns, "before-1", ["Succeeded"]);
     const first = replica.controller as AgentController;
-    await waitFor(
+    await eventually(
       "the first term's watch cursor past its LIST",
       async () => first.agents.resourceVersion !== "",
     );
@@ -89,14 +89,14 @@ describe("a step-down and a new term of the same replica", () => {
     const callsBefore = agentCalls.length;
 
     failRenewals = 1;
-    const second = await waitFor(
+    const second = await eventually(
       "a new term",
       async () =>
         replica.isLeader && replica.controller !== first && replica.controller?.synced && replica.controller,
     );
     // What the first term had seen when it stopped: the cursor its last watch had reached.
     const lastSeen = first.agents.resourceVersion;
-    await waitFor("the new term's Agent watch", async () =>
+    await eventually("the new term's Agent watch", async () =>
       agentCalls.slice(callsBefore).some((c) => c.startsWith("watch@")),
     );
     const after = agentCalls.slice(callsBefore);
