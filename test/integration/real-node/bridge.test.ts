@@ -80,11 +80,11 @@ describe.skipIf(problem !== "")(`the real node's bridge${problem ? ` (skipped: $
           );
         }
         await Promise.all(
-          names.map((name) => core.deleteNamespacedPod({ namespace: ns, name, gracePeriodSeconds: 0 })),
+          names.map((name) => core.deleteNamespacedPod({ namespace: ns, name, gracePeriodSeconds: 1 })),
         );
         for (const name of names) {
           await eventually(
-            `pod ${name} deleted (the kubelet took its sandbox and veth away)`,
+            `pod ${name} gone (the kubelet confirmed it: its sandbox and veth are taken away)`,
             async () =>
               core.readNamespacedPod({ namespace: ns, name }).then(
                 () => false,
