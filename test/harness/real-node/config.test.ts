@@ -69,6 +69,13 @@ describe("the real node's configuration (the fixes a machine of this kind needs)
     });
   });
 
+  it("the bridge's fixed MAC is a unicast, locally administered address (no vendor's, never a multicast)", () => {
+    expect(MACHINE.bridgeMac).toMatch(/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/);
+    const first = Number.parseInt(MACHINE.bridgeMac.slice(0, 2), 16);
+    expect(first & 0b01, "multicast bit").toBe(0);
+    expect(first & 0b10, "locally administered bit").toBe(0b10);
+  });
+
   it("kubelet: no firewall chains, the bridge address, cgroupfs under its own root, its files in the node dir", () => {
     expect(kubelet).toMatchObject({
       makeIPTablesUtilChains: false,

@@ -9,6 +9,13 @@ export const MACHINE = {
   nodeName: "real-node-0",
   /** The CNI bridge; created before the kubelet starts, its gateway address is the node's IP. */
   bridge: "aiagent0",
+  /**
+   * The bridge's own MAC, set when it is created. A bridge without one takes the lowest MAC among its
+   * ports (00:00:00:00:00:00 with none), so it changed as pods came and went, and a pod whose ARP
+   * cache held the old one lost its way to the node for tens of seconds. An address set explicitly
+   * stops the kernel's choice. Locally administered, unicast (02:…); 0a:d5:00:01 is 10.213.0.1.
+   */
+  bridgeMac: "02:0a:d5:00:00:01",
   /** A private /24 that exists only on this machine (checked against the host's routes at start). */
   subnet: "10.213.0.0/24",
   gateway: "10.213.0.1",

@@ -277,6 +277,8 @@ export async function startRealNode(plane: PlaneForNode, options: RealNodeOption
     } catch (err) {
       throw new Error(`real node: this kernel cannot make a network bridge: ${(err as Error).message}`);
     }
+    // Before any port joins it, so the pods only ever see this MAC for the gateway (MACHINE.bridgeMac).
+    await sh("ip", ["link", "set", MACHINE.bridge, "address", MACHINE.bridgeMac]);
     await sh("ip", ["addr", "add", `${MACHINE.gateway}/24`, "dev", MACHINE.bridge]);
     await sh("ip", ["link", "set", MACHINE.bridge, "up"]);
     await makeCgroupRoot();
