@@ -36,18 +36,20 @@ mkdir -p "$CACHE/archives"
 # that did not exist before are removed when this script ends, so the machine keeps only the cache.
 # (test/harness/images.ts keeps the same list for its own buildah calls.)
 bh() { buildah --root "$CACHE/storage" --runroot "$CACHE/run" --storage-driver overlay "$@"; }
-created=()
-for p in /var/lib/containers /run/containers /run/runc /etc/cni; do [[ -e "$p" ]] || created+=("$p"); done
-# shellcheck disable=SC2317 # run by the trap
-forget_created() { local p; for p in "${created[@]}"; do rm -rf "$p"; done; }
-trap forget_created EXIT
-
 # One build at a time per machine: buildah's store is shared by every checkout.
 exec 9>"$CACHE/lock"
 if ! flock -n 9; then
   log "another image build is running; waiting for it"
   flock 9
 fi
+
+# Read once the lock is held: a build that waited must not record (and later remove) the paths
+# that the build before it created and is about to remove itself.
+created=()
+for p in /var/lib/containers /run/containers /run/runc /etc/cni; do [[ -e "$p" ]] || created+=("$p"); done
+# shellcheck disable=SC2317 # run by the trap
+forget_created() { local p; for p in "${created[@]}"; do rm -rf "$p"; done; }
+trap forget_created EXIT
 
 # The names the Dockerfile's FROM lines use, from its ARG defaults.
 arg() { sed -n "s/^ARG $1=//p" Dockerfile | head -1; }
