@@ -10,22 +10,17 @@ import {
 } from "../../fakes/providers/anthropic.js";
 import {
   type BatchEnv,
-  createAgent,
   createBatchDefinition,
   createStation,
   expectMetric,
-  expectPollFaultsThenSuccess,
-  hasFinalizer,
   isLifecycle,
   metricValue,
   outputLines,
   SINK_TOKEN,
   startBatchEnv,
-  waitAgent,
   waitEvent,
-  waitRunningBatch,
-  waitTerminal,
 } from "./setup.js";
+import { type BatchVendorRow, pollFaultsThenSuccess, runTo as runVendorTo } from "./vendor-runs.js";
 
 let fake: FakeAnthropic;
 let env: BatchEnv;
@@ -51,26 +46,21 @@ afterAll(async () => {
   await fake?.close();
 });
 
-/** Creates the Agent, waits for its batch, ends it with `outcome`, returns the terminal Agent. */
-async function runTo(name: string, outcome: AnthropicOutcome) {
-  await createAgent(env, name, "summary");
-  const running = await waitRunningBatch(env, name);
-  const batchId = running.status?.batchId as string;
-  expect(running.status).toMatchObject({ phase: "Running", batchProvider: "anthropic" });
-  expect(batchId).toMatch(/^msgbatch_/);
-  expect(running.status?.startedAt).toBeTruthy();
-  expect(running.status?.jobName ?? "").toBe("");
-  expect(hasFinalizer(running)).toBe(true);
-  fake.setOutcome(batchId, outcome);
-  fake.finish(batchId);
-  const done = await waitTerminal(env, name);
-  expect(done.status?.batchId).toBe(batchId);
-  expect(done.status?.completedAt).toBeTruthy();
+const vendor: BatchVendorRow<AnthropicOutcome> = {
+  provider: "anthropic",
+  station: "summary",
+  get fake() {
+    return fake;
+  },
+  pollPath: (batchId) => `/v1/messages/batches/${batchId}`,
+  expectRunning(running, batchId) {
+    expect(batchId).toMatch(/^msgbatch_/);
+    expect(running.status?.jobName ?? "").toBe("");
+  },
   // The cleanup deletes the batch, then releases the finalizer.
-  await waitAgent(env, name, "finalizer released", (a) => !hasFinalizer(a));
-  expect(fake.batches.get(batchId)?.deleted).toBe(true);
-  return { done, batchId, uid: running.metadata.uid as string };
-}
+  expectCleanedUp: (batchId) => expect(fake.batches.get(batchId)?.deleted).toBe(true),
+};
+const runTo = (name: string, outcome: AnthropicOutcome) => runVendorTo(env, vendor, name, outcome);
 
 describe("Anthropic batch outcomes through the controller", () => {
   it("succeeded: Succeeded, CLI lines in status.output, sinks get started, lines through select, succeeded", async () => {
@@ -171,17 +161,10 @@ describe("Anthropic batch outcomes through the controller", () => {
   });
 
   it("poll errors (500, 429, malformed body) keep the Agent Running; it completes once they clear", async () => {
-    await createAgent(env, "flaky-1", "summary");
-    const running = await waitRunningBatch(env, "flaky-1");
-    const batchId = running.status?.batchId as string;
-    const path = `/v1/messages/batches/${batchId}`;
-    fake.setOutcome(batchId, { type: "succeeded", text: "after the storm" });
-    await expectPollFaultsThenSuccess(env, "flaky-1", batchId, () => fake.finish(batchId), {
-      inject: (rule) => fake.inject({ ...rule, method: "GET", path }),
-      pollsSeen: () => fake.requests.filter((r) => r.method === "GET" && r.path === path).length,
+    const done = await pollFaultsThenSuccess(env, vendor, "flaky-1", {
+      type: "succeeded",
+      text: "after the storm",
     });
-    const done = await waitTerminal(env, "flaky-1");
-    expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0, batchId });
     expect(JSON.parse(outputLines(done).at(-1) as string)).toMatchObject({ result: "after the storm" });
   });
 });

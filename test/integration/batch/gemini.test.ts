@@ -11,19 +11,16 @@ import {
   createBatchDefinition,
   createStation,
   expectMetric,
-  expectPollFaultsThenSuccess,
-  hasFinalizer,
   isLifecycle,
   metricValue,
   outputLines,
   SINK_TOKEN,
   startBatchEnv,
-  waitAgent,
   waitEvent,
   waitGone,
   waitRunningBatch,
-  waitTerminal,
 } from "./setup.js";
+import { type BatchVendorRow, pollFaultsThenSuccess, runTo as runVendorTo } from "./vendor-runs.js";
 
 let fake: FakeGemini;
 let env: BatchEnv;
@@ -57,25 +54,21 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function runTo(name: string, outcome: GeminiOutcome) {
-  await createAgent(env, name, "triage");
-  const running = await waitRunningBatch(env, name);
-  const batchId = running.status?.batchId as string;
-  expect(running.status).toMatchObject({ phase: "Running", batchProvider: "gemini" });
-  // The id is the part of batches/<id> after the slash.
-  expect(batchId).not.toContain("/");
-  expect(fake.batches.has(batchId)).toBe(true);
-  expect(running.status?.startedAt).toBeTruthy();
-  expect(hasFinalizer(running)).toBe(true);
-  fake.setOutcome(batchId, outcome);
-  fake.finish(batchId);
-  const done = await waitTerminal(env, name);
-  expect(done.status?.batchId).toBe(batchId);
-  expect(done.status?.completedAt).toBeTruthy();
-  await waitAgent(env, name, "finalizer released", (a) => !hasFinalizer(a));
-  expect(fake.batches.get(batchId)?.deleted).toBe(true);
-  return { done, batchId, uid: running.metadata.uid as string };
-}
+const vendor: BatchVendorRow<GeminiOutcome> = {
+  provider: "gemini",
+  station: "triage",
+  get fake() {
+    return fake;
+  },
+  pollPath: (batchId) => `/v1beta/batches/${batchId}`,
+  expectRunning(_running, batchId) {
+    // The id is the part of batches/<id> after the slash.
+    expect(batchId).not.toContain("/");
+    expect(fake.batches.has(batchId)).toBe(true);
+  },
+  expectCleanedUp: (batchId) => expect(fake.batches.get(batchId)?.deleted).toBe(true),
+};
+const runTo = (name: string, outcome: GeminiOutcome) => runVendorTo(env, vendor, name, outcome);
 
 describe("Gemini batch outcomes through the controller", () => {
   it("succeeded: gemini stream-json lines, structured output request, sinks in order", async () => {
@@ -189,16 +182,10 @@ describe("Gemini batch outcomes through the controller", () => {
   });
 
   it("poll errors (500, 429, malformed body) keep the Agent Running; it completes once they clear", async () => {
-    await createAgent(env, "flaky-1", "triage");
-    const running = await waitRunningBatch(env, "flaky-1");
-    const batchId = running.status?.batchId as string;
-    const path = `/v1beta/batches/${batchId}`;
-    fake.setOutcome(batchId, { type: "succeeded", text: '{"severity":"low","component":"x"}' });
-    const done = await expectPollFaultsThenSuccess(env, "flaky-1", batchId, () => fake.finish(batchId), {
-      inject: (rule) => fake.inject({ ...rule, method: "GET", path }),
-      pollsSeen: () => fake.requests.filter((r) => r.method === "GET" && r.path === path).length,
+    await pollFaultsThenSuccess(env, vendor, "flaky-1", {
+      type: "succeeded",
+      text: '{"severity":"low","component":"x"}',
     });
-    expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0, batchId });
   });
 
   it("delete in flight: cancel, then DELETE right away (no waiting to settle); the Agent goes", async () => {

@@ -12,7 +12,6 @@ import {
   createBatchDefinition,
   createStation,
   expectMetric,
-  expectPollFaultsThenSuccess,
   getAgent,
   hasFinalizer,
   isLifecycle,
@@ -20,12 +19,11 @@ import {
   outputLines,
   SINK_TOKEN,
   startBatchEnv,
-  waitAgent,
   waitEvent,
   waitGone,
   waitRunningBatch,
-  waitTerminal,
 } from "./setup.js";
+import { type BatchVendorRow, pollFaultsThenSuccess, runTo as runVendorTo } from "./vendor-runs.js";
 
 let fake: FakeOpenAI;
 let env: BatchEnv;
@@ -67,27 +65,23 @@ const codexFailure = (uid: string, reason: string) => [
   { type: "turn.failed", error: { message: reason } },
 ];
 
-async function runTo(name: string, outcome: OpenAIOutcome) {
-  await createAgent(env, name, "triage");
-  const running = await waitRunningBatch(env, name);
-  const batchId = running.status?.batchId as string;
-  expect(running.status).toMatchObject({ phase: "Running", batchProvider: "openai" });
-  expect(batchId).toMatch(/^batch_/);
-  expect(running.status?.startedAt).toBeTruthy();
-  expect(hasFinalizer(running)).toBe(true);
-  fake.setOutcome(batchId, outcome);
-  fake.finish(batchId);
-  const done = await waitTerminal(env, name);
-  expect(done.status?.batchId).toBe(batchId);
-  expect(done.status?.completedAt).toBeTruthy();
+const vendor: BatchVendorRow<OpenAIOutcome> = {
+  provider: "openai",
+  station: "triage",
+  get fake() {
+    return fake;
+  },
+  pollPath: (batchId) => `/v1/batches/${batchId}`,
+  expectRunning: (_running, batchId) => expect(batchId).toMatch(/^batch_/),
   // Cleanup: the batch cannot be deleted, its input, output and error files are.
-  await waitAgent(env, name, "finalizer released", (a) => !hasFinalizer(a));
-  const b = fake.batches.get(batchId);
-  const fileIds = [b?.inputFileId, b?.outputFileId, b?.errorFileId].filter((x): x is string => !!x);
-  expect(fileIds[0]).toBe(b?.inputFileId);
-  for (const id of fileIds) expect(fake.files.get(id)?.deleted, `file ${id} deleted`).toBe(true);
-  return { done, batchId, uid: running.metadata.uid as string };
-}
+  expectCleanedUp(batchId) {
+    const b = fake.batches.get(batchId);
+    const fileIds = [b?.inputFileId, b?.outputFileId, b?.errorFileId].filter((x): x is string => !!x);
+    expect(fileIds[0]).toBe(b?.inputFileId);
+    for (const id of fileIds) expect(fake.files.get(id)?.deleted, `file ${id} deleted`).toBe(true);
+  },
+};
+const runTo = (name: string, outcome: OpenAIOutcome) => runVendorTo(env, vendor, name, outcome);
 
 describe("OpenAI batch outcomes through the controller", () => {
   it("succeeded: codex exec --json lines, strict structured output request, sinks in order", async () => {
@@ -191,16 +185,10 @@ describe("OpenAI batch outcomes through the controller", () => {
   });
 
   it("poll errors (500, 429, malformed body) keep the Agent Running; it completes once they clear", async () => {
-    await createAgent(env, "flaky-1", "triage");
-    const running = await waitRunningBatch(env, "flaky-1");
-    const batchId = running.status?.batchId as string;
-    const path = `/v1/batches/${batchId}`;
-    fake.setOutcome(batchId, { type: "succeeded", text: '{"severity":"low","component":"x"}' });
-    const done = await expectPollFaultsThenSuccess(env, "flaky-1", batchId, () => fake.finish(batchId), {
-      inject: (rule) => fake.inject({ ...rule, method: "GET", path }),
-      pollsSeen: () => fake.requests.filter((r) => r.method === "GET" && r.path === path).length,
+    await pollFaultsThenSuccess(env, vendor, "flaky-1", {
+      type: "succeeded",
+      text: '{"severity":"low","component":"x"}',
     });
-    expect(done.status).toMatchObject({ phase: "Succeeded", exitCode: 0, batchId });
   });
 
   it("delete in flight: cancel, cleanup waits while cancelling, then deletes the files; the Agent goes", async () => {
