@@ -6,7 +6,9 @@
  * claude answered by a local Anthropic Messages server on the node's bridge. Per stage, from the
  * Agent's create request: Job created, pod scheduled, init container started and done, agent
  * container started (first seen through watches), the CLI's first model request (the model server's
- * journal, matched to the run by its prompt) and the Agent terminal. Target: the first model
+ * journal, matched to the run by its prompt), the agent's exit (the supervisor's `agent` lifecycle
+ * event, by the runtime's log timestamp), the last container's exit (the pod's containerStatuses
+ * terminated.finishedAt, whole seconds) and the Agent terminal; and each exit to terminal. Target: the first model
  * request ≤ 5 s p50 after the create. Also the memory of the node's parts (kubelet, containerd, the
  * shims) with the runs' pods up. Prints a table and writes bench/results/<time>-real-node.json.
  */
@@ -39,6 +41,9 @@ import {
   writeResult,
 } from "./lib.js";
 import {
+  agentExitFromLog,
+  exitToTerminal,
+  lastContainerExit,
   memoryPerPod,
   type NodeMemory,
   type RunStages,
@@ -149,6 +154,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
     const agents = observeAgents(client, NS, abort.signal);
     const jobs = observeJobs(client, NS, abort.signal);
     const pods = new Map<string, Partial<Record<Stage, number>>>();
+    const agentLogs = new Map<string, Promise<number | undefined>>();
     const podLoop = watchLoop<V1Pod>(client, PODS, NS, abort.signal, (p) => {
       const agent = p.metadata?.labels?.["agents.re-cinq.com/agent"];
       if (!agent) return;
@@ -160,7 +166,20 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       if (init?.running || init?.terminated) seen["init started"] ??= t;
       if (init?.terminated) seen["init done"] ??= t;
       if (main?.running || main?.terminated) seen["agent started"] ??= t;
+      const last = lastContainerExit(p.status?.containerStatuses);
+      if (last !== undefined) seen["last container exited"] ??= last;
       pods.set(agent, seen);
+      // The supervisor's own account of the CLI's end, read once the agent container ended (the
+      // pod may be gone by the time the Agent is terminal).
+      const pod = p.metadata?.name;
+      if (main?.terminated && pod && !agentLogs.has(agent))
+        agentLogs.set(
+          agent,
+          client.readLog(NS, pod, "agent", { timestamps: true }).then(
+            (text) => (text === undefined ? undefined : agentExitFromLog(text)),
+            () => undefined,
+          ),
+        );
     });
     // How each Agent ended, as the watch saw it (the phase, and the message of a failure).
     const ended = new Map<string, string>();
@@ -226,6 +245,8 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       if (name && !firstRequest.has(name) && entry.path.endsWith("/messages"))
         firstRequest.set(name, entry.at);
     }
+    const agentExits = new Map<string, number | undefined>();
+    for (const [name, exit] of agentLogs) agentExits.set(name, await exit);
     const runs: RunStages[] = names.map((name) => {
       const t0 = created.get(name) ?? 0;
       const job = jobs.seen.get(jobNameFor(name));
@@ -233,6 +254,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
         ...pods.get(name),
         "job created": job,
         "first model request": firstRequest.get(name),
+        "agent exited": agentExits.get(name),
         terminal: agents.terminal.get(name),
       };
       const out: RunStages = {};
@@ -262,6 +284,15 @@ export async function realNodeBench(argv: string[]): Promise<void> {
         `p90 ${f(shares[stage].p90)}`,
       ]),
     );
+    const exits = exitToTerminal(runs);
+    printRows(
+      "From the exit to the Agent terminal (s per run; the last container's exit has whole seconds)",
+      (["agent exited", "last container exited"] as const).map((stage) => [
+        `${stage} → terminal (${exits[stage].n} runs)`,
+        `p50 ${f(exits[stage].p50)}`,
+        `p90 ${f(exits[stage].p90)}`,
+      ]),
+    );
     const m = memory ?? { ...idle, podsUp: 0 };
     const per = memoryPerPod(idle, m, m.podsUp);
     printRows(`Node memory (RSS, MiB): idle, and with the most run pods up (${m.podsUp})`, [
@@ -285,6 +316,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       load: { start: loadStart, end: load() },
       stages: result,
       shares,
+      exitToTerminal: exits,
       succeeded: n - failed.length,
       failed: Object.fromEntries(failed),
       memory: {
