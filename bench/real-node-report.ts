@@ -14,6 +14,8 @@ export const STAGES = [
   "first model request",
   "agent exited",
   "last container exited",
+  "pod ended",
+  "job outcome",
   "terminal",
 ] as const;
 export type Stage = (typeof STAGES)[number];

@@ -8,19 +8,22 @@
  * container started (first seen through watches), the CLI's first model request (the model server's
  * journal, matched to the run by its prompt), the agent's exit (the supervisor's `agent` lifecycle
  * event, by the runtime's log timestamp), the last container's exit (the pod's containerStatuses
- * terminated.finishedAt, whole seconds) and the Agent terminal; and each exit to terminal. Target: the first model
+ * terminated.finishedAt, whole seconds), the pod's phase Succeeded/Failed and the Job's outcome as
+ * the controller reads it (both first seen through watches) and the Agent terminal; and each exit to terminal. Target: the first model
  * request ≤ 5 s p50 after the create. Also the memory of the node's parts (kubelet, containerd, the
  * shims) with the runs' pods up. Prints a table and writes bench/results/<time>-real-node.json.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import type { V1Pod } from "@kubernetes/client-node";
+import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { parseConfig } from "../src/controller/config.js";
 import { AgentController } from "../src/controller/controller.js";
 import { ControllerMetrics } from "../src/controller/metrics.js";
 import { AGENT_BASE_URL_SETTINGS } from "../src/core/agent-clis.js";
+import type { JobObservation } from "../src/core/input.js";
 import { jobNameFor } from "../src/core/names.js";
+import { jobState } from "../src/core/readback.js";
 import type { Agent } from "../src/core/types.js";
-import { AGENT_DEFINITIONS, AGENTS, PODS, SECRETS, STATIONS } from "../src/kube/resources.js";
+import { AGENT_DEFINITIONS, AGENTS, JOBS, PODS, SECRETS, STATIONS } from "../src/kube/resources.js";
 import { agentSecretsReader, SinkDispatcher } from "../src/sinks/index.js";
 import { startAnthropicMessages } from "../test/fakes/models/anthropic-messages.js";
 import { buildImages } from "../test/harness/images.js";
@@ -166,6 +169,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       if (init?.running || init?.terminated) seen["init started"] ??= t;
       if (init?.terminated) seen["init done"] ??= t;
       if (main?.running || main?.terminated) seen["agent started"] ??= t;
+      if (p.status?.phase === "Succeeded" || p.status?.phase === "Failed") seen["pod ended"] ??= t;
       const last = lastContainerExit(p.status?.containerStatuses);
       if (last !== undefined) seen["last container exited"] ??= last;
       pods.set(agent, seen);
@@ -180,6 +184,15 @@ export async function realNodeBench(argv: string[]): Promise<void> {
             () => undefined,
           ),
         );
+    });
+    // When a watch first saw each Job's outcome as the controller reads it (jobState: the Job
+    // controller's interim or final condition, else its counters).
+    const jobOutcomes = new Map<string, number>();
+    const jobLoop = watchLoop<V1Job>(client, JOBS, NS, abort.signal, (j, type) => {
+      const name = j.metadata?.name ?? "";
+      if (type === "BOOKMARK" || jobOutcomes.has(name)) return;
+      if (jobState({ found: true, status: j.status } as JobObservation).state !== "running")
+        jobOutcomes.set(name, Date.now());
     });
     // How each Agent ended, as the watch saw it (the phase, and the message of a failure).
     const ended = new Map<string, string>();
@@ -255,6 +268,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
         "job created": job,
         "first model request": firstRequest.get(name),
         "agent exited": agentExits.get(name),
+        "job outcome": jobOutcomes.get(jobNameFor(name)),
         terminal: agents.terminal.get(name),
       };
       const out: RunStages = {};
@@ -341,7 +355,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       },
     });
     log(`wrote ${file}`);
-    await Promise.race([podLoop, endLoop, new Promise((r) => setTimeout(r, 0))]);
+    await Promise.race([podLoop, endLoop, jobLoop, new Promise((r) => setTimeout(r, 0))]);
   } finally {
     abort.abort();
     await controller?.stop();
