@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { memoryPerPod, type RunStages, stageShares, stageTimes } from "./real-node-report.js";
+import {
+  agentExitFromLog,
+  exitToTerminal,
+  lastContainerExit,
+  memoryPerPod,
+  type RunStages,
+  stageShares,
+  stageTimes,
+} from "./real-node-report.js";
 
 const runs: RunStages[] = [
   {
@@ -51,5 +59,38 @@ describe("the real-node benchmark's report", () => {
       total: 13 * MiB,
     });
     expect(memoryPerPod(idle, loaded, 0)).toBeUndefined();
+  });
+
+  it("reads the agent's exit from the supervisor's lifecycle event, by the runtime's timestamp", () => {
+    const log = [
+      '2026-12-07T06:00:01.000000000Z {"kind":"lifecycle","phase":"agent","status":"started"}',
+      "2026-12-07T06:00:02.000000000Z not json",
+      '2026-12-07T06:00:03.250000000Z {"kind":"lifecycle","phase":"agent","status":"succeeded","exitCode":0}',
+      '2026-12-07T06:00:04.000000000Z {"kind":"lifecycle","phase":"agent","status":"failed","exitCode":1}',
+    ].join("\n");
+    expect(agentExitFromLog(log)).toBe(Date.parse("2026-12-07T06:00:03.250Z"));
+    expect(agentExitFromLog(log.split("\n").slice(0, 2).join("\n"))).toBeUndefined();
+    expect(
+      agentExitFromLog('2026-12-07T06:00:05Z {"kind":"lifecycle","phase":"agent","status":"failed"}'),
+    ).toBe(Date.parse("2026-12-07T06:00:05Z"));
+  });
+
+  it("takes the last container's exit only once every container ended", () => {
+    const ended = (at: string) => ({ state: { terminated: { finishedAt: at } } });
+    expect(lastContainerExit([ended("2026-12-07T06:00:03Z"), ended("2026-12-07T06:00:05Z")])).toBe(
+      Date.parse("2026-12-07T06:00:05Z"),
+    );
+    expect(lastContainerExit([ended("2026-12-07T06:00:03Z"), { state: {} }])).toBeUndefined();
+    expect(lastContainerExit([])).toBeUndefined();
+  });
+
+  it("measures each exit to terminal over the runs that saw both", () => {
+    const t = exitToTerminal([
+      { "agent exited": 4, "last container exited": 4.5, terminal: 7 },
+      { "agent exited": 5, terminal: 6 },
+      { "agent exited": 5 },
+    ]);
+    expect(t["agent exited"]).toMatchObject({ n: 2, max: 3 });
+    expect(t["last container exited"]).toMatchObject({ n: 1, p50: 2.5 });
   });
 });

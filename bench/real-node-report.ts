@@ -12,6 +12,10 @@ export const STAGES = [
   "init done",
   "agent started",
   "first model request",
+  "agent exited",
+  "last container exited",
+  "pod ended",
+  "job outcome",
   "terminal",
 ] as const;
 export type Stage = (typeof STAGES)[number];
@@ -58,6 +62,68 @@ export function stageShares(runs: RunStages[]): Record<Stage, Percentiles & { af
     out[stage] = { after, ...percentiles(xs) };
   });
   return out;
+}
+
+/**
+ * When the supervisor saw the CLI end: the runtime's timestamp (`pods/log?timestamps=true`, written
+ * as the line reached the container's stdout) of its `agent` lifecycle event succeeded/failed, epoch
+ * ms; undefined without one. That event follows the file events and the conversation save, so it
+ * is the supervisor's last word about the CLI, not the CLI's own exit to the millisecond.
+ */
+export function agentExitFromLog(timestampedLog: string): number | undefined {
+  for (const line of timestampedLog.split("\n")) {
+    const space = line.indexOf(" ");
+    if (space < 0) continue;
+    let event: { kind?: unknown; phase?: unknown; status?: unknown };
+    try {
+      event = JSON.parse(line.slice(space + 1));
+    } catch {
+      continue;
+    }
+    if (event?.kind !== "lifecycle" || event.phase !== "agent") continue;
+    if (event.status !== "succeeded" && event.status !== "failed") continue;
+    const at = Date.parse(line.slice(0, space));
+    if (!Number.isNaN(at)) return at;
+  }
+  return undefined;
+}
+
+/** A container's state as the pod's status has it (the part read here). */
+export interface ContainerEnd {
+  state?: { terminated?: { finishedAt?: Date | string } };
+}
+
+/**
+ * When the pod's last container ended, epoch ms: the latest `terminated.finishedAt` (whole seconds:
+ * the API truncates it), undefined while any container has not ended.
+ */
+export function lastContainerExit(statuses: ContainerEnd[] | undefined): number | undefined {
+  if (!statuses?.length) return undefined;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const c of statuses) {
+    const at = c.state?.terminated?.finishedAt;
+    if (at === undefined) return undefined;
+    last = Math.max(last, new Date(at).getTime());
+  }
+  return last;
+}
+
+/**
+ * From each exit to the Agent terminal, per run: the agent's exit (the supervisor's event) and the
+ * last container's exit (second resolution, so up to 1 s longer than it was).
+ */
+export function exitToTerminal(
+  runs: RunStages[],
+): Record<"agent exited" | "last container exited", Percentiles> {
+  const from = (stage: "agent exited" | "last container exited") =>
+    percentiles(
+      runs.flatMap((r) => {
+        const a = r[stage];
+        const b = r.terminal;
+        return a !== undefined && b !== undefined ? [b - a] : [];
+      }),
+    );
+  return { "agent exited": from("agent exited"), "last container exited": from("last container exited") };
 }
 
 /** Resident memory of the node's parts, bytes. */

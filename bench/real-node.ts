@@ -6,19 +6,24 @@
  * claude answered by a local Anthropic Messages server on the node's bridge. Per stage, from the
  * Agent's create request: Job created, pod scheduled, init container started and done, agent
  * container started (first seen through watches), the CLI's first model request (the model server's
- * journal, matched to the run by its prompt) and the Agent terminal. Target: the first model
+ * journal, matched to the run by its prompt), the agent's exit (the supervisor's `agent` lifecycle
+ * event, by the runtime's log timestamp), the last container's exit (the pod's containerStatuses
+ * terminated.finishedAt, whole seconds), the pod's phase Succeeded/Failed and the Job's outcome as
+ * the controller reads it (both first seen through watches) and the Agent terminal; and each exit to terminal. Target: the first model
  * request ≤ 5 s p50 after the create. Also the memory of the node's parts (kubelet, containerd, the
  * shims) with the runs' pods up. Prints a table and writes bench/results/<time>-real-node.json.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import type { V1Pod } from "@kubernetes/client-node";
+import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { parseConfig } from "../src/controller/config.js";
 import { AgentController } from "../src/controller/controller.js";
 import { ControllerMetrics } from "../src/controller/metrics.js";
 import { AGENT_BASE_URL_SETTINGS } from "../src/core/agent-clis.js";
+import type { JobObservation } from "../src/core/input.js";
 import { jobNameFor } from "../src/core/names.js";
+import { jobState } from "../src/core/readback.js";
 import type { Agent } from "../src/core/types.js";
-import { AGENT_DEFINITIONS, AGENTS, PODS, SECRETS, STATIONS } from "../src/kube/resources.js";
+import { AGENT_DEFINITIONS, AGENTS, JOBS, PODS, SECRETS, STATIONS } from "../src/kube/resources.js";
 import { agentSecretsReader, SinkDispatcher } from "../src/sinks/index.js";
 import { startAnthropicMessages } from "../test/fakes/models/anthropic-messages.js";
 import { buildImages } from "../test/harness/images.js";
@@ -39,6 +44,9 @@ import {
   writeResult,
 } from "./lib.js";
 import {
+  agentExitFromLog,
+  exitToTerminal,
+  lastContainerExit,
   memoryPerPod,
   type NodeMemory,
   type RunStages,
@@ -149,6 +157,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
     const agents = observeAgents(client, NS, abort.signal);
     const jobs = observeJobs(client, NS, abort.signal);
     const pods = new Map<string, Partial<Record<Stage, number>>>();
+    const agentLogs = new Map<string, Promise<number | undefined>>();
     const podLoop = watchLoop<V1Pod>(client, PODS, NS, abort.signal, (p) => {
       const agent = p.metadata?.labels?.["agents.re-cinq.com/agent"];
       if (!agent) return;
@@ -160,7 +169,30 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       if (init?.running || init?.terminated) seen["init started"] ??= t;
       if (init?.terminated) seen["init done"] ??= t;
       if (main?.running || main?.terminated) seen["agent started"] ??= t;
+      if (p.status?.phase === "Succeeded" || p.status?.phase === "Failed") seen["pod ended"] ??= t;
+      const last = lastContainerExit(p.status?.containerStatuses);
+      if (last !== undefined) seen["last container exited"] ??= last;
       pods.set(agent, seen);
+      // The supervisor's own account of the CLI's end, read once the agent container ended (the
+      // pod may be gone by the time the Agent is terminal).
+      const pod = p.metadata?.name;
+      if (main?.terminated && pod && !agentLogs.has(agent))
+        agentLogs.set(
+          agent,
+          client.readLog(NS, pod, "agent", { timestamps: true }).then(
+            (text) => (text === undefined ? undefined : agentExitFromLog(text)),
+            () => undefined,
+          ),
+        );
+    });
+    // When a watch first saw each Job's outcome as the controller reads it (jobState: the Job
+    // controller's interim or final condition, else its counters).
+    const jobOutcomes = new Map<string, number>();
+    const jobLoop = watchLoop<V1Job>(client, JOBS, NS, abort.signal, (j, type) => {
+      const name = j.metadata?.name ?? "";
+      if (type === "BOOKMARK" || jobOutcomes.has(name)) return;
+      if (jobState({ found: true, status: j.status } as JobObservation).state !== "running")
+        jobOutcomes.set(name, Date.now());
     });
     // How each Agent ended, as the watch saw it (the phase, and the message of a failure).
     const ended = new Map<string, string>();
@@ -226,6 +258,8 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       if (name && !firstRequest.has(name) && entry.path.endsWith("/messages"))
         firstRequest.set(name, entry.at);
     }
+    const agentExits = new Map<string, number | undefined>();
+    for (const [name, exit] of agentLogs) agentExits.set(name, await exit);
     const runs: RunStages[] = names.map((name) => {
       const t0 = created.get(name) ?? 0;
       const job = jobs.seen.get(jobNameFor(name));
@@ -233,6 +267,8 @@ export async function realNodeBench(argv: string[]): Promise<void> {
         ...pods.get(name),
         "job created": job,
         "first model request": firstRequest.get(name),
+        "agent exited": agentExits.get(name),
+        "job outcome": jobOutcomes.get(jobNameFor(name)),
         terminal: agents.terminal.get(name),
       };
       const out: RunStages = {};
@@ -262,6 +298,15 @@ export async function realNodeBench(argv: string[]): Promise<void> {
         `p90 ${f(shares[stage].p90)}`,
       ]),
     );
+    const exits = exitToTerminal(runs);
+    printRows(
+      "From the exit to the Agent terminal (s per run; the last container's exit has whole seconds)",
+      (["agent exited", "last container exited"] as const).map((stage) => [
+        `${stage} → terminal (${exits[stage].n} runs)`,
+        `p50 ${f(exits[stage].p50)}`,
+        `p90 ${f(exits[stage].p90)}`,
+      ]),
+    );
     const m = memory ?? { ...idle, podsUp: 0 };
     const per = memoryPerPod(idle, m, m.podsUp);
     printRows(`Node memory (RSS, MiB): idle, and with the most run pods up (${m.podsUp})`, [
@@ -285,6 +330,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       load: { start: loadStart, end: load() },
       stages: result,
       shares,
+      exitToTerminal: exits,
       succeeded: n - failed.length,
       failed: Object.fromEntries(failed),
       memory: {
@@ -309,7 +355,7 @@ export async function realNodeBench(argv: string[]): Promise<void> {
       },
     });
     log(`wrote ${file}`);
-    await Promise.race([podLoop, endLoop, new Promise((r) => setTimeout(r, 0))]);
+    await Promise.race([podLoop, endLoop, jobLoop, new Promise((r) => setTimeout(r, 0))]);
   } finally {
     abort.abort();
     await controller?.stop();

@@ -77,6 +77,13 @@ describe("KubeClient.readLog (by bytes; only a missing log is undefined)", () =>
     expect(await client.readLog("ns", "p", "agent", { limitBytes: 1024 })).toBe("line 1\nline 2\n");
     expect(seen.at(-1)).toBe(`${path}?container=agent&limitBytes=1024`);
   });
+  it("asks for the runtime's timestamps only when told", async () => {
+    answers[path] = { status: 200, body: "2026-12-07T06:00:00.123456789Z line 1\n" };
+    await client.readLog("ns", "p", "agent", { timestamps: true });
+    expect(seen.at(-1)).toBe(`${path}?container=agent&timestamps=true`);
+    await client.readLog("ns", "p", "agent", { timestamps: false });
+    expect(seen.at(-1)).toBe(`${path}?container=agent`);
+  });
   it.each([
     [404, status(404, "NotFound", 'pods "p" not found')],
     [400, status(400, "BadRequest", 'container "agent" in pod "p" is waiting to start: PodInitializing')],

@@ -415,17 +415,23 @@ export class KubeClient {
    * beginning of the log; `tailLines` first picks the last lines). Undefined when the pod or the
    * container's log does not exist (404) or the container never started (400); any other failure
    * (5xx, throttling, RBAC, network, timeout) throws, so the caller can retry instead of mistaking
-   * a sick API server or kubelet for a garbage-collected pod.
+   * a sick API server or kubelet for a garbage-collected pod. `timestamps`: each line prefixed with
+   * the time the runtime wrote it (RFC 3339, nanoseconds) and a space.
    */
   async readLog(
     ns: string,
     pod: string,
     container: string,
-    o: { limitBytes?: number; tailLines?: number } = {},
+    o: { limitBytes?: number; tailLines?: number; timestamps?: boolean } = {},
   ): Promise<string | undefined> {
     const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log`;
     const res = await this.send("GET", path, {
-      query: { container, limitBytes: o.limitBytes, tailLines: o.tailLines },
+      query: {
+        container,
+        limitBytes: o.limitBytes,
+        tailLines: o.tailLines,
+        timestamps: o.timestamps || undefined,
+      },
     });
     const text = await res.body.text();
     if (res.statusCode < 300) return text;
