@@ -137,7 +137,7 @@ class PartSums {
   private readonly ceiling: ReturnType<typeof vendorCeilingRates>;
 
   constructor(
-    private readonly vendor: Vendor,
+    vendor: Vendor,
     private readonly batch: boolean,
     private readonly pricing: Pricing,
   ) {
@@ -278,7 +278,10 @@ class ClaudeReader implements VendorReader {
   }
 
   line(line: JsonLine): void {
-    if (line.type === "assistant") return this.message(line);
+    if (line.type === "assistant") {
+      this.message(line);
+      return;
+    }
     if (line.type === "system" && line.subtype === "init" && typeof line.model === "string")
       this.lastModel = line.model;
     if (line.type !== "result") return;
