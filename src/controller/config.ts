@@ -84,6 +84,8 @@ export interface ControllerConfig {
   providerLearning: boolean;
   /** STUCK_POD_SECONDS: a run pod waiting this long on a never-starts reason fails its Agent (docs/decisions.md D-22). */
   stuckPodSeconds: number;
+  /** LOG_READ_CONCURRENCY: how many finished runs' pod logs are streamed at once (default 2). */
+  logReadConcurrency: number;
   realtimeEnabled: boolean;
   realtimeApiToken: string;
   realtimeSigningKey: string;
@@ -111,6 +113,9 @@ export interface ControllerConfig {
   agentBaseUrls: Partial<Record<ModelApiFamily, string>>;
   timings: ControllerTimings;
 }
+
+/** Concurrent pod log reads (each streams one whole log through the meter). */
+export const DEFAULT_LOG_READ_CONCURRENCY = 2;
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -350,6 +355,11 @@ export function parseConfig(
     providerLearning:
       env.PROVIDER_LEARNING === undefined ? true : strictBool("PROVIDER_LEARNING", env.PROVIDER_LEARNING),
     stuckPodSeconds: positiveInt("STUCK_POD_SECONDS", env.STUCK_POD_SECONDS, DEFAULT_STUCK_POD_SECONDS),
+    logReadConcurrency: positiveInt(
+      "LOG_READ_CONCURRENCY",
+      env.LOG_READ_CONCURRENCY,
+      DEFAULT_LOG_READ_CONCURRENCY,
+    ),
     realtimeEnabled,
     realtimeApiToken,
     realtimeSigningKey,

@@ -452,7 +452,17 @@ export class KubeClient {
       throw toError(res.statusCode, text, `GET ${path}`, res.headers["retry-after"]);
     }
     res.body.setEncoding("utf8");
-    for await (const chunk of res.body) onChunk(chunk as string);
+    let sinceYield = 0;
+    for await (const chunk of res.body) {
+      onChunk(chunk as string);
+      // Chunks already buffered resolve as microtasks: yield to timers and I/O now and then, so a
+      // long log never holds the event loop (Lease renewal, /healthz, the webhook).
+      sinceYield += (chunk as string).length;
+      if (sinceYield >= STREAM_YIELD_CHARS) {
+        sinceYield = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
     return true;
   }
 
@@ -471,6 +481,9 @@ export class KubeClient {
     }
   }
 }
+
+/** How much of a streamed log is handed on between two yields to the event loop. */
+const STREAM_YIELD_CHARS = 256 * 1024;
 
 function toError(status: number, text: string, what: string, retryAfter?: string | string[]): KubeApiError {
   let reason = "";
