@@ -12,14 +12,15 @@ import type { RunUsage } from "./run-usage.js";
 import { vendorCeilingRates } from "./vendor-ceiling.js";
 
 /**
- * The most tokens one run consumes per second of its wall time, per kind: far above what one CLI
- * process is served (a model streams at most a few hundred output tokens a second, one request at
- * a time; a whole context window read from the cache per second), so an honest run never meets it.
+ * The most tokens one run consumes per second of its wall time, per kind: several times what one
+ * CLI process is served even with sub-agents in parallel (a model streams a few hundred output
+ * tokens a second per request; a request re-reads its context from the cache every few seconds),
+ * so an honest run does not meet it, and a run charged at it is charged more than it spent.
  */
 export const RUN_TOKENS_PER_SECOND: Readonly<TokenUsage> = Object.freeze({
   inputTokens: 50_000,
-  outputTokens: 2_000,
-  cacheReadTokens: 1_000_000,
+  outputTokens: 1_000,
+  cacheReadTokens: 200_000,
   cacheWriteTokens: 50_000,
 });
 
@@ -61,6 +62,11 @@ export interface BoundedUsage {
 
 const usd = (n: number) => `$${n.toFixed(2)}`;
 
+/** The most a run of `seconds` can cost: its token bound at the vendor's highest known rates. */
+export function runBoundUsd(vendor: Vendor, seconds: number, prices: PriceTable = {}): number {
+  return costAtRates(runTokenBound(seconds), vendorCeilingRates(vendor, prices));
+}
+
 /**
  * The usage to record when the bound applies; undefined when the run's own figure stands. Above
  * the bound, the tokens are cut to it per kind; incomplete or unread, the tokens read are kept as
@@ -72,7 +78,7 @@ export function boundedUsage(input: BoundInput): BoundedUsage | undefined {
   const read = input.usage?.usage;
   const above = read !== undefined && KINDS.some((k) => read[k] > bound[k]);
   if (!above && input.incomplete === undefined) return undefined;
-  const boundUsd = costAtRates(bound, vendorCeilingRates(input.vendor, input.prices ?? {}));
+  const boundUsd = runBoundUsd(input.vendor, input.seconds, input.prices);
   const tokens: TokenUsage = {
     inputTokens: Math.min(read?.inputTokens ?? 0, bound.inputTokens),
     outputTokens: Math.min(read?.outputTokens ?? 0, bound.outputTokens),

@@ -131,10 +131,10 @@ describe("cost on the terminal patch, per execution", () => {
     expect(r.metrics[0]).toMatchObject({ labels: { execution: "realtime", model: "gpt-5-codex" } });
   });
 
-  it("a run whose lines carry no usage writes no cost fields and no cost metrics", () => {
+  it("a CLI run that succeeded with no usage in its lines is charged its bound, flagged, never $0", () => {
     const r = terminal({ agent: agent().running(T0).build(), ...finishedJob("plain text\n") });
-    expect(r.status).not.toHaveProperty("usage");
-    expect(r.status).not.toHaveProperty("costUSD");
-    expect(r.metrics).toEqual([]);
+    expect(r.status).toMatchObject({ costSource: "bounded" });
+    expect(Number(r.status?.costUSD)).toBeGreaterThan(0);
+    expect(r.status?.usage).toMatchObject({ totalTokens: 0 });
   });
 });
