@@ -88,10 +88,11 @@ describe("LogMeter: one pass over the whole log, fixed memory", () => {
     expect(meter("z".repeat(MAX_LINE_BYTES + 1), 1 << 20).facts.unreadLines).toBe(1);
   });
 
-  it("says whether the supervisor's agent/started event was read (a rotated log has none)", () => {
+  it("says whether the supervisor's agent/started and closing events were read (a rotated log lacks the first)", () => {
     const started = j({ kind: "lifecycle", phase: "agent", status: "started" });
-    expect(meter(`${started}\n${result}\n`, 10).facts.started).toBe(true);
-    expect(meter(`${result}\n`, 10).facts.started).toBe(false);
+    const ended = j({ kind: "lifecycle", phase: "agent", status: "succeeded", exitCode: 0 });
+    expect(meter(`${started}\n${result}\n${ended}\n`, 10).facts).toMatchObject({ started: true, ended: true });
+    expect(meter(`${result}\n${ended}\n`, 10).facts).toMatchObject({ started: false, ended: true });
   });
 
   it("provider-limit events are tallied; a malformed one is not", () => {

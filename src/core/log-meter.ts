@@ -10,8 +10,8 @@
  * - the last session event's id, the CLI's last error, the provider-limit tally, the courier's
  *   last delivery event;
  * - what could not be read: lines longer than MAX_LINE_BYTES (not parsed), and whether the
- *   supervisor's `agent/started` event was seen (a log whose beginning the kubelet rotated away
- *   has none).
+ *   supervisor's `agent/started` and closing events were seen (a log whose beginning the kubelet
+ *   rotated away has the closing event without the first).
  * Each line is parsed once, and only when it can be a JSON object. A metering component in front
  * of the providers would replace this module's usage. Pure.
  */
@@ -68,8 +68,10 @@ export interface LogFacts {
   totalBytes: number;
   /** Lines longer than MAX_LINE_BYTES, skipped unread. */
   unreadLines: number;
-  /** The supervisor's `agent/started` event was in the log (the log has its beginning). */
+  /** The supervisor's `agent/started` event was in the log. */
   started: boolean;
+  /** The supervisor's closing `agent/succeeded` or `agent/failed` event was in the log. */
+  ended: boolean;
 }
 
 export interface MeteredLog {
@@ -106,6 +108,7 @@ export class LogMeter {
   private deliveryFailure: string | undefined;
   private unreadLines = 0;
   private started = false;
+  private ended = false;
 
   constructor(private readonly plan: LogMeterPlan) {
     this.usage = plan.usage ? new RunUsageMeter(plan.usage) : undefined;
@@ -149,6 +152,7 @@ export class LogMeter {
         totalBytes: this.total,
         unreadLines: this.unreadLines,
         started: this.started,
+        ended: this.ended,
       },
     };
   }
@@ -212,7 +216,10 @@ export class LogMeter {
       if (limit !== undefined) this.limits.add(limit);
       return;
     }
-    if (e.kind === "lifecycle" && e.phase === "agent" && e.status === "started") this.started = true;
+    if (e.kind === "lifecycle" && e.phase === "agent") {
+      if (e.status === "started") this.started = true;
+      else if (e.status === "succeeded" || e.status === "failed") this.ended = true;
+    }
     if (e.kind === "delivery") {
       if (typeof e.url === "string" && e.url !== "") this.pullRequestUrl = e.url;
       this.deliveryFailure = e.status === "failed" ? oneLine(String(e.reason ?? "unknown")) : undefined;

@@ -300,6 +300,7 @@ const ROWS: Row[] = [
             totalBytes: 37,
             unreadLines: 0,
             started: true,
+            ended: true,
           },
         },
       },

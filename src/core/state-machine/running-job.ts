@@ -92,8 +92,8 @@ function billBound(
       reason: "log-incomplete",
       why: `${facts.unreadLines} line(s) of the run's log were longer than ${MAX_LINE_BYTES} bytes and not read`,
     };
-  } else if (facts !== undefined && read?.facts !== undefined && agentRan && !facts.started) {
-    // The supervisor's first event is missing: the kubelet rotated the log's beginning away.
+  } else if (facts !== undefined && facts.ended && !facts.started) {
+    // The supervisor's closing event without its first: the kubelet rotated the log's beginning away.
     incomplete = {
       reason: "log-incomplete",
       why: "the run's log does not hold its beginning (rotated away by the kubelet): its usage cannot be read whole",
