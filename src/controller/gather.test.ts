@@ -20,7 +20,7 @@ function deps(list: GatherDeps["client"]["list"], readLog: ReadLog): GatherDeps 
     const text = await readLog(ns, pod, container);
     if (text === undefined) return false;
     // In pieces that split lines, as a streamed body does.
-    for (let i = 0; i < text.length; i += 7_919) onChunk(text.slice(i, i + 7_919));
+    for (let i = 0; i < text.length; i += 7_919) await onChunk(text.slice(i, i + 7_919));
     return true;
   };
   return {

@@ -10,6 +10,7 @@
  *   at once; a read that fails is retried, never taken for a GC'd pod).
  */
 
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type {
   BatchMemory,
@@ -70,6 +71,8 @@ export interface GatherDeps {
  * keeps its pod for an hour (ttlSecondsAfterFinished), so this stays well inside it.
  */
 export const LOG_READ_RETRY_MS = 10 * 60_000;
+/** How much of a log the meter reads before the read yields to the event loop, characters. */
+export const METER_SLICE_CHARS = 16 * 1024;
 
 export function toJobObservation(job: V1Job | undefined): JobObservation {
   if (!job) return { found: false };
@@ -228,7 +231,16 @@ async function readContainerLog(
 ): Promise<LogRead> {
   const stream = async (): Promise<LogRead> => {
     const meter = new LogMeter(plan);
-    const found = await d.client.streamLog(d.namespace, pod, container, (chunk) => meter.feed(chunk));
+    const found = await d.client.streamLog(d.namespace, pod, container, async (chunk) => {
+      // In slices, yielding between them: however large the chunks, no slice holds the event loop
+      // (Lease renewal, /healthz, the webhook, the prompt API) for long.
+      for (let at = 0; at < chunk.length; at += METER_SLICE_CHARS) {
+        meter.feed(
+          at === 0 && chunk.length <= METER_SLICE_CHARS ? chunk : chunk.slice(at, at + METER_SLICE_CHARS),
+        );
+        await yieldToLoop();
+      }
+    });
     if (!found) return { available: false };
     const m = meter.end();
     return {

@@ -1,10 +1,12 @@
 /**
  * H3: the log meter's work is bounded. 64 MiB of a hostile log streamed through it in 64 KiB
  * chunks, yielding to the event loop between chunks as KubeClient.streamLog does: no chunk holds
- * the loop for 50 ms (measured with monitorEventLoopDelay: a bound, not a timing race; the old
- * meter took ~4.4 s per chunk past 32 MiB), and what the meter keeps stays within its bounds.
+ * the loop for 50 ms (the wall time of each synchronous feed, and monitorEventLoopDelay's 99th
+ * percentile: bounds, not timing races; the old meter held it 4-8 s per chunk past 32 MiB), and
+ * what the meter keeps stays within its bounds. monitorEventLoopDelay's maximum is not asserted:
+ * on a loaded machine the OS deschedules the process for tens of milliseconds at random.
  */
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { LogMeter, type LogMeterPlan } from "./log-meter.js";
@@ -31,40 +33,46 @@ function chunkOf(line: (i: number) => string, start: number): { text: string; ne
   return { text: lines.join(""), next: i };
 }
 
+/** 64 MiB through the meter in 64 KiB chunks (the controller feeds it 16 KiB slices, gather.ts). */
 async function stream64MiB(line: (i: number) => string) {
   const meter = new LogMeter(plan);
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   let fed = 0;
   let i = 0;
+  let longestChunkMs = 0;
   while (fed < 64 * MiB) {
     const c = chunkOf(line, i);
     i = c.next;
+    const t0 = performance.now();
     meter.feed(c.text);
+    longestChunkMs = Math.max(longestChunkMs, performance.now() - t0);
     fed += c.text.length;
     await yieldToLoop();
   }
   const m = meter.end();
   delay.disable();
-  return { m, maxBlockMs: delay.max / 1e6 };
+  return { m, longestChunkMs, p99BlockMs: delay.percentile(99) / 1e6 };
 }
 
 describe("the log meter over 64 MiB of hostile lines", { timeout: 120_000 }, () => {
   it('H3\'s log of {"type":"system"} lines: no chunk blocks the loop 50 ms; the kept text stays at keepBytes', async () => {
-    const { m, maxBlockMs } = await stream64MiB(() => '{"type":"system"}');
-    expect(maxBlockMs).toBeLessThan(50);
+    const { m, longestChunkMs, p99BlockMs } = await stream64MiB(() => '{"type":"system"}');
+    expect(longestChunkMs).toBeLessThan(50);
+    expect(p99BlockMs).toBeLessThan(50);
     expect(m.facts.totalBytes).toBeGreaterThanOrEqual(64 * MiB);
     expect(Buffer.byteLength(m.text)).toBeLessThanOrEqual(plan.keepBytes + CHUNK);
   });
 
   it("claude messages with ever new ids (each would be held until the end): summed as they go, bounded", async () => {
-    const { m, maxBlockMs } = await stream64MiB((i) =>
+    const { m, longestChunkMs, p99BlockMs } = await stream64MiB((i) =>
       JSON.stringify({
         type: "assistant",
         message: { id: `msg_${i}`, model: "claude-opus-5-5", usage: { input_tokens: 1, output_tokens: 1 } },
       }),
     );
-    expect(maxBlockMs).toBeLessThan(50);
+    expect(longestChunkMs).toBeLessThan(50);
+    expect(p99BlockMs).toBeLessThan(50);
     // Every message counted once, though none but the last few were held.
     expect(m.facts.usage?.fromMessages).toBeGreaterThan(500_000);
     expect(m.facts.usage?.usage.outputTokens).toBe(m.facts.usage?.fromMessages);

@@ -442,7 +442,7 @@ export class KubeClient {
     ns: string,
     pod: string,
     container: string,
-    onChunk: (text: string) => void,
+    onChunk: (text: string) => void | Promise<void>,
   ): Promise<boolean> {
     const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log`;
     const res = await this.send("GET", path, { query: { container } });
@@ -454,7 +454,8 @@ export class KubeClient {
     res.body.setEncoding("utf8");
     let sinceYield = 0;
     for await (const chunk of res.body) {
-      onChunk(chunk as string);
+      // The reader may take its time (it yields to the event loop itself): the body waits for it.
+      await onChunk(chunk as string);
       // Chunks already buffered resolve as microtasks: yield to timers and I/O now and then, so a
       // long log never holds the event loop (Lease renewal, /healthz, the webhook).
       sinceYield += (chunk as string).length;
