@@ -91,7 +91,10 @@ describe("LogMeter: one pass over the whole log, fixed memory", () => {
   it("says whether the supervisor's agent/started and closing events were read (a rotated log lacks the first)", () => {
     const started = j({ kind: "lifecycle", phase: "agent", status: "started" });
     const ended = j({ kind: "lifecycle", phase: "agent", status: "succeeded", exitCode: 0 });
-    expect(meter(`${started}\n${result}\n${ended}\n`, 10).facts).toMatchObject({ started: true, ended: true });
+    expect(meter(`${started}\n${result}\n${ended}\n`, 10).facts).toMatchObject({
+      started: true,
+      ended: true,
+    });
     expect(meter(`${result}\n${ended}\n`, 10).facts).toMatchObject({ started: false, ended: true });
   });
 

@@ -92,7 +92,7 @@ function billBound(
       reason: "log-incomplete",
       why: `${facts.unreadLines} line(s) of the run's log were longer than ${MAX_LINE_BYTES} bytes and not read`,
     };
-  } else if (facts !== undefined && facts.ended && !facts.started) {
+  } else if (facts?.ended && !facts.started) {
     // The supervisor's closing event without its first: the kubelet rotated the log's beginning away.
     incomplete = {
       reason: "log-incomplete",
