@@ -1,20 +1,17 @@
 /**
  * H3: the log meter's work is bounded. 64 MiB of a hostile log streamed through it in 64 KiB
- * chunks, yielding to the event loop between chunks as KubeClient.streamLog does: the loop is not
- * held for 50 ms (monitorEventLoopDelay's 99th percentile: a bound, not a timing race; the old
- * meter held it 4-8 s per chunk past 32 MiB), and what the meter keeps stays within its bounds.
- * A 64 KiB chunk takes the meter a few milliseconds; the longest single feed is bounded at
- * DESCHEDULED_MS only, since its wall time includes the times the OS deschedules the process,
- * tens of milliseconds at random on a loaded 2-core machine running other tests.
+ * chunks, yielding to the event loop between chunks as KubeClient.streamLog does: no chunk holds
+ * the loop for 50 ms, measured as the CPU time of each feed (the old meter held it 4-8 s per chunk
+ * past 32 MiB), and what the meter keeps stays within its bounds. monitorEventLoopDelay is wall
+ * time, which includes the times the OS deschedules the process (up to ~100 ms at random on a
+ * loaded 2-core machine): only its median is asserted under 50 ms.
  */
-import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { LogMeter, type LogMeterPlan } from "./log-meter.js";
 
 const MiB = 1024 * 1024;
-/** What a feed's wall time may reach when the OS deschedules the process (not the meter's work). */
-const DESCHEDULED_MS = 250;
 const CHUNK = 64 * 1024;
 const plan: LogMeterPlan = {
   vendor: "claude",
@@ -47,35 +44,36 @@ async function stream64MiB(line: (i: number) => string) {
   while (fed < 64 * MiB) {
     const c = chunkOf(line, i);
     i = c.next;
-    const t0 = performance.now();
+    const before = process.cpuUsage();
     meter.feed(c.text);
-    longestChunkMs = Math.max(longestChunkMs, performance.now() - t0);
+    const used = process.cpuUsage(before);
+    longestChunkMs = Math.max(longestChunkMs, (used.user + used.system) / 1000);
     fed += c.text.length;
     await yieldToLoop();
   }
   const m = meter.end();
   delay.disable();
-  return { m, longestChunkMs, p99BlockMs: delay.percentile(99) / 1e6 };
+  return { m, longestChunkMs, p50BlockMs: delay.percentile(50) / 1e6 };
 }
 
 describe("the log meter over 64 MiB of hostile lines", { timeout: 120_000 }, () => {
   it('H3\'s log of {"type":"system"} lines: no chunk blocks the loop 50 ms; the kept text stays at keepBytes', async () => {
-    const { m, longestChunkMs, p99BlockMs } = await stream64MiB(() => '{"type":"system"}');
-    expect(p99BlockMs).toBeLessThan(50);
-    expect(longestChunkMs).toBeLessThan(DESCHEDULED_MS);
+    const { m, longestChunkMs, p50BlockMs } = await stream64MiB(() => '{"type":"system"}');
+    expect(longestChunkMs).toBeLessThan(50);
+    expect(p50BlockMs).toBeLessThan(50);
     expect(m.facts.totalBytes).toBeGreaterThanOrEqual(64 * MiB);
     expect(Buffer.byteLength(m.text)).toBeLessThanOrEqual(plan.keepBytes + CHUNK);
   });
 
   it("claude messages with ever new ids (each would be held until the end): summed as they go, bounded", async () => {
-    const { m, longestChunkMs, p99BlockMs } = await stream64MiB((i) =>
+    const { m, longestChunkMs, p50BlockMs } = await stream64MiB((i) =>
       JSON.stringify({
         type: "assistant",
         message: { id: `msg_${i}`, model: "claude-opus-5-5", usage: { input_tokens: 1, output_tokens: 1 } },
       }),
     );
-    expect(p99BlockMs).toBeLessThan(50);
-    expect(longestChunkMs).toBeLessThan(DESCHEDULED_MS);
+    expect(longestChunkMs).toBeLessThan(50);
+    expect(p50BlockMs).toBeLessThan(50);
     // Every message counted once, though none but the last few were held.
     expect(m.facts.usage?.fromMessages).toBeGreaterThan(500_000);
     expect(m.facts.usage?.usage.outputTokens).toBe(m.facts.usage?.fromMessages);

@@ -14,10 +14,23 @@ import { DEFAULT_LOG_READ_CONCURRENCY } from "../../src/controller/config.js";
 import { type GatherDeps, gather } from "../../src/controller/gather.js";
 import { startHealthServer } from "../../src/controller/health.js";
 import { Semaphore } from "../../src/controller/semaphore.js";
+import { LogMeter } from "../../src/core/log-meter.js";
 import { agent, definition, NS, station, T0 } from "./core-builders.js";
 
 /** The longest the loop went without a turn (wall time between two turns of a setImmediate chain). */
 let longestChunkMs = 0;
+/**
+ * The most CPU time one feed of the meter took (gather feeds it one 16 KiB slice between two yields):
+ * what the meter holds the loop for, free of the times the OS deschedules the process.
+ */
+let longestFeedCpuMs = 0;
+const feed = LogMeter.prototype.feed;
+LogMeter.prototype.feed = function (this: LogMeter, chunk: string) {
+  const before = process.cpuUsage();
+  feed.call(this, chunk);
+  const used = process.cpuUsage(before);
+  longestFeedCpuMs = Math.max(longestFeedCpuMs, (used.user + used.system) / 1000);
+};
 const LOGS = Number(process.env.FLOOD_LOGS ?? 10);
 const BYTES = Number(process.env.FLOOD_MIB ?? 64) * 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -127,7 +140,9 @@ const read = inputs.filter((i) => i.pod?.found && i.pod.agentLog.available).leng
 console.log(
   JSON.stringify({
     read,
+    longestFeedCpuMs,
     longestChunkMs,
+    p50BlockMs: delay.percentile(50) / 1e6,
     maxBlockMs: delay.max / 1e6,
     p99BlockMs: delay.percentile(99) / 1e6,
     longestGapMs,
