@@ -92,6 +92,8 @@ export interface ControllerConfig {
   stuckPodSeconds: number;
   /** RECONCILE_ERROR_TRIES: reconciles of one Agent that throw in a row before it is contained (containedReconcile). */
   reconcileErrorTries: number;
+  /** LOG_READ_CONCURRENCY: how many finished runs' pod logs are streamed at once (default 2). */
+  logReadConcurrency: number;
   realtimeEnabled: boolean;
   realtimeApiToken: string;
   realtimeSigningKey: string;
@@ -121,6 +123,9 @@ export interface ControllerConfig {
   agentBaseUrls: Partial<Record<ModelApiFamily, string>>;
   timings: ControllerTimings;
 }
+
+/** Concurrent pod log reads (each streams one whole log through the meter). */
+export const DEFAULT_LOG_READ_CONCURRENCY = 2;
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -404,6 +409,11 @@ export function parseConfig(
       "RECONCILE_ERROR_TRIES",
       env.RECONCILE_ERROR_TRIES,
       DEFAULT_RECONCILE_ERROR_TRIES,
+    ),
+    logReadConcurrency: positiveInt(
+      "LOG_READ_CONCURRENCY",
+      env.LOG_READ_CONCURRENCY,
+      DEFAULT_LOG_READ_CONCURRENCY,
     ),
     realtimeEnabled,
     realtimeApiToken,

@@ -8,6 +8,7 @@
  * pruning read the cache (with a by-Station index) instead of listing. Only the poll touches
  * everything, every ~15 s.
  */
+
 import type { V1Job } from "@kubernetes/client-node";
 import { providerFor } from "../batch/index.js";
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
@@ -18,7 +19,7 @@ import type { KubeClient } from "../kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "../kube/resources.js";
 import type { Change } from "./cache.js";
 import { controllingAgent, keysForAgentChanges, keysForJobChanges } from "./change-keys.js";
-import type { ControllerConfig } from "./config.js";
+import { type ControllerConfig, DEFAULT_LOG_READ_CONCURRENCY } from "./config.js";
 import { ReconcileContainment } from "./containment.js";
 import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js";
 import { agentAfterConflict } from "./fresh-after-conflict.js";
@@ -30,6 +31,7 @@ import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { PriceOverrides } from "./price-overrides.js";
 import { ProviderLimits } from "./provider-limits.js";
+import { Semaphore } from "./semaphore.js";
 import { StationIndex } from "./station-index.js";
 import { cachedAgent, cachedDefinition, cachedJob, cachedStation } from "./transform.js";
 import { WorkQueue } from "./workqueue.js";
@@ -85,6 +87,8 @@ export class AgentController {
   private readonly settings: ControllerSettings;
   /** An Agent whose rules keep throwing is contained after RECONCILE_ERROR_TRIES (docs/controller.md#watch-poll-and-cache). */
   private readonly containment: ReconcileContainment;
+  /** Bounds the concurrent pod log reads (LOG_READ_CONCURRENCY). */
+  private readonly logReads: Semaphore;
   private abort: AbortController | undefined;
   private loops: Promise<unknown> | undefined;
   /** Reconciles executed, for tests and the benchmark. */
@@ -96,6 +100,7 @@ export class AgentController {
     this.now = d.now ?? Date.now;
     this.log = d.log ?? ((m) => console.log(JSON.stringify({ level: "info", msg: m })));
     const random = d.random ?? Math.random;
+    this.logReads = new Semaphore(c.logReadConcurrency ?? DEFAULT_LOG_READ_CONCURRENCY);
     this.settings = {
       namespace: c.namespace,
       agentImage: c.agentImage,
@@ -426,6 +431,7 @@ export class AgentController {
       provider: (a, st, def) => this.providers.inputFor(a, st, def),
       prices: () => this.prices.table(),
       now: this.now,
+      logReads: this.logReads,
     });
     const actions = this.containment.decide(input);
     // A cleanup outcome is one-shot: this reconcile consumed it.

@@ -319,8 +319,9 @@ export class Executor {
   }
 
   /**
-   * The Agent's status patch. A terminal patch the API server refuses (422) is written again
-   * without the fields it named, then with the essential fields only (status-fallback.ts), and a
+   * The Agent's status patch. A terminal patch the API server refuses (422, or 413 too large) is
+   * written again without the fields it named (or the oversized ones), then with the essential
+   * fields only (status-fallback.ts), and a
    * StatusFieldsDropped Event says what was left out and why: a run never stays Running because a
    * value it reported does not pass the schema.
    */
@@ -338,11 +339,13 @@ export class Executor {
         s,
         this.d.observeAgent && ((obj) => this.d.observeAgent?.(obj as Agent)),
       );
+    const refused = (e: unknown): e is KubeApiError =>
+      e instanceof KubeApiError && (e.status === 422 || e.status === 413);
     try {
       return await write(status);
     } catch (err) {
-      if (!(err instanceof KubeApiError && err.status === 422) || !isTerminalStatus(status)) throw err;
-      const refusal = err.detail;
+      if (!refused(err) || !isTerminalStatus(status)) throw err;
+      const refusal = { status: err.status as 422 | 413, message: err.detail };
       for (let attempt = 1; ; attempt++) {
         const fallback = statusFallback(status, refusal, attempt);
         if (fallback === undefined) throw err;
@@ -350,13 +353,14 @@ export class Executor {
           const outcome = await write(fallback.status);
           if (outcome === "ok") {
             const { type, reason, action } = AGENT_EVENTS.statusFieldsDropped;
-            const note = `the API server refused the run's final status (${refusal.slice(0, 400)}); written without ${fallback.dropped.map((f) => `status.${f}`).join(", ")}`;
+            const words = `${err.status} ${refusal.message}`.slice(0, 400);
+            const note = `the API server refused the run's final status (${words}); written without ${fallback.dropped.map((f) => `status.${f}`).join(", ")}`;
             this.d.log(`${agent.name}: ${note}`);
             this.d.kubeEvents?.record(agent, { type, reason, action, note });
           }
           return outcome;
         } catch (again) {
-          if (!(again instanceof KubeApiError && again.status === 422)) throw again;
+          if (!refused(again)) throw again;
         }
       }
     }

@@ -1,14 +1,11 @@
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { agent, definition, NS, station, T0 } from "../../test/support/core-builders.js";
+import type { LogRead } from "../core/input.js";
+import { capOutput } from "../core/output.js";
 import { KubeApiError } from "../kube/errors.js";
-import {
-  type GatherDeps,
-  gather,
-  LOG_OVERFLOW_TAIL_LINES,
-  LOG_READ_LIMIT_BYTES,
-  LOG_READ_RETRY_MS,
-} from "./gather.js";
+import { type GatherDeps, gather, LOG_READ_RETRY_MS } from "./gather.js";
+import { Semaphore } from "./semaphore.js";
 
 const COMPLETE: V1Job = {
   metadata: { name: "run-1" },
@@ -23,7 +20,7 @@ function deps(list: GatherDeps["client"]["list"], readLog: ReadLog): GatherDeps 
     const text = await readLog(ns, pod, container);
     if (text === undefined) return false;
     // In pieces that split lines, as a streamed body does.
-    for (let i = 0; i < text.length; i += 7_919) onChunk(text.slice(i, i + 7_919));
+    for (let i = 0; i < text.length; i += 7_919) await onChunk(text.slice(i, i + 7_919));
     return true;
   };
   return {
@@ -148,24 +145,10 @@ describe("gather: the pod of a finished Job", () => {
     expect(input.pod).toEqual({ found: true, agentLog: { available: false } });
   });
 
-  it("a log longer than the read bound keeps its head and its last lines, in one pass", async () => {
-    const big = "x".repeat(LOG_READ_LIMIT_BYTES - 16);
-    const input = await gather(
-      running(),
-      deps(
-        onePod,
-        async () =>
-          `${big}\n${"filler\n".repeat(LOG_OVERFLOW_TAIL_LINES)}{"type":"result","session_id":"s-end"}`,
-      ),
-    );
-    const pod = input.pod as { agentLog: { text: string } };
-    expect(pod.agentLog.text.startsWith("xxx")).toBe(true);
-    expect(pod.agentLog.text.endsWith('{"type":"result","session_id":"s-end"}')).toBe(true);
-  });
-
-  it("the bill cannot be hidden: 9 MiB before the result line and 2,100 lines after it", async () => {
+  it("a long log: the output's tail is kept (the bytes before it counted) and the whole log's facts", async () => {
     const result = JSON.stringify({
       type: "result",
+      session_id: "s-end",
       total_cost_usd: 0.42,
       usage: { input_tokens: 1000, output_tokens: 500 },
     });
@@ -174,10 +157,27 @@ describe("gather: the pod of a finished Job", () => {
       running(),
       deps(onePod, async () => log),
     );
-    const pod = input.pod as { agentLog: { text: string; usageLines: string } };
-    // The output keeps its bounds; the usage line is kept whatever surrounds it.
-    expect(pod.agentLog.text.includes(result)).toBe(false);
-    expect(pod.agentLog.usageLines).toBe(result);
+    const agentLog = (input.pod as { agentLog: LogRead }).agentLog;
+    if (!agentLog.available) throw new Error("log not read");
+    // The output is the log's truncated tail; the result line is far from it, and still read.
+    expect(capOutput(agentLog.text, 1024, agentLog.droppedBytes)).toBe(capOutput(log, 1024));
+    expect(Buffer.byteLength(agentLog.text)).toBeLessThan(200 * 1024);
+    expect(agentLog.facts).toMatchObject({ sessionId: "s-end", usage: { costUsd: 0.42 } });
+  });
+
+  it("log reads wait for the semaphore: at most its limit stream at once", async () => {
+    let streaming = 0;
+    let most = 0;
+    const d = deps(onePod, async () => {
+      streaming += 1;
+      most = Math.max(most, streaming);
+      await new Promise((r) => setTimeout(r, 5));
+      streaming -= 1;
+      return "done\n";
+    });
+    d.logReads = new Semaphore(2);
+    await Promise.all(Array.from({ length: 6 }, () => gather(running(), d)));
+    expect(most).toBe(2);
   });
 
   it("the agent never ran: the init log is read instead (docs/decisions.md D-23)", async () => {

@@ -5,10 +5,12 @@
  *   may fail the Agent for it (the Agent and Station watches are separate streams, so a freshly
  *   created Station can lag behind the Agent that names it);
  * - a Job missing from the cache is confirmed with a GET (a 404 there means garbage-collected);
- * - the pod and its logs are read only once the Job has finished (one LIST by job-name, one log
- *   read by bytes per container needed; a read that fails is retried, never taken for a GC'd pod).
+ * - the pod and its logs are read only once the Job has finished (one LIST by job-name, one
+ *   streamed read of each container's whole log through the meter, at most LOG_READ_CONCURRENCY
+ *   at once; a read that fails is retried, never taken for a GC'd pod).
  */
 
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type {
   BatchMemory,
@@ -19,16 +21,19 @@ import type {
   PodObservation,
   ReconcileInput,
 } from "../core/input.js";
-import { LogMeter } from "../core/log-meter.js";
+import { LogMeter, type LogMeterPlan } from "../core/log-meter.js";
 import { jobNameFor, jobPodSelector } from "../core/names.js";
 import type { PriceTable } from "../core/pricing/prices.js";
 import type { ProviderInput } from "../core/provider-limits/admission.js";
 import { initFailedBeforeAgent, jobState } from "../core/readback.js";
+import { context } from "../core/state-machine/context.js";
+import { readBackPlans } from "../core/state-machine/running-job.js";
 import { DEFAULT_STUCK_POD_SECONDS, mayBeStuck, type RunningPodObservation } from "../core/stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { KubeApiError } from "../kube/errors.js";
 import { AGENT_DEFINITIONS, JOBS, PODS, STATIONS } from "../kube/resources.js";
+import type { Semaphore } from "./semaphore.js";
 
 export interface CacheView {
   agent(name: string): Agent | undefined;
@@ -56,24 +61,18 @@ export interface GatherDeps {
   /** The installation's price overrides as last read (src/controller/price-overrides.ts). */
   prices?: () => PriceTable;
   now: () => number;
+  /** Bounds the concurrent pod log reads (LOG_READ_CONCURRENCY); unbounded without it. */
+  logReads?: Semaphore;
 }
 
-/**
- * Upper bound of one log read, bytes. The kubelet counts `limitBytes` from the start of the log,
- * so this is a memory guard, not the output cap: MAX_OUTPUT_BYTES is kept from the end of what
- * was read, and the sessionId is taken from all of it.
- */
-export const LOG_READ_LIMIT_BYTES = 8 * 1024 * 1024;
-/** When a log is longer than the read bound, its last lines are kept too (docs/decisions.md D-106). */
-export const LOG_OVERFLOW_TAIL_LINES = 2000;
-/** Bound of the usage lines kept from one log (src/core/log-meter.ts). */
-export const LOG_USAGE_LIMIT_BYTES = 32 * 1024 * 1024;
 /**
  * How long after the Job finished a log read failing with 5xx, throttling or a timeout is
  * retried (by failing the reconcile) before the run is recorded with the read error. The Job
  * keeps its pod for an hour (ttlSecondsAfterFinished), so this stays well inside it.
  */
 export const LOG_READ_RETRY_MS = 10 * 60_000;
+/** How much of a log the meter reads before the read yields to the event loop, characters. */
+export const METER_SLICE_CHARS = 16 * 1024;
 
 export function toJobObservation(job: V1Job | undefined): JobObservation {
   if (!job) return { found: false };
@@ -133,7 +132,13 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
     const state = jobState(input.job).state;
     if (state === "succeeded" || state === "failed") {
       const retryUntil = (jobFinishedAt(job) ?? input.now) + LOG_READ_RETRY_MS;
-      input.pod = await readPod(d, jobName, !!definition?.spec.delivery?.pullRequest, input.now < retryUntil);
+      input.pod = await readPod(
+        d,
+        jobName,
+        !!definition?.spec.delivery?.pullRequest,
+        input.now < retryUntil,
+        readBackPlans(context(input)),
+      );
     } else if (state === "running") {
       const startedAt = agent.status?.startedAt ? Date.parse(agent.status.startedAt) : undefined;
       const stuckSeconds = d.settings.stuckPodSeconds ?? DEFAULT_STUCK_POD_SECONDS;
@@ -181,6 +186,7 @@ async function readPod(
   jobName: string,
   withCourier: boolean,
   retryReadErrors: boolean,
+  plans: { agent: LogMeterPlan; other: LogMeterPlan },
 ): Promise<PodObservation> {
   // A failed LIST says nothing about the pod: it throws, and the reconcile is retried, rather than
   // reading as "pod garbage-collected" and ending the run without its output.
@@ -193,7 +199,8 @@ async function readPod(
   const pod = pods[0];
   const name = pod?.metadata?.name;
   if (!pod || !name) return { found: false };
-  const read = (container: string) => readContainerLog(d, name, container, retryReadErrors);
+  const read = (container: string) =>
+    readContainerLog(d, name, container, retryReadErrors, container === "agent" ? plans.agent : plans.other);
   const containerStatuses = pod.status?.containerStatuses;
   const initContainerStatuses = pod.status?.initContainerStatuses;
   // docs/decisions.md D-23: an agent that never ran has no log; what there is to show is the init's.
@@ -210,33 +217,41 @@ async function readPod(
 }
 
 /**
- * One container's log by bytes. A log longer than the read bound is read again by its last lines,
- * so the output still ends where the run ended; the sessionId is looked for in both parts. A read
- * that fails (5xx, timeout, throttling) throws while `retry` holds, so the reconcile is retried;
- * afterwards the run is recorded with the error rather than as a garbage-collected pod.
+ * One container's whole log, streamed once through the meter (src/core/log-meter.ts): what is kept
+ * is the log's tail for the output and the facts of all of it, in fixed memory. A read that fails
+ * (5xx, timeout, throttling) throws while `retry` holds, so the reconcile is retried; afterwards
+ * the run is recorded with the error rather than as a garbage-collected pod.
  */
 async function readContainerLog(
   d: GatherDeps,
   pod: string,
   container: string,
   retry: boolean,
+  plan: LogMeterPlan,
 ): Promise<LogRead> {
-  const meter = new LogMeter({
-    headBytes: Math.max(LOG_READ_LIMIT_BYTES, d.settings.maxOutputBytes),
-    tailLines: LOG_OVERFLOW_TAIL_LINES,
-    usageBytes: LOG_USAGE_LIMIT_BYTES,
-  });
-  try {
-    // One streaming pass over the whole log (docs/cost-and-budgets.md#a-bill-the-agent-cannot-hide).
-    const found = await d.client.streamLog(d.namespace, pod, container, (chunk) => meter.feed(chunk));
+  const stream = async (): Promise<LogRead> => {
+    const meter = new LogMeter(plan);
+    const found = await d.client.streamLog(d.namespace, pod, container, async (chunk) => {
+      // In slices, yielding between them: however large the chunks, no slice holds the event loop
+      // (Lease renewal, /healthz, the webhook, the prompt API) for long.
+      for (let at = 0; at < chunk.length; at += METER_SLICE_CHARS) {
+        meter.feed(
+          at === 0 && chunk.length <= METER_SLICE_CHARS ? chunk : chunk.slice(at, at + METER_SLICE_CHARS),
+        );
+        await yieldToLoop();
+      }
+    });
     if (!found) return { available: false };
     const m = meter.end();
     return {
       available: true,
       text: m.text,
-      usageLines: m.usageLines,
-      ...(m.usageTruncated ? { usageTruncated: true } : {}),
+      ...(m.droppedBytes > 0 ? { droppedBytes: m.droppedBytes } : {}),
+      facts: m.facts,
     };
+  };
+  try {
+    return await (d.logReads ? d.logReads.run(stream) : stream());
   } catch (err) {
     if (retry) throw err;
     const error = err instanceof KubeApiError ? `${err.status} ${err.detail}`.trim() : String(err);

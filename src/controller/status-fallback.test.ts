@@ -31,31 +31,54 @@ describe("statusFallback", () => {
     ]);
   });
 
+  const invalid = (message: string) => ({ status: 422 as const, message });
+  /** What kube-apiserver answers to a patch over its request limit (3 MiB). */
+  const tooLarge = { status: 413 as const, message: "Request entity too large: limit is 3145728" };
+  const huge = { ...terminal, costUSD: "1.5", sessionId: "s".repeat(4 * 1024 * 1024) };
+
   it.each([
-    ["1: without the named field", REFUSAL, 1, ["costUSD"]],
+    ["422, 1: without the named field", terminal, invalid(REFUSAL), 1, ["costUSD"]],
     [
-      "1 with no field named: the essential fields only",
-      "invalid",
+      "422, 1 with no field named: the essential fields only, output kept",
+      terminal,
+      invalid("invalid"),
       1,
-      ["output", "costUSD", "costSource", "usage"],
+      ["costUSD", "costSource", "usage"],
     ],
-    ["2: the essential fields only", REFUSAL, 2, ["output", "costUSD", "costSource", "usage"]],
-  ])("attempt %s", (_, message, attempt, dropped) => {
-    const f = statusFallback(terminal, message, attempt);
+    [
+      "422, 2: the essential fields only, output kept",
+      terminal,
+      invalid(REFUSAL),
+      2,
+      ["costUSD", "costSource", "usage"],
+    ],
+    ["413, 1: without the oversized field", huge, tooLarge, 1, ["sessionId"]],
+    [
+      "413, 2: the essential fields only, output kept",
+      huge,
+      tooLarge,
+      2,
+      ["costUSD", "costSource", "usage", "sessionId"],
+    ],
+  ])("%s", (_, status, refusal, attempt, dropped) => {
+    const f = statusFallback(status, refusal, attempt);
     expect(f?.dropped).toEqual(dropped);
     expect(f?.status.phase).toBe("Succeeded");
+    expect(f?.status.output).toBe("done");
     for (const d of dropped) expect(f?.status).not.toHaveProperty(d);
   });
 
-  it("never drops what ends the run, and gives up when nothing is left to drop", () => {
-    const bare = { phase: "Failed", exitCode: 1, failureReason: "x" };
-    expect(statusFallback(bare, "status.phase: Invalid value", 1)).toBeUndefined();
-    expect(statusFallback(bare, "status.phase: Invalid value", 3)).toBeUndefined();
+  it("never drops what ends the run nor the output, and gives up when nothing is left to drop", () => {
+    const bare = { phase: "Failed", exitCode: 1, failureReason: "x", output: "o".repeat(300_000) };
+    expect(statusFallback(bare, invalid("status.phase: Invalid value"), 1)).toBeUndefined();
+    expect(statusFallback(bare, invalid("status.output: Too long"), 1)).toBeUndefined();
+    expect(statusFallback(bare, tooLarge, 1)).toBeUndefined();
+    expect(statusFallback(bare, invalid("status.phase: Invalid value"), 3)).toBeUndefined();
   });
 
   it("cuts a failureReason too long for the schema on the last attempt", () => {
     const long = { phase: "Failed", exitCode: 1, failureReason: "x".repeat(5000) };
-    const f = statusFallback(long, "status.failureReason: Too long", 2);
+    const f = statusFallback(long, invalid("status.failureReason: Too long"), 2);
     expect(String(f?.status.failureReason).length).toBe(1024);
   });
 });
@@ -69,12 +92,18 @@ describe("Executor: a terminal status patch the API server refuses", () => {
   };
   const ref = { namespace: "ns", name: "a", uid: "u-a" };
 
-  function run(refuses: (status: Record<string, unknown>) => boolean, status: Record<string, unknown>) {
+  function run(
+    refuses: (status: Record<string, unknown>) => boolean,
+    status: Record<string, unknown>,
+    code: 422 | 413 = 422,
+  ) {
     const written: Record<string, unknown>[] = [];
     const events: KubeEvent[] = [];
     const ex = new Executor({
       client: {
         async patchStatus(_r: unknown, _ns: string, _n: string, _rv: string, s: Record<string, unknown>) {
+          if (refuses(s) && code === 413)
+            throw new KubeApiError(413, "RequestEntityTooLarge", "PATCH: 413", "Request entity too large");
           if (refuses(s)) throw new KubeApiError(422, "Invalid", `PATCH: 422 ${REFUSAL}`, REFUSAL);
           written.push(s);
           return "ok";
@@ -111,10 +140,26 @@ describe("Executor: a terminal status patch the API server refuses", () => {
     expect(events[0]?.note).toContain("should match");
   });
 
-  it("falls back to the essential fields when the first fallback is refused too", async () => {
-    const { report, written } = await run((s) => "output" in s, terminal);
+  it("falls back to the essential fields and the output when the first fallback is refused too", async () => {
+    const { report, written } = await run((s) => "costSource" in s, terminal);
     expect(report.succeeded).toEqual(["patch-status"]);
-    expect(Object.keys(written[0] ?? {}).sort()).toEqual(["completedAt", "conditions", "exitCode", "phase"]);
+    expect(Object.keys(written[0] ?? {}).sort()).toEqual([
+      "completedAt",
+      "conditions",
+      "exitCode",
+      "output",
+      "phase",
+    ]);
+  });
+
+  it("M3: a 413 for a 4 MiB session id is written again without it; the output and the cost stay", async () => {
+    const status = { ...terminal, costUSD: "1.5", sessionId: "s".repeat(4 * 1024 * 1024) };
+    const { report, written, events } = await run((s) => "sessionId" in s, status, 413);
+    expect(report.succeeded).toEqual(["patch-status"]);
+    expect(written[0]).toMatchObject({ phase: "Succeeded", output: "done", costUSD: "1.5" });
+    expect(written[0]).not.toHaveProperty("sessionId");
+    expect(events[0]?.note).toContain("status.sessionId");
+    expect(events[0]?.note).toContain("413");
   });
 
   it("a non-terminal patch refused stays a failure for the next reconcile (nothing is dropped)", async () => {

@@ -1,12 +1,28 @@
 /**
- * What the executor writes when the API server refuses a terminal status patch (422 Invalid): the
- * same status without the fields it named, else only the fields that end the run. A run must never
- * stay Running because a value it reported (its cost, its output) does not pass the CRD's schema:
- * the next reconcile would compute the same refused patch forever. Pure.
+ * What the executor writes when the API server refuses a terminal status patch, 422 Invalid (a
+ * value outside the CRD's schema) or 413 (the patch is too large): the same status without the
+ * fields it named (422) or without the oversized ones (413), else only the fields that end the
+ * run. A run must never stay Running because a value it reported (its cost, a session id) does not
+ * pass: the next reconcile would compute the same refused patch forever. `output` is always kept:
+ * it is capped at MAX_OUTPUT_BYTES already, and the seed forbids leaving it silently empty. Pure.
  */
 
-/** The fields a terminal status cannot do without: the phase and why it was reached. */
-const ESSENTIAL = new Set(["phase", "exitCode", "completedAt", "failureReason", "jobName", "conditions"]);
+/** The fields a terminal status cannot do without: the phase, why it was reached, and the output. */
+const ESSENTIAL = new Set([
+  "phase",
+  "exitCode",
+  "completedAt",
+  "failureReason",
+  "jobName",
+  "conditions",
+  "output",
+]);
+
+/** A field of a refused (413) patch larger than this, serialised, is dropped first. */
+export const OVERSIZED_FIELD_BYTES = 16 * 1024;
+
+/** The API server's refusals the fallback answers. */
+export type Refusal = { status: 422 | 413; message: string };
 
 /** `status.costUSD`, `status.usage.inputTokens`… as named in a 422's message, reduced to top-level status fields. */
 export function refusedStatusFields(apiMessage: string): string[] {
@@ -22,18 +38,25 @@ export interface StatusFallback {
 }
 
 /**
- * The fallback for attempt 1 (without the named fields, when the message named any that are not
- * essential) and attempt 2 (the essential fields only, a failureReason cut short in case it was
- * the refused one); undefined when there is nothing left to try.
+ * The fallback for attempt 1 (without the fields a 422 named, or the non-essential fields over
+ * OVERSIZED_FIELD_BYTES of a 413, when there are any) and attempt 2 (the essential fields only, a
+ * failureReason cut short in case it was the refused one); undefined when there is nothing left
+ * to try.
  */
 export function statusFallback(
   status: Record<string, unknown>,
-  apiMessage: string,
+  refusal: Refusal,
   attempt: number,
 ): StatusFallback | undefined {
   if (attempt === 1) {
-    const named = refusedStatusFields(apiMessage).filter((f) => f in status && !ESSENTIAL.has(f));
-    if (named.length > 0) return without(status, (f) => named.includes(f));
+    const first =
+      refusal.status === 413
+        ? Object.keys(status).filter(
+            (f) =>
+              !ESSENTIAL.has(f) && Buffer.byteLength(JSON.stringify(status[f]) ?? "") > OVERSIZED_FIELD_BYTES,
+          )
+        : refusedStatusFields(refusal.message).filter((f) => f in status && !ESSENTIAL.has(f));
+    if (first.length > 0) return without(status, (f) => first.includes(f));
     attempt = 2;
   }
   if (attempt === 2) {

@@ -168,24 +168,17 @@ describe("transitions: the conditions ride in the rule's own status patch", () =
         conditions: [cond("Ready", "True", "Running", "running in Job agent-job-run-1", EARLIER)],
       })
       .build();
+    const log = '{"type":"result","total_cost_usd":0.01,"usage":{"input_tokens":10,"output_tokens":1}}';
     const actions = run({
       agent: running,
       job: { found: true, status: { conditions: [{ type: "Complete", status: "True" }] } },
-      pod: { found: true, containerStatuses: [], agentLog: { available: true, text: "done" } },
+      pod: { found: true, containerStatuses: [], agentLog: { available: true, text: log } },
     });
     expect(conditionsOf(actions)).toEqual([
       cond("Ready", "False", "Succeeded", "the run has finished"),
       cond("Complete", "True", "Succeeded", "the run succeeded (exit code 0)"),
     ]);
     expect(kubeEvents(actions)).toEqual([
-      // "done" is no CLI line: the run's cost is unknown, and says so (docs/cost-and-budgets.md).
-      {
-        regarding: "run-1",
-        type: "Warning",
-        reason: "CostNotReported",
-        note: MSG_USAGE_UNREAD,
-        dependsOn: ["patch-status"],
-      },
       {
         regarding: "run-1",
         type: "Normal",
@@ -194,6 +187,19 @@ describe("transitions: the conditions ride in the rule's own status patch", () =
         dependsOn: ["patch-status"],
       },
     ]);
+  });
+
+  it("a run charged its bound: CostBounded True with costNote, a CostBounded Warning (docs/cost-and-budgets.md#a-bill-within-bounds)", () => {
+    const actions = run({
+      agent: agent().running(T0).build(),
+      job: { found: true, status: { conditions: [{ type: "Complete", status: "True" }] } },
+      // "done" is no CLI line: the run spent time and left no readable usage.
+      pod: { found: true, containerStatuses: [], agentLog: { available: true, text: "done" } },
+    });
+    const bounded = conditionsOf(actions)?.find((c) => c.type === "CostBounded");
+    expect(bounded).toMatchObject({ status: "True", reason: "ChargedAtBound" });
+    expect(bounded?.message.startsWith(MSG_USAGE_UNREAD)).toBe(true);
+    expect(kubeEvents(actions).map((e) => e.reason)).toEqual(["CostBounded", "Succeeded"]);
   });
 
   it("Job failed: Failed True with the failure kind as reason and the failureReason as message, Warning Event", () => {

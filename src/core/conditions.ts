@@ -14,7 +14,7 @@ import type { Action, FailureKind, KubeEvent } from "./actions.js";
 import type { QueuePosition } from "./concurrency.js";
 import type { AgentCondition, AgentPhase, AgentStatus } from "./types.js";
 
-export type ConditionType = "Queued" | "Ready" | "Complete" | "Failed";
+export type ConditionType = "Queued" | "Ready" | "Complete" | "Failed" | "CostBounded";
 
 /** A condition without its bookkeeping (time, generation). */
 export interface DesiredCondition {
@@ -110,8 +110,14 @@ export function desiredConditions(v: RunView): DesiredCondition[] {
     onlyIfPresent: true,
   });
   const w = v.waiting;
+  // docs/cost-and-budgets.md#a-bill-within-bounds: a run charged its bound says so where `kubectl wait` and describe look.
+  const bounded: DesiredCondition[] =
+    s.costSource === "bounded"
+      ? [{ type: "CostBounded", status: "True", reason: "ChargedAtBound", message: s.costNote ?? "" }]
+      : [];
   if (v.phase === "Succeeded") {
     return [
+      ...bounded,
       endQueue("Started", "the run left the queue"),
       { type: "Ready", status: "False", reason: "Succeeded", message: "the run has finished" },
       {
@@ -126,6 +132,7 @@ export function desiredConditions(v: RunView): DesiredCondition[] {
   if (v.phase === "Failed") {
     const why = s.failureReason || `the run failed (exit code ${s.exitCode ?? 1})`;
     return [
+      ...bounded,
       endQueue(s.startedAt ? "Started" : "Failed", s.startedAt ? "the run left the queue" : why),
       { type: "Ready", status: "False", reason: "Failed", message: why },
       { type: "Failed", status: "True", reason: reasonFromKind(v.failureKind), message: why },

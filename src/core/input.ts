@@ -8,6 +8,7 @@
 import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { BatchCleanupResult, BatchPollResult } from "../batch/provider.js";
 import type { CliVendor, ModelApiFamily } from "./agent-clis.js";
+import type { LogFacts } from "./log-meter.js";
 import type { PriceTable } from "./pricing/prices.js";
 import type { ProviderInput } from "./provider-limits/admission.js";
 import type { StationPolicy } from "./station-policy.js";
@@ -61,11 +62,12 @@ export interface ControllerSettings {
 export type LogRead =
   | {
       available: true;
+      /** The log, or its last bytes when `droppedBytes` came before them (src/core/log-meter.ts). */
       text: string;
-      /** Every usage line of the whole log (src/core/log-meter.ts); absent when only `text` was read. */
-      usageLines?: string;
-      /** Usage lines beyond the meter's bound were dropped from the middle. */
-      usageTruncated?: boolean;
+      /** Bytes of the log before `text`, not kept (the whole log passed through the meter). */
+      droppedBytes?: number;
+      /** What the meter read from the whole log as it streamed; absent: the core meters `text`. */
+      facts?: LogFacts;
     }
   | { available: false; error?: string };
 

@@ -98,6 +98,12 @@ export const AGENT_EVENTS = {
     action: "Price",
     when: "the run printed no result with its usage: its cost was summed from the model responses it streamed, or is unknown (status.costNote says which)",
   },
+  costBounded: {
+    type: "Warning",
+    reason: "CostBounded",
+    action: "Price",
+    when: "the run was charged the most it could have cost in its wall time: its lines reported more tokens than that, its log was not read whole, or it left no readable usage (status.costNote says which; docs/cost-and-budgets.md#a-bill-within-bounds)",
+  },
   statusFieldsDropped: {
     type: "Warning",
     reason: "StatusFieldsDropped",
@@ -253,7 +259,10 @@ export function transitionEvents(b: Built, t: Transition): void {
     );
   }
   if (after.costNote !== undefined && before.costNote === undefined) {
-    eventAction(b, "kube-event-cost-not-reported", self, kubeEvent("costNotReported", after.costNote), dep);
+    if (after.costSource === "bounded")
+      eventAction(b, "kube-event-cost-bounded", self, kubeEvent("costBounded", after.costNote), dep);
+    else
+      eventAction(b, "kube-event-cost-not-reported", self, kubeEvent("costNotReported", after.costNote), dep);
   }
   if (after.costReportRejected !== undefined && before.costReportRejected === undefined) {
     eventAction(

@@ -379,6 +379,58 @@ describe("terminalFromJob", () => {
     expect(r).not.toHaveProperty("sessionId");
   });
 
+  describe("item 5: an agent-written id outside its bounds is dropped whole, and failureReason says why", () => {
+    const done = () => {
+      const state = jobState(complete);
+      if (state.state === "running") throw new Error("unreachable");
+      return state;
+    };
+    const withSession = (id: string) =>
+      pod(0, {
+        agentLog: { available: true, text: `${JSON.stringify({ type: "result", session_id: id })}\n` },
+      });
+
+    it("M3: a 1 MiB session id is not recorded, the run still Succeeded with its output", () => {
+      const r = terminalFromJob(done(), withSession("s".repeat(1024 * 1024)), "claude", 1000);
+      expect(r.phase).toBe("Succeeded");
+      expect(r).not.toHaveProperty("sessionId");
+      expect(r.failureReason).toMatch(/^status\.sessionId not recorded: .*1048576 characters/);
+      expect(Buffer.byteLength(r.output)).toBeLessThanOrEqual(1000);
+      // A 4 MiB one is on a line too long to read at all (MAX_LINE_BYTES): no id either.
+      expect(terminalFromJob(done(), withSession("s".repeat(4 << 20)), "claude", 1000)).not.toHaveProperty(
+        "sessionId",
+      );
+    });
+
+    it("an id with a newline is not recorded; on a failed run the note follows the failure's reason", () => {
+      const r = terminalFromJob(jobState(failedBackoff) as never, withSession("a\nb"), "claude", 1000);
+      expect(r).not.toHaveProperty("sessionId");
+      expect(r.failureReason).toMatch(/; status\.sessionId not recorded: /);
+    });
+
+    it("opencode's ses_… id passes", () => {
+      const log = `${JSON.stringify({ type: "step_start", sessionID: "ses_3f2a9c1b7e0dFFabc123" })}\n`;
+      const r = terminalFromJob(
+        done(),
+        pod(0, { agentLog: { available: true, text: log } }),
+        "opencode",
+        1000,
+      );
+      expect(r.sessionId).toBe("ses_3f2a9c1b7e0dFFabc123");
+      expect(r.failureReason).toBeUndefined();
+    });
+
+    it("a prUrl that is not a URL is not recorded", () => {
+      const courierLog = {
+        available: true as const,
+        text: '{"kind":"delivery","status":"opened","url":"javascript:x"}',
+      };
+      const r = terminalFromJob(done(), pod(0, { courierLog }), "claude", 1000);
+      expect(r).not.toHaveProperty("prUrl");
+      expect(r.failureReason).toMatch(/status\.prUrl not recorded/);
+    });
+  });
+
   it("the exact GC messages", () => {
     expect(MSG_POD_GC).toBe("run output unavailable: pod garbage-collected");
     expect(MSG_JOB_GC).toBe("run record unavailable: Job garbage-collected before its result was observed");

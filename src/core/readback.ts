@@ -5,9 +5,10 @@
  */
 import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { FailureKind } from "./actions.js";
-import type { JobObservation, PodObservation } from "./input.js";
-import { capOutput, lastCliError, lastPullRequestUrl, lastSessionId } from "./output.js";
-import { lastProviderAnswer } from "./provider-limits/retry-event.js";
+import { droppedFieldNote, prUrlProblem, sessionIdProblem } from "./agent-strings.js";
+import type { JobObservation, LogRead, PodObservation } from "./input.js";
+import { type LogFacts, meterText } from "./log-meter.js";
+import { capOutput } from "./output.js";
 import type { Vendor } from "./routing.js";
 
 export const MSG_POD_GC = "run output unavailable: pod garbage-collected";
@@ -107,28 +108,56 @@ export function initFailureLine(message: string): string {
   return lines.findLast((l) => !isEvent(l)) ?? lines.at(-1) ?? "";
 }
 
-function lastDeliveryFailure(courierLog: string): string | undefined {
-  let reason: string | undefined;
-  for (const line of courierLog.split("\n")) {
-    try {
-      const e = JSON.parse(line) as Record<string, unknown>;
-      if (e?.kind === "delivery") reason = e.status === "failed" ? String(e.reason ?? "unknown") : undefined;
-    } catch {
-      // not an event line
-    }
-  }
-  return reason;
+/**
+ * What a log read said: the facts the controller metered as it streamed the whole log, else the
+ * same meter over the text (a log handed in whole).
+ */
+export function logFacts(read: Extract<LogRead, { available: true }>, vendor: Vendor): LogFacts {
+  return read.facts ?? meterText(read.text, { vendor, keepBytes: 0 }).facts;
 }
+
+/** The output of a read: the log's tail, capped at MAX_OUTPUT_BYTES, the bytes before it counted. */
+const outputOf = (read: Extract<LogRead, { available: true }>, maxOutputBytes: number) =>
+  capOutput(read.text, maxOutputBytes, read.droppedBytes ?? 0);
+
+/**
+ * The session id and pull request URL a read-back records, each within its bounds
+ * (src/core/agent-strings.ts): one outside them is left out and `dropped` says why.
+ */
+function checkedIds(
+  agent: LogFacts | undefined,
+  courier: LogFacts | undefined,
+): { sessionId?: string; prUrl?: string; dropped: string[] } {
+  const out: { sessionId?: string; prUrl?: string; dropped: string[] } = { dropped: [] };
+  // Only a found id is written: an id the prompt API recorded is never cleared by an empty one.
+  const id = agent?.sessionId ?? "";
+  const idProblem = id === "" ? undefined : sessionIdProblem(id);
+  if (idProblem !== undefined) out.dropped.push(droppedFieldNote("sessionId", idProblem));
+  else if (id !== "") out.sessionId = id;
+  if (courier !== undefined) {
+    const url = courier.pullRequestUrl;
+    const urlProblem = url === "" ? undefined : prUrlProblem(url);
+    if (urlProblem !== undefined) out.dropped.push(droppedFieldNote("prUrl", urlProblem));
+    else out.prUrl = url;
+  }
+  return out;
+}
+
+/** `reason; note; note`, or the notes alone. */
+const withNotes = (reason: string | undefined, notes: string[]) =>
+  [reason, ...notes].filter((p): p is string => !!p).join("; ") || undefined;
 
 /**
  * The terminal status for a finished (or vanished) Job. exitCode always agrees with the phase:
- * Succeeded → 0; Failed → the container's code when non-zero, else 1.
+ * Succeeded → 0; Failed → the container's code when non-zero, else 1. `facts` are the agent's and
+ * the courier's metered logs (running-job.ts); without them the logs' texts are metered here.
  */
 export function terminalFromJob(
   state: Exclude<JobState, { state: "running" }>,
   pod: PodObservation | undefined,
   vendor: Vendor,
   maxOutputBytes: number,
+  facts?: { agent?: LogFacts; courier?: LogFacts },
 ): TerminalResult {
   if (state.state === "gone") {
     return {
@@ -139,31 +168,32 @@ export function terminalFromJob(
       failureKind: "output_unavailable",
     };
   }
-  const log = pod?.found && pod.agentLog.available ? pod.agentLog.text : undefined;
+  const read = pod?.found && pod.agentLog.available ? pod.agentLog : undefined;
   const logError = pod?.found && !pod.agentLog.available ? pod.agentLog.error : undefined;
-  const courier = pod?.found && pod.courierLog?.available ? pod.courierLog.text : undefined;
+  const courierRead = pod?.found && pod.courierLog?.available ? pod.courierLog : undefined;
+  const agentFacts = facts?.agent ?? (read ? logFacts(read, vendor) : undefined);
+  const courierFacts = facts?.courier ?? (courierRead ? logFacts(courierRead, "exec") : undefined);
+  const ids = read === undefined ? { dropped: [] } : checkedIds(agentFacts, courierFacts);
   const readBack: Partial<TerminalResult> =
-    log === undefined
+    read === undefined
       ? { output: "" }
       : {
-          output: capOutput(log, maxOutputBytes),
-          // Only a found id is written: an id the prompt API recorded is never cleared by an empty one.
-          sessionId: lastSessionId(vendor, log) || undefined,
-          ...(courier !== undefined ? { prUrl: lastPullRequestUrl(courier) } : {}),
+          output: outputOf(read, maxOutputBytes),
+          ...(ids.sessionId !== undefined ? { sessionId: ids.sessionId } : {}),
+          ...(ids.prUrl !== undefined ? { prUrl: ids.prUrl } : {}),
         };
   const agentEnd = pod?.found ? terminated(pod.containerStatuses, "agent") : undefined;
 
   if (state.state === "succeeded") {
+    const reason =
+      read === undefined ? (logError !== undefined ? msgLogUnreadable(logError) : MSG_POD_GC) : undefined;
+    const failureReason = withNotes(reason, ids.dropped);
     return {
       phase: "Succeeded",
       exitCode: 0,
       output: readBack.output ?? "",
-      ...(log === undefined
-        ? {
-            failureReason: logError !== undefined ? msgLogUnreadable(logError) : MSG_POD_GC,
-            failureKind: "output_unavailable" as const,
-          }
-        : {}),
+      ...(failureReason !== undefined ? { failureReason } : {}),
+      ...(read === undefined ? { failureKind: "output_unavailable" as const } : {}),
       ...withoutUndefined({ sessionId: readBack.sessionId, prUrl: readBack.prUrl }),
     };
   }
@@ -184,31 +214,30 @@ export function terminalFromJob(
     reason = lastLine ? `init failed: ${lastLine}` : `init failed with exit code ${initEnd.exitCode}`;
     code = initEnd.exitCode;
     // docs/decisions.md D-23: the agent never ran, so what there is to show is the init's own log.
-    if (pod?.found && pod.initLog?.available) output = capOutput(pod.initLog.text, maxOutputBytes);
+    if (pod?.found && pod.initLog?.available) output = outputOf(pod.initLog, maxOutputBytes);
   } else if (generic && agentEnd?.reason === "OOMKilled") {
     reason = msgOomKilled(code);
   } else if (generic && code === 124) {
     // A run that waited for its provider until its deadline names the provider's last answer: from
     // the supervisor's last wait, else (the deadline left no room for a first wait) the CLI's last
     // error line, which carries the provider's words.
-    const provider =
-      log === undefined ? undefined : (lastProviderAnswer(log) ?? (lastCliError(vendor, log) || undefined));
+    const provider = agentFacts?.providerAnswer ?? (agentFacts?.cliError || undefined);
     reason = provider
       ? `run deadline exceeded; the provider's last answer: ${provider}`
       : "run deadline exceeded";
   } else if (generic && code !== 0) {
     // The CLI's own words (an API error it gave up on) say more than its exit code.
-    const cliError = log === undefined ? "" : lastCliError(vendor, log);
+    const cliError = agentFacts?.cliError ?? "";
     reason = cliError ? `${vendor} exited with code ${code}: ${cliError}` : `agent exited with code ${code}`;
-  } else if (generic && courier !== undefined) {
-    const delivery = lastDeliveryFailure(courier);
+  } else if (generic && courierFacts !== undefined) {
+    const delivery = courierFacts.deliveryFailure;
     if (delivery) reason = `delivery failed: ${delivery}`;
   }
   return {
     phase: "Failed",
     exitCode: code !== 0 ? code : 1,
     output,
-    failureReason: reason,
+    failureReason: withNotes(reason, ids.dropped) ?? reason,
     failureKind: "job_failed",
     ...withoutUndefined({ sessionId: readBack.sessionId, prUrl: readBack.prUrl }),
   };

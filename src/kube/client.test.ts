@@ -142,3 +142,18 @@ describe("KubeClient.patchStatus", () => {
     expect(written).toEqual([]);
   });
 });
+
+describe("KubeClient.streamLog", () => {
+  it("hands its reader text, a character split across chunks whole, and waits for it", async () => {
+    const text = `${"é".repeat(40_000)}\n{"type":"result"}\n`;
+    answers["/api/v1/namespaces/ns/pods/p/log"] = { status: 200, body: text };
+    const got: string[] = [];
+    const found = await client.streamLog("ns", "p", "agent", async (chunk) => {
+      expect(typeof chunk).toBe("string");
+      await new Promise((r) => setImmediate(r));
+      got.push(chunk);
+    });
+    expect(found).toBe(true);
+    expect(got.join("")).toBe(text);
+  });
+});

@@ -7,6 +7,7 @@
  * @kubernetes/client-node's KubeConfig for what that does not read; undici carries the requests so
  * watch streams get precise timeouts.
  */
+import { StringDecoder } from "node:string_decoder";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Agent, type Dispatcher } from "undici";
 import { loadKubeAccess } from "./access.js";
@@ -448,7 +449,7 @@ export class KubeClient {
     ns: string,
     pod: string,
     container: string,
-    onChunk: (text: string) => void,
+    onChunk: (text: string) => void | Promise<void>,
   ): Promise<boolean> {
     const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log`;
     const res = await this.send("GET", path, { query: { container } });
@@ -457,8 +458,25 @@ export class KubeClient {
       if (res.statusCode === 404 || res.statusCode === 400) return false;
       throw toError(res.statusCode, text, `GET ${path}`, res.headers["retry-after"]);
     }
-    res.body.setEncoding("utf8");
-    for await (const chunk of res.body) onChunk(chunk as string);
+    // The body yields Buffers whatever its encoding: decoded here, a character split across two
+    // chunks kept whole, so the reader gets text.
+    const decoder = new StringDecoder("utf8");
+    let sinceYield = 0;
+    for await (const raw of res.body) {
+      const chunk = typeof raw === "string" ? raw : decoder.write(raw as Buffer);
+      if (chunk === "") continue;
+      // The reader may take its time (it yields to the event loop itself): the body waits for it.
+      await onChunk(chunk);
+      // Chunks already buffered resolve as microtasks: yield to timers and I/O now and then, so a
+      // long log never holds the event loop (Lease renewal, /healthz, the webhook).
+      sinceYield += chunk.length;
+      if (sinceYield >= STREAM_YIELD_CHARS) {
+        sinceYield = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+    const rest = decoder.end();
+    if (rest !== "") await onChunk(rest);
     return true;
   }
 
@@ -477,6 +495,9 @@ export class KubeClient {
     }
   }
 }
+
+/** How much of a streamed log is handed on between two yields to the event loop. */
+const STREAM_YIELD_CHARS = 256 * 1024;
 
 function toError(status: number, text: string, what: string, retryAfter?: string | string[]): KubeApiError {
   let reason = "";

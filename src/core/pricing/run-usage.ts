@@ -39,9 +39,10 @@ import { vendorCeilingRates } from "./vendor-ceiling.js";
 /**
  * reported: every part of the figure is the vendor's own; estimated: at least one part was priced
  * from the price table (a model without a price at its vendor's highest rates, see
- * unpricedModels); unpriced: no longer written (runs recorded before every token was priced).
+ * unpricedModels); unpriced: no longer written (runs recorded before every token was priced);
+ * bounded: the run was charged the most it could have cost (src/core/pricing/run-bound.ts).
  */
-export type CostSource = "reported" | "estimated" | "unpriced";
+export type CostSource = "reported" | "estimated" | "unpriced" | "bounded";
 
 export interface RunUsage {
   usage: TokenUsage;
@@ -106,81 +107,88 @@ interface Part {
   ceilingUsd?: number;
 }
 
-/**
- * A reported figure is believed only up to what the reporting parts' tokens could cost at the
- * vendor's highest rates (docs/cost-and-budgets.md#a-bill-the-agent-cannot-inflate): the agent
- * prints those lines itself. Above it, every reported part is priced from its tokens instead.
- */
 /** When and with which overrides a run is priced. */
 interface Pricing {
   at?: number;
   prices: PriceTable;
 }
 
-function believed(parts: Part[], vendor: Vendor, p: Pricing): { parts: Part[]; rejectedUsd?: number } {
-  const reporting = parts.filter((p) => p.reported !== undefined);
-  if (reporting.length === 0) return { parts };
-  const ceiling = vendorCeilingRates(vendor, p.prices);
-  const reported = reporting.reduce((sum, p) => sum + (p.reported ?? 0), 0);
-  const bound = reporting.reduce((sum, p) => sum + costAtRates(p.usage, ceiling), 0);
-  if (reported <= bound * REPORT_HEADROOM.factor + REPORT_HEADROOM.usd) return { parts };
-  const repriced = parts.map((part): Part => {
-    if (part.reported === undefined) return part;
-    // A model the table does not price is charged at the vendor's highest rates: never free.
-    const fallback =
-      estimateCostUsd(part.model, part.usage, false, p.at, p.prices) === undefined
-        ? costAtRates(part.usage, ceiling)
-        : undefined;
-    return {
-      usage: part.usage,
-      model: part.model,
-      ...(fallback !== undefined ? { ceilingUsd: fallback } : {}),
-    };
-  });
-  return { parts: repriced, rejectedUsd: reported };
-}
+/** The most model names a run's cost lists as unpriced (the CRD's maxItems), each at most 253 characters. */
+export const MAX_UNPRICED_MODELS = 32;
+const MODEL_NAME_MAX = 253;
 
-function summed(all: Part[], batch: boolean, vendor: Vendor, pricing: Pricing): RunUsage | undefined {
-  if (all.length === 0) return undefined;
-  const { parts, rejectedUsd } = believed(all, vendor, pricing);
-  let usage = NO_TOKENS;
-  let cost = 0;
-  let estimated = false;
-  const unpriced = new Set<string>();
-  for (const p of parts) {
-    usage = addUsage(usage, p.usage);
+/**
+ * Running sums over a run's parts, each priced once as it arrives (so memory does not grow with
+ * the lines). A reported figure is believed only up to what the reporting parts' tokens could cost
+ * at the vendor's highest rates (docs/cost-and-budgets.md#a-bill-the-agent-cannot-inflate): the
+ * agent prints those lines itself. Above it, every reported part is priced from its tokens
+ * instead; both sums are kept, so the decision can wait for the last line.
+ */
+class PartSums {
+  count = 0;
+  private usage: TokenUsage = NO_TOKENS;
+  private reported = 0;
+  private reportingBound = 0;
+  private reporting = false;
+  private believedCost = 0;
+  private refusedCost = 0;
+  private estimatedIfBelieved = false;
+  private estimatedIfRefused = false;
+  private readonly unpriced = new Set<string>();
+  private readonly ceiling: ReturnType<typeof vendorCeilingRates>;
+
+  constructor(
+    vendor: Vendor,
+    private readonly batch: boolean,
+    private readonly pricing: Pricing,
+  ) {
+    this.ceiling = vendorCeilingRates(vendor, pricing.prices);
+  }
+
+  add(p: Part): void {
+    this.count += 1;
+    this.usage = addUsage(this.usage, p.usage);
+    const tokens = totalTokens(p.usage) > 0;
     if (p.reported !== undefined) {
-      cost += p.reported;
-      continue;
+      this.reporting = true;
+      this.reported += p.reported;
+      this.reportingBound += costAtRates(p.usage, this.ceiling);
+      this.believedCost += p.reported;
+      if (!tokens) return;
+      // If the report is refused: priced from its tokens; a model the table does not price at the vendor's highest rates.
+      this.refusedCost +=
+        estimateCostUsd(p.model, p.usage, false, this.pricing.at, this.pricing.prices) ??
+        costAtRates(p.usage, this.ceiling);
+      this.estimatedIfRefused = true;
+      return;
     }
-    if (totalTokens(p.usage) === 0) continue;
-    let est = p.ceilingUsd ?? estimateCostUsd(p.model, p.usage, batch, pricing.at, pricing.prices);
+    if (!tokens) return;
+    let est = estimateCostUsd(p.model, p.usage, this.batch, this.pricing.at, this.pricing.prices);
     if (est === undefined) {
       // No price: the vendor's highest rates, never $0 under a budget.
-      est = costAtRates(p.usage, vendorCeilingRates(vendor, pricing.prices)) * (batch ? BATCH_DISCOUNT : 1);
-      unpriced.add(p.model || "default");
+      est = costAtRates(p.usage, this.ceiling) * (this.batch ? BATCH_DISCOUNT : 1);
+      if (this.unpriced.size < MAX_UNPRICED_MODELS)
+        this.unpriced.add((p.model || "default").slice(0, MODEL_NAME_MAX));
     }
-    cost += est;
-    estimated = true;
+    this.believedCost += est;
+    this.refusedCost += est;
+    this.estimatedIfBelieved = true;
+    this.estimatedIfRefused = true;
   }
-  const rejected = rejectedUsd !== undefined ? { rejectedReportUsd: rejectedUsd } : {};
-  const noPrice = unpriced.size > 0 ? { unpricedModels: [...unpriced].sort() } : {};
-  return {
-    usage,
-    costUsd: cost,
-    costSource: estimated || batch ? "estimated" : "reported",
-    ...rejected,
-    ...noPrice,
-  };
-}
 
-function jsonLines(text: string): JsonLine[] {
-  const out: JsonLine[] = [];
-  for (const line of text.split("\n")) {
-    const parsed = parseJsonLine(line);
-    if (parsed !== undefined) out.push(parsed);
+  result(): RunUsage | undefined {
+    if (this.count === 0) return undefined;
+    const refused =
+      this.reporting && this.reported > this.reportingBound * REPORT_HEADROOM.factor + REPORT_HEADROOM.usd;
+    const estimated = refused ? this.estimatedIfRefused : this.estimatedIfBelieved;
+    return {
+      usage: this.usage,
+      costUsd: refused ? this.refusedCost : this.believedCost,
+      costSource: estimated || this.batch ? "estimated" : "reported",
+      ...(refused ? { rejectedReportUsd: this.reported } : {}),
+      ...(this.unpriced.size > 0 ? { unpricedModels: [...this.unpriced].sort() } : {}),
+    };
   }
-  return out;
 }
 
 /**
@@ -235,54 +243,93 @@ function sinceLastResult(v: unknown): Part[] | undefined {
   return parts;
 }
 
-/**
- * Tokens of the model responses claude streamed (`assistant` lines), one part per message id:
- * claude prints a message once per content block with the same usage, so the last line of an
- * id counts, once. For a run that printed no result line (it was killed, or its result was
- * hidden), so what it spent is still priced.
- */
-function claudeMessageParts(lines: JsonLine[], fallbackModel: string): Part[] {
-  const byId = new Map<string, Part>();
-  for (const line of lines) {
-    if (line.type !== "assistant" || !isObject(line.message) || !isObject(line.message.usage)) continue;
-    const id = typeof line.message.id === "string" ? line.message.id : `#${byId.size}`;
-    const model = typeof line.message.model === "string" ? line.message.model : fallbackModel;
-    byId.set(id, { model, usage: anthropicUsage(line.message.usage) });
-  }
-  return [...byId.values()];
+/** How many streamed claude messages are held open at once (a message is printed once per content block). */
+const OPEN_MESSAGES = 64;
+
+/** One vendor's reading of the lines: each line once, in order, into running sums. */
+interface VendorReader {
+  line(line: JsonLine): void;
+  result(): RunUsage | undefined;
 }
 
-function claudeParts(lines: JsonLine[], fallbackModel: string, batch: boolean): Part[] {
-  const parts: Part[] = [];
-  let prev: { cost: number; modelTokens: number } | undefined;
-  let lastModel = fallbackModel;
-  for (const line of lines) {
+/**
+ * claude (and exec): result lines; failing any, the model responses it streamed (`assistant`
+ * lines), one part per message id: claude prints a message once per content block with the same
+ * usage, so the last line of an id counts, once. The last OPEN_MESSAGES ids are held open; an
+ * older one is counted as it was last seen. For a run that printed no result line (it was killed,
+ * or its result was hidden), so what it spent is still priced.
+ */
+class ClaudeReader implements VendorReader {
+  private readonly results: PartSums;
+  private readonly messages: PartSums;
+  private readonly open = new Map<string, Part>();
+  private prev: { cost: number; modelTokens: number } | undefined;
+  private lastModel: string;
+  private unnamed = 0;
+
+  constructor(
+    private readonly fallbackModel: string,
+    private readonly batch: boolean,
+    vendor: Vendor,
+    pricing: Pricing,
+  ) {
+    this.results = new PartSums(vendor, batch, pricing);
+    this.messages = new PartSums(vendor, batch, pricing);
+    this.lastModel = fallbackModel;
+  }
+
+  line(line: JsonLine): void {
+    if (line.type === "assistant") {
+      this.message(line);
+      return;
+    }
     if (line.type === "system" && line.subtype === "init" && typeof line.model === "string")
-      lastModel = line.model;
-    if (line.type !== "result") continue;
-    if (!isObject(line.usage) && money(line.total_cost_usd) === undefined) continue;
+      this.lastModel = line.model;
+    if (line.type !== "result") return;
+    if (!isObject(line.usage) && money(line.total_cost_usd) === undefined) return;
     const usage = anthropicUsage(line.usage);
     const models = isObject(line.modelUsage) ? Object.keys(line.modelUsage) : [];
-    const model = models.length === 1 ? (models[0] as string) : lastModel;
+    const model = models.length === 1 ? (models[0] as string) : this.lastModel;
     const cost = money(line.total_cost_usd);
     const modelTokens = modelUsageTokens(line.modelUsage);
-    const since = batch ? undefined : sinceLastResult(line.model_usage_since_last_result);
+    const since = this.batch ? undefined : sinceLastResult(line.model_usage_since_last_result);
+    const prev = this.prev;
     if (since !== undefined) {
-      parts.push(...since);
-    } else if (batch || cost === undefined) {
+      for (const part of since) this.results.add(part);
+    } else if (this.batch || cost === undefined) {
       // The batch lines' total_cost_usd has a narrower rule (docs/cost-and-budgets.md); the status prices all tokens.
-      parts.push({ usage, model });
+      this.results.add({ usage, model });
     } else {
       const runningTotal =
         prev !== undefined &&
         modelTokens !== undefined &&
         modelTokens >= prev.modelTokens + totalTokens(usage) &&
         cost >= prev.cost;
-      parts.push({ usage, model, reported: runningTotal && prev ? cost - prev.cost : cost });
+      this.results.add({ usage, model, reported: runningTotal && prev ? cost - prev.cost : cost });
     }
-    prev = cost !== undefined && modelTokens !== undefined ? { cost, modelTokens } : undefined;
+    this.prev = cost !== undefined && modelTokens !== undefined ? { cost, modelTokens } : undefined;
   }
-  return parts;
+
+  private message(line: JsonLine): void {
+    if (!isObject(line.message) || !isObject(line.message.usage)) return;
+    const id = typeof line.message.id === "string" ? line.message.id : `#${this.unnamed++}`;
+    const model = typeof line.message.model === "string" ? line.message.model : this.fallbackModel;
+    this.open.delete(id);
+    this.open.set(id, { model, usage: anthropicUsage(line.message.usage) });
+    if (this.open.size > OPEN_MESSAGES) {
+      const [oldest, part] = this.open.entries().next().value as [string, Part];
+      this.open.delete(oldest);
+      this.messages.add(part);
+    }
+  }
+
+  result(): RunUsage | undefined {
+    if (this.results.count > 0 || this.batch) return this.results.result();
+    for (const part of this.open.values()) this.messages.add(part);
+    this.open.clear();
+    const u = this.messages.result();
+    return u && { ...u, fromMessages: this.messages.count };
+  }
 }
 
 interface CodexTotals {
@@ -292,18 +339,23 @@ interface CodexTotals {
   output: number;
 }
 
-function codexParts(lines: JsonLine[], model: string): Part[] {
-  const parts: Part[] = [];
-  let thread = "";
-  let prev: CodexTotals | undefined;
-  for (const line of lines) {
+class CodexReader implements VendorReader {
+  private thread = "";
+  private prev: CodexTotals | undefined;
+
+  constructor(
+    private readonly model: string,
+    private readonly sums: PartSums,
+  ) {}
+
+  line(line: JsonLine): void {
     if (line.type === "thread.started") {
       const id = typeof line.thread_id === "string" ? line.thread_id : "";
-      if (id !== thread) prev = undefined;
-      thread = id;
-      continue;
+      if (id !== this.thread) this.prev = undefined;
+      this.thread = id;
+      return;
     }
-    if (line.type !== "turn.completed" || !isObject(line.usage)) continue;
+    if (line.type !== "turn.completed" || !isObject(line.usage)) return;
     const u = line.usage;
     const now: CodexTotals = {
       input: count(u.input_tokens),
@@ -311,6 +363,7 @@ function codexParts(lines: JsonLine[], model: string): Part[] {
       write: count(u.cache_write_input_tokens),
       output: count(u.output_tokens),
     };
+    const prev = this.prev;
     const grew =
       prev !== undefined &&
       now.input >= prev.input &&
@@ -326,9 +379,9 @@ function codexParts(lines: JsonLine[], model: string): Part[] {
             output: now.output - prev.output,
           }
         : now;
-    prev = now;
-    parts.push({
-      model,
+    this.prev = now;
+    this.sums.add({
+      model: this.model,
       usage: {
         // input_tokens includes the cached part (docs/agent-clis.md#codex); output_tokens includes reasoning.
         inputTokens: Math.max(0, own.input - own.cached - own.write),
@@ -338,7 +391,8 @@ function codexParts(lines: JsonLine[], model: string): Part[] {
       },
     });
   }
-  return parts;
+
+  result = () => this.sums.result();
 }
 
 /** One gemini stats block (the run's, or one model's). */
@@ -356,23 +410,32 @@ function geminiUsage(s: Json): TokenUsage {
   };
 }
 
-function geminiParts(lines: JsonLine[], fallbackModel: string): Part[] {
-  const parts: Part[] = [];
-  for (const line of lines) {
-    if (line.type !== "result" || !isObject(line.stats)) continue;
+class GeminiReader implements VendorReader {
+  constructor(
+    private readonly fallbackModel: string,
+    private readonly sums: PartSums,
+  ) {}
+
+  line(line: JsonLine): void {
+    if (line.type !== "result" || !isObject(line.stats)) return;
     const models = isObject(line.stats.models) ? Object.entries(line.stats.models) : [];
     const own = models.filter((e): e is [string, Json] => isObject(e[1]));
-    if (own.length > 0) for (const [model, s] of own) parts.push({ model, usage: geminiUsage(s) });
-    else parts.push({ model: fallbackModel, usage: geminiUsage(line.stats) });
+    if (own.length > 0) for (const [model, s] of own) this.sums.add({ model, usage: geminiUsage(s) });
+    else this.sums.add({ model: this.fallbackModel, usage: geminiUsage(line.stats) });
   }
-  return parts;
+
+  result = () => this.sums.result();
 }
 
-function opencodeParts(lines: JsonLine[], model: string): Part[] {
-  const parts: Part[] = [];
-  for (const line of lines) {
+class OpencodeReader implements VendorReader {
+  constructor(
+    private readonly model: string,
+    private readonly sums: PartSums,
+  ) {}
+
+  line(line: JsonLine): void {
     const step = opencodeStepUsage(line);
-    if (step === undefined) continue;
+    if (step === undefined) return;
     const usage: TokenUsage = {
       inputTokens: step.inputTokens ?? 0,
       outputTokens: step.outputTokens ?? 0,
@@ -381,30 +444,59 @@ function opencodeParts(lines: JsonLine[], model: string): Part[] {
     };
     // A catalog without the model prices it 0 (docs/agent-clis.md, opencode): that is no price.
     const reported = step.cost !== undefined && step.cost > 0 ? step.cost : undefined;
-    parts.push({ model, usage, ...(reported !== undefined ? { reported } : {}) });
+    this.sums.add({ model: this.model, usage, ...(reported !== undefined ? { reported } : {}) });
   }
-  return parts;
+
+  result = () => this.sums.result();
+}
+
+/** What a run's lines are read and priced as: everything of RunUsageInput but the lines. */
+export type RunUsagePlan = Omit<RunUsageInput, "lines">;
+
+/**
+ * A run's tokens and cost as its lines stream by (src/core/log-meter.ts): each parsed line once,
+ * O(1) work and memory per line, the figure at `result()`.
+ */
+export class RunUsageMeter {
+  private readonly reader: VendorReader;
+
+  constructor(plan: RunUsagePlan) {
+    const batch = plan.execution === "batch";
+    const pricing: Pricing = { prices: plan.prices ?? {}, ...(plan.at !== undefined ? { at: plan.at } : {}) };
+    const sums = () => new PartSums(plan.vendor, batch, pricing);
+    switch (plan.vendor) {
+      case "claude":
+      case "exec":
+        this.reader = new ClaudeReader(plan.model, batch, plan.vendor, pricing);
+        break;
+      case "codex":
+        this.reader = new CodexReader(plan.model, sums());
+        break;
+      case "gemini":
+        this.reader = new GeminiReader(plan.model, sums());
+        break;
+      case "opencode":
+        this.reader = new OpencodeReader(plan.model, sums());
+        break;
+    }
+  }
+
+  line(line: JsonLine): void {
+    this.reader.line(line);
+  }
+
+  result(): RunUsage | undefined {
+    return this.reader.result();
+  }
 }
 
 /** The run's tokens and cost; undefined when its lines carry no usage at all. */
 export function runUsage(input: RunUsageInput): RunUsage | undefined {
-  const lines = jsonLines(input.lines);
-  const batch = input.execution === "batch";
-  const at: Pricing = { prices: input.prices ?? {}, ...(input.at !== undefined ? { at: input.at } : {}) };
-  switch (input.vendor) {
-    case "claude":
-    case "exec": {
-      const parts = claudeParts(lines, input.model, batch);
-      if (parts.length > 0 || batch) return summed(parts, batch, input.vendor, at);
-      const messages = claudeMessageParts(lines, input.model);
-      const u = summed(messages, batch, input.vendor, at);
-      return u && { ...u, fromMessages: messages.length };
-    }
-    case "codex":
-      return summed(codexParts(lines, input.model), batch, input.vendor, at);
-    case "gemini":
-      return summed(geminiParts(lines, input.model), batch, input.vendor, at);
-    case "opencode":
-      return summed(opencodeParts(lines, input.model), batch, input.vendor, at);
+  const { lines, ...plan } = input;
+  const meter = new RunUsageMeter(plan);
+  for (const line of lines.split("\n")) {
+    const parsed = parseJsonLine(line);
+    if (parsed !== undefined) meter.line(parsed);
   }
+  return meter.result();
 }

@@ -107,34 +107,16 @@ export interface ProviderRetries {
 export function providerRetriesOf(
   lines: string,
   runSeconds?: number,
-  lifetime?: { from: number; to: number },
+  lifetime?: RunLifetime,
 ): ProviderRetries | undefined {
-  let count = 0;
-  let waited = 0;
-  let last: ProviderLimitEvent | undefined;
-  for (const line of lines.split("\n")) {
-    const event = parseProviderLimitEvent(line);
-    if (event === undefined) continue;
-    count += 1;
-    waited += event.waitSeconds;
-    last = event;
-  }
-  if (last === undefined) return undefined;
-  const bound = runSeconds === undefined ? Number.MAX_SAFE_INTEGER : Math.max(1, Math.ceil(runSeconds));
-  return {
-    count: Math.min(count, bound),
-    waitedSeconds: Math.min(waited, bound, Number.MAX_SAFE_INTEGER),
-    last: {
-      provider: last.provider,
-      status: last.status,
-      at: lifetime ? withinLifetime(last.at, lifetime) : last.at,
-      ...(last.retryAfterSeconds !== undefined ? { retryAfterSeconds: last.retryAfterSeconds } : {}),
-    },
-  };
+  return tallied(lines).retries(runSeconds, lifetime);
 }
 
+/** When a run ran, in ms since the epoch: its start and the time it was read back. */
+export type RunLifetime = { from: number; to: number };
+
 /** An answer's time (RFC 3339) kept within the run's lifetime: it cannot be answered before it started or after it ended. */
-function withinLifetime(at: string, lifetime: { from: number; to: number }): string {
+function withinLifetime(at: string, lifetime: RunLifetime): string {
   const t = Date.parse(at);
   const kept = Math.min(Math.max(t, lifetime.from), Math.max(lifetime.from, lifetime.to));
   return kept === t ? at : new Date(kept).toISOString();
@@ -148,20 +130,67 @@ function withinLifetime(at: string, lifetime: { from: number; to: number }): str
  * which limit it waited for.
  */
 export function lastProviderAnswer(lines: string): string | undefined {
-  let lastAnswer: ProviderLimitEvent | undefined;
-  let lastDrop: ProviderLimitEvent | undefined;
+  return tallied(lines).lastAnswer();
+}
+
+function tallied(lines: string): ProviderLimitTally {
+  const tally = new ProviderLimitTally();
   for (const line of lines.split("\n")) {
     const event = parseProviderLimitEvent(line);
-    if (event === undefined) continue;
-    if (event.status === 0) lastDrop = event;
+    if (event !== undefined) tally.add(event);
+  }
+  return tally;
+}
+
+/**
+ * The provider-limit events of a run as they stream by (src/core/log-meter.ts): counts and the
+ * last events only, O(1) per event, for `retries` and `lastAnswer`.
+ */
+export class ProviderLimitTally {
+  private count = 0;
+  private waited = 0;
+  private last: ProviderLimitEvent | undefined;
+  private lastAnswered: ProviderLimitEvent | undefined;
+  private lastDrop: ProviderLimitEvent | undefined;
+
+  add(event: ProviderLimitEvent): void {
+    this.count += 1;
+    this.waited = Math.min(this.waited + event.waitSeconds, Number.MAX_SAFE_INTEGER);
+    this.last = event;
+    if (event.status === 0) this.lastDrop = event;
     else {
-      lastAnswer = event;
-      lastDrop = undefined;
+      this.lastAnswered = event;
+      this.lastDrop = undefined;
     }
   }
-  const words = (e: ProviderLimitEvent, what: string) => `${what}${e.message ? `: ${e.message}` : ""}`;
-  const drop = lastDrop && words(lastDrop, "no answer (connection dropped)");
-  if (lastAnswer === undefined) return lastDrop && `${lastDrop.provider} ${drop}`;
-  const answer = `${lastAnswer.provider} ${words(lastAnswer, String(lastAnswer.status))}`;
-  return drop ? `${answer}; after it: ${drop}` : answer;
+
+  /**
+   * The run's provider retries; undefined when it took none. `runSeconds` bounds what a forged line
+   * could claim, and the last answer's time is kept within the run's `lifetime`.
+   */
+  retries(runSeconds?: number, lifetime?: RunLifetime): ProviderRetries | undefined {
+    const last = this.last;
+    if (last === undefined) return undefined;
+    const bound = runSeconds === undefined ? Number.MAX_SAFE_INTEGER : Math.max(1, Math.ceil(runSeconds));
+    return {
+      count: Math.min(this.count, bound),
+      waitedSeconds: Math.min(this.waited, bound, Number.MAX_SAFE_INTEGER),
+      last: {
+        provider: last.provider,
+        status: last.status,
+        at: lifetime ? withinLifetime(last.at, lifetime) : last.at,
+        ...(last.retryAfterSeconds !== undefined ? { retryAfterSeconds: last.retryAfterSeconds } : {}),
+      },
+    };
+  }
+
+  /** See lastProviderAnswer. */
+  lastAnswer(): string | undefined {
+    const { lastAnswered, lastDrop } = this;
+    const words = (e: ProviderLimitEvent, what: string) => `${what}${e.message ? `: ${e.message}` : ""}`;
+    const drop = lastDrop && words(lastDrop, "no answer (connection dropped)");
+    if (lastAnswered === undefined) return lastDrop && `${lastDrop.provider} ${drop}`;
+    const answer = `${lastAnswered.provider} ${words(lastAnswered, String(lastAnswered.status))}`;
+    return drop ? `${answer}; after it: ${drop}` : answer;
+  }
 }

@@ -19,7 +19,7 @@ import {
 import { isCliDefault } from "../argv.js";
 import { windowMs } from "../budget.js";
 import { formatUsd, totalTokens } from "../pricing/estimate.js";
-import { type RunUsage, runUsage } from "../pricing/run-usage.js";
+import { type RunUsage, type RunUsagePlan, runUsage } from "../pricing/run-usage.js";
 import type { ProviderRetries } from "../provider-limits/retry-event.js";
 import { agentsToPrune } from "../pruning.js";
 import { routeModel } from "../routing.js";
@@ -111,30 +111,27 @@ export function costExecution(c: Ctx): CostExecution {
 
 const pricesOf = (c: Ctx) => (c.input.prices !== undefined ? { prices: c.input.prices } : {});
 
-/** The run's tokens and cost from its lines: a Job run's pod log, a batch run's CLI-format lines. */
-export function usageOf(c: Ctx, lines: string | undefined): RunUsage | undefined {
-  if (lines === undefined) return undefined;
+/** How a run's lines are read and priced: a Job run's pod log, a batch run's CLI-format lines. */
+export function usagePlan(c: Ctx): RunUsagePlan {
   const execution = costExecution(c);
   if (execution === "batch") {
     const model = batchModel(c);
-    return runUsage({
-      vendor: routeModel(model),
-      execution: "batch",
-      model,
-      lines,
-      at: c.now,
-      ...pricesOf(c),
-    });
+    return { vendor: routeModel(model), execution: "batch", model, at: c.now, ...pricesOf(c) };
   }
   // A model naming only its CLI is the CLI's default, which lines without a model name leave unknown: "default".
-  return runUsage({
+  return {
     vendor: c.vendor,
     execution: jobMode(c),
     model: isCliDefault(c.model) ? "" : c.model,
-    lines,
     at: c.now,
     ...pricesOf(c),
-  });
+  };
+}
+
+/** The run's tokens and cost from its lines: a Job run's pod log, a batch run's CLI-format lines. */
+export function usageOf(c: Ctx, lines: string | undefined): RunUsage | undefined {
+  if (lines === undefined) return undefined;
+  return runUsage({ ...usagePlan(c), lines });
 }
 
 export function usageStatus(u: RunUsage): PatchStatusAction["status"] {

@@ -17,13 +17,15 @@
  */
 import type { Action } from "../actions.js";
 import type { ReconcileInput } from "../input.js";
+import { type LogFacts, meterText } from "../log-meter.js";
 import { jobNameFor } from "../names.js";
 import { jobState, terminalFromJob } from "../readback.js";
 import { report } from "../report.js";
 import { agentRef, isTerminal, phaseOf } from "../types.js";
-import { finish, type Terminal, usageOf } from "./builders.js";
+import { finish, type Terminal } from "./builders.js";
 import { type Ctx, context } from "./context.js";
 import { batchInFlight, MSG_BATCH_TIMED_OUT, timedOut } from "./facts.js";
+import { readBackPlans } from "./running-job.js";
 import { rfc3339 } from "./timing.js";
 
 /** RECONCILE_ERROR_TRIES default: reconciles that throw in a row before the Agent is contained. */
@@ -110,15 +112,23 @@ function jobOutcome(c: Ctx, reason: string): Action[] | undefined {
   }
   // The Job's outcome is known: it decides the phase (a pod not read yet is waited for, as the rules do).
   if (state.state !== "gone" && c.input.pod === undefined) return undefined;
-  const result = terminalFromJob(state, c.input.pod, c.vendor, c.input.settings.maxOutputBytes);
   const pod = c.input.pod;
   const read = pod?.found && pod.agentLog.available ? pod.agentLog : undefined;
-  let usage: ReturnType<typeof usageOf>;
+  // What the log's meter read, when it can still be read: the rules threw, so this may throw too.
+  let facts: LogFacts | undefined;
   try {
-    usage = usageOf(c, read ? (read.usageLines ?? read.text) : undefined);
+    facts = read && (read.facts ?? meterText(read.text, readBackPlans(c).agent).facts);
   } catch {
-    usage = undefined;
+    facts = undefined;
   }
+  const result = terminalFromJob(
+    state,
+    pod,
+    c.vendor,
+    c.input.settings.maxOutputBytes,
+    facts ? { agent: facts } : undefined,
+  );
+  const usage = facts?.usage;
   const unread = read !== undefined && usage === undefined && c.vendor !== "exec";
   return finish(c, {
     ...result,

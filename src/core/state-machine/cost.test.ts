@@ -8,6 +8,9 @@ import { describe, expect, it } from "vitest";
 import { agent, definition, input, iso, station, T0 } from "../../../test/support/core-builders.js";
 import type { Action, PatchStatusAction } from "../actions.js";
 import type { ReconcileInput } from "../input.js";
+import { type LogFacts, meterText } from "../log-meter.js";
+import { formatUsd } from "../pricing/estimate.js";
+import { runBoundUsd, runTokenBound } from "../pricing/run-bound.js";
 import { decide } from "../state-machine.js";
 
 const NOW = T0 + 60_000;
@@ -131,10 +134,98 @@ describe("cost on the terminal patch, per execution", () => {
     expect(r.metrics[0]).toMatchObject({ labels: { execution: "realtime", model: "gpt-5-codex" } });
   });
 
-  it("a run whose lines carry no usage writes no cost fields and no cost metrics", () => {
+  it("a CLI run that succeeded with no usage in its lines is charged its bound, flagged, never $0", () => {
     const r = terminal({ agent: agent().running(T0).build(), ...finishedJob("plain text\n") });
-    expect(r.status).not.toHaveProperty("usage");
-    expect(r.status).not.toHaveProperty("costUSD");
-    expect(r.metrics).toEqual([]);
+    expect(r.status).toMatchObject({ costSource: "bounded" });
+    expect(Number(r.status?.costUSD)).toBeGreaterThan(0);
+    expect(r.status?.usage).toMatchObject({ totalTokens: 0 });
+  });
+});
+
+describe("a bill within bounds, never hidden (docs/cost-and-budgets.md#a-bill-within-bounds)", () => {
+  const ran = [
+    {
+      name: "agent",
+      image: "i",
+      imageID: "",
+      ready: false,
+      restartCount: 0,
+      state: { terminated: { exitCode: 0 } },
+    },
+  ];
+  const started = j({ kind: "lifecycle", phase: "agent", status: "started" });
+  const ended = j({ kind: "lifecycle", phase: "agent", status: "succeeded", exitCode: 0 });
+  const real = j({
+    type: "result",
+    total_cost_usd: 8.7,
+    usage: { input_tokens: 2_000_000, output_tokens: 20_000 },
+  });
+  const job: ReconcileInput["job"] = {
+    found: true,
+    status: { conditions: [{ type: "Complete", status: "True" }] },
+  };
+  const withLog = (text: string, facts?: Partial<LogFacts>): Partial<ReconcileInput> => ({
+    job,
+    pod: {
+      found: true,
+      containerStatuses: ran,
+      agentLog: {
+        available: true,
+        text,
+        ...(facts ? { facts: { ...meterText(text, plan).facts, ...facts } } : {}),
+      },
+    },
+  });
+  const plan = {
+    vendor: "claude" as const,
+    usage: { vendor: "claude" as const, execution: "interactive" as const, model: "" },
+    keepBytes: 1 << 18,
+  };
+  const boundUsd = Number(formatUsd(runBoundUsd("claude", 60)));
+
+  it("M1: output_tokens 9007199254740991 is cut to the wall time's bound and charged the bound, flagged", () => {
+    const forged = j({ type: "result", usage: { input_tokens: 10, output_tokens: Number.MAX_SAFE_INTEGER } });
+    const r = terminal({ agent: agent().running(T0).build(), ...withLog(`${forged}\n`) });
+    expect(r.status).toMatchObject({ costSource: "bounded" });
+    expect(Number(r.status?.costUSD)).toBe(boundUsd);
+    // The attack's figure was 135107988821.19: the bound is a run's worth, not the window's budget.
+    expect(Number(r.status?.costUSD)).toBeLessThan(1000);
+    expect(r.status?.usage).toMatchObject({ outputTokens: runTokenBound(60).outputTokens });
+    expect(r.status?.costNote).toMatch(/more tokens than it could have consumed in its 60 s/);
+  });
+
+  it("an honest run within the bound is believed as it reported", () => {
+    const r = terminal({
+      agent: agent().running(T0).build(),
+      ...withLog(`${started}\n${real}\n${ended}\n`, {}),
+    });
+    expect(r.status).toMatchObject({ costSource: "reported", costUSD: "8.7" });
+  });
+
+  it("M2: a log whose beginning was rotated away (the closing event without agent/started) is charged the bound", () => {
+    const forgedLow = j({ type: "result", total_cost_usd: 0.000001, usage: { input_tokens: 1 } });
+    const r = terminal({ agent: agent().running(T0).build(), ...withLog(`${forgedLow}\n${ended}\n`, {}) });
+    expect(r.status).toMatchObject({ costSource: "bounded" });
+    expect(Number(r.status?.costUSD)).toBe(boundUsd);
+    expect(r.status?.costNote).toMatch(/rotated away/);
+  });
+
+  it("a line too long to read leaves the log partly unread: charged the bound", () => {
+    const r = terminal({
+      agent: agent().running(T0).build(),
+      ...withLog(`${started}\n${real}\n${ended}\n`, { unreadLines: 1 }),
+    });
+    expect(r.status).toMatchObject({ costSource: "bounded" });
+    expect(r.status?.costNote).toMatch(/1 line\(s\) of the run's log were longer than/);
+  });
+
+  it("M2: a run whose log could not be read at all is charged the bound, never $0", () => {
+    const r = terminal({
+      agent: agent().running(T0).build(),
+      job,
+      pod: { found: true, containerStatuses: ran, agentLog: { available: false, error: "503 unavailable" } },
+    });
+    expect(r.status).toMatchObject({ costSource: "bounded" });
+    expect(Number(r.status?.costUSD)).toBe(boundUsd);
   });
 });

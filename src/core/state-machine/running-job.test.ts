@@ -17,8 +17,37 @@ import {
   REF,
   type Row,
 } from "../../../test/support/state-machine-rows.js";
+import { formatUsd } from "../pricing/estimate.js";
+import { boundedUsage, runBoundUsd } from "../pricing/run-bound.js";
 import * as runningJob from "./running-job.js";
 import { MSG_USAGE_UNREAD } from "./running-job.js";
+
+/**
+ * A CLI run of 60 s that succeeded without any usage in its log: charged the bound, flagged
+ * (src/core/pricing/run-bound.ts): its patch fields and its cost metric.
+ */
+const BOUND_USD = runBoundUsd("claude", 60);
+const unreadBound = {
+  usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 0 },
+  costSource: "bounded",
+  costUSD: formatUsd(BOUND_USD),
+  costNote: boundedUsage({
+    vendor: "claude",
+    seconds: 60,
+    usage: undefined,
+    incomplete: { reason: "result-unread", why: MSG_USAGE_UNREAD },
+  })?.note,
+};
+const boundCostMetric = {
+  id: "metric-cost",
+  type: "recordMetric" as const,
+  metric: {
+    name: "controller_run_cost_usd_total",
+    labels: { station: "st", model: "default", execution: "interactive" },
+    value: BOUND_USD,
+  },
+  dependsOn: ["patch-status"],
+};
 
 /** A Job run that ended Failed: its patch (no output read) and, apart, the metrics that follow it. */
 const failedPatch = (failureReason: string) =>
@@ -208,11 +237,12 @@ const ROWS: Row[] = [
         completedAt: NOW_ISO,
         output: '{"type":"result","is_error":false,"session_id":"s-9"}',
         sessionId: "s-9",
-        // A result without usage: the cost is unknown, and the status says so (never a silent $0).
-        costNote: MSG_USAGE_UNREAD,
+        // A result without usage: charged the bound, and the status says so (never a silent $0).
+        ...unreadBound,
       }),
       completed("Succeeded", "0"),
       duration("Succeeded", 60),
+      boundCostMetric,
     ],
   },
   {
@@ -234,7 +264,7 @@ const ROWS: Row[] = [
         completedAt: NOW_ISO,
         output: RETRIED_LOG,
         sessionId: "s-9",
-        costNote: MSG_USAGE_UNREAD,
+        ...unreadBound,
         providerRetries: {
           count: 2,
           waitedSeconds: 12,
@@ -243,10 +273,11 @@ const ROWS: Row[] = [
       }),
       completed("Succeeded", "0"),
       duration("Succeeded", 60),
+      boundCostMetric,
     ],
   },
   {
-    name: "Job complete: usage from the whole log's usage lines, though the output's bounds cut the result line out",
+    name: "Job complete: usage from the facts the controller metered over the whole log, though the output's bounds cut the result line out",
     in: {
       agent: agent().running(T0).build(),
       job: { found: true, status: { conditions: [{ type: "Complete", status: "True" }] } },
@@ -255,9 +286,22 @@ const ROWS: Row[] = [
         containerStatuses: [],
         agentLog: {
           available: true,
-          text: "the head of a long log\nthe tail of it",
-          usageLines:
-            '{"type":"result","total_cost_usd":0.5,"usage":{"input_tokens":1000,"output_tokens":100}}',
+          text: "the tail of it",
+          droppedBytes: 23,
+          facts: {
+            sessionId: "",
+            cliError: "",
+            usage: {
+              usage: { inputTokens: 1000, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0 },
+              costUsd: 0.5,
+              costSource: "reported",
+            },
+            pullRequestUrl: "",
+            totalBytes: 37,
+            unreadLines: 0,
+            started: true,
+            ended: true,
+          },
         },
       },
     },
@@ -267,7 +311,7 @@ const ROWS: Row[] = [
         phase: "Succeeded",
         exitCode: 0,
         completedAt: NOW_ISO,
-        output: "the head of a long log\nthe tail of it",
+        output: "...[truncated 23 bytes]...\nthe tail of it",
         usage: {
           inputTokens: 1000,
           outputTokens: 100,

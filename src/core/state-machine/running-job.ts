@@ -4,47 +4,119 @@
  * vanished Job into the terminal transition.
  */
 import type { Action } from "../actions.js";
+import type { LogRead } from "../input.js";
+import { type LogFacts, type LogMeterPlan, MAX_LINE_BYTES, meterText } from "../log-meter.js";
 import { jobNameFor } from "../names.js";
-import { providerRetriesOf } from "../provider-limits/retry-event.js";
+import { type BoundedUsage, type BoundInput, boundedUsage } from "../pricing/run-bound.js";
 import { jobState, MSG_JOB_GC, type TerminalResult, terminalFromJob } from "../readback.js";
 import { DEFAULT_STUCK_POD_SECONDS, neverStartsReason } from "../stuck-pod.js";
-import { finish, usageOf } from "./builders.js";
+import { finish, usagePlan } from "./builders.js";
 import type { Ctx, Rule } from "./context.js";
 import { jobRun } from "./facts.js";
 
-export const MSG_USAGE_UNREAD =
-  "the run succeeded but its log carries no usage the controller could read: its cost is unknown";
+export const MSG_USAGE_UNREAD = "the run succeeded but its log carries no usage the controller could read";
+
+/** How each container's log of this run is metered (src/core/log-meter.ts); gather streams them with it. */
+export function readBackPlans(c: Ctx): { agent: LogMeterPlan; other: LogMeterPlan } {
+  const keepBytes = c.input.settings.maxOutputBytes;
+  const seconds = runSeconds(c);
+  return {
+    agent: {
+      vendor: c.vendor,
+      usage: usagePlan(c),
+      ...(seconds !== undefined ? { runSeconds: seconds } : {}),
+      ...(c.startedAt !== undefined ? { lifetime: { from: c.startedAt, to: c.now } } : {}),
+      keepBytes,
+    },
+    other: { vendor: c.vendor, keepBytes },
+  };
+}
+
+type Available = Extract<LogRead, { available: true }>;
 
 /** Job-run read-back into a terminal transition. */
 function finishJob(c: Ctx): Action[] {
   const state = jobState(c.input.job ?? { found: false });
   if (state.state === "running") return [];
-  const result: TerminalResult = terminalFromJob(
-    state,
-    c.input.pod,
-    c.vendor,
-    c.input.settings.maxOutputBytes,
-  );
+  const plans = readBackPlans(c);
   const pod = c.input.pod;
-  const read = pod?.found && pod.agentLog.available ? pod.agentLog : undefined;
-  // The whole log's usage lines when the controller streamed it; else the text it read.
-  const usage = usageOf(c, read ? (read.usageLines ?? read.text) : undefined);
-  // The supervisor's provider-limit events: how often and how long the run waited for its provider.
-  const lifetime = c.startedAt !== undefined ? { from: c.startedAt, to: c.now } : undefined;
-  const retries = read ? providerRetriesOf(read.usageLines ?? read.text, runSeconds(c), lifetime) : undefined;
+  const read: Available | undefined = pod?.found && pod.agentLog.available ? pod.agentLog : undefined;
+  const courier: Available | undefined = pod?.found && pod.courierLog?.available ? pod.courierLog : undefined;
+  // The facts the controller metered while streaming the whole log; else the same meter over the text.
+  const agentFacts = read && (read.facts ?? meterText(read.text, plans.agent).facts);
+  const courierFacts = courier && (courier.facts ?? meterText(courier.text, plans.other).facts);
+  const result: TerminalResult = terminalFromJob(state, pod, c.vendor, c.input.settings.maxOutputBytes, {
+    ...(agentFacts ? { agent: agentFacts } : {}),
+    ...(courierFacts ? { courier: courierFacts } : {}),
+  });
+  const bounded = billBound(c, result, read, agentFacts);
+  const usage = bounded?.usage ?? agentFacts?.usage;
   // A CLI run that succeeded called its model: no usage at all is flagged, never a silent $0.
   const unread =
-    read !== undefined && usage === undefined && c.vendor !== "exec" && result.phase === "Succeeded";
+    bounded === undefined &&
+    read !== undefined &&
+    usage === undefined &&
+    c.vendor !== "exec" &&
+    result.phase === "Succeeded";
+  const note = bounded?.note ?? (unread ? MSG_USAGE_UNREAD : undefined);
   return finish(c, {
     ...result,
     ...(c.agent.status?.jobName ? {} : { jobName: jobNameFor(c.ref.name) }),
     ...(usage !== undefined ? { usage } : {}),
-    ...(unread ? { costNote: MSG_USAGE_UNREAD } : {}),
-    ...(retries !== undefined ? { providerRetries: retries } : {}),
+    ...(note !== undefined ? { costNote: note } : {}),
+    // The supervisor's provider-limit events: how often and how long the run waited for its provider.
+    ...(agentFacts?.providerRetries !== undefined ? { providerRetries: agentFacts.providerRetries } : {}),
   });
 }
 
-/** How long the run has lasted (bounds what a forged provider-limit line can claim). */
+/**
+ * The bound on the run's bill (src/core/pricing/run-bound.ts): tokens above what its wall time
+ * allows, a log not read whole (its beginning rotated away, lines too long to read, the read
+ * failing), or a CLI run that spent time and left no readable usage, is charged the bound.
+ */
+function billBound(
+  c: Ctx,
+  result: TerminalResult,
+  read: Available | undefined,
+  facts: LogFacts | undefined,
+): BoundedUsage | undefined {
+  const seconds = runSeconds(c);
+  if (seconds === undefined || c.input.job?.found !== true) return undefined;
+  const pod = c.input.pod;
+  const agentRan =
+    pod?.found === true &&
+    (pod.containerStatuses ?? []).some((s) => s.name === "agent" && s.state?.terminated !== undefined);
+  const cli = c.vendor !== "exec";
+  let incomplete: BoundInput["incomplete"];
+  if (facts !== undefined && read?.facts !== undefined && facts.unreadLines > 0) {
+    incomplete = {
+      reason: "log-incomplete",
+      why: `${facts.unreadLines} line(s) of the run's log were longer than ${MAX_LINE_BYTES} bytes and not read`,
+    };
+  } else if (facts?.ended && !facts.started) {
+    // The supervisor's closing event without its first: the kubelet rotated the log's beginning away.
+    incomplete = {
+      reason: "log-incomplete",
+      why: "the run's log does not hold its beginning (rotated away by the kubelet): its usage cannot be read whole",
+    };
+  } else if (cli && read === undefined && agentRan) {
+    incomplete = {
+      reason: "result-unread",
+      why: `the run's log could not be read (${result.failureReason ?? "unavailable"})`,
+    };
+  } else if (cli && read !== undefined && facts?.usage === undefined && result.phase === "Succeeded") {
+    incomplete = { reason: "result-unread", why: MSG_USAGE_UNREAD };
+  }
+  return boundedUsage({
+    vendor: c.vendor,
+    seconds,
+    ...(c.input.prices !== undefined ? { prices: c.input.prices } : {}),
+    usage: facts?.usage,
+    ...(incomplete !== undefined ? { incomplete } : {}),
+  });
+}
+
+/** How long the run has lasted (bounds what a forged provider-limit line can claim, and its tokens). */
 function runSeconds(c: Ctx): number | undefined {
   return c.startedAt === undefined ? undefined : Math.max(0, (c.now - c.startedAt) / 1000);
 }
