@@ -13,7 +13,7 @@
  */
 import { subscribe } from "node:diagnostics_channel";
 import { readFileSync, writeFileSync } from "node:fs";
-import { setFlagsFromString } from "node:v8";
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 const origin = process.env.BENCH_API_ORIGIN ?? "";
@@ -44,9 +44,24 @@ subscribe("undici:request:create", ({ request }) => {
 });
 
 let peakHeapUsed = 0;
+/** What the RSS was made of at the sample with the highest RSS. */
+let atPeakRss = { rssBytes: 0 };
+function breakdown(m) {
+  return {
+    rssBytes: m.rss,
+    heapTotalBytes: m.heapTotal,
+    heapUsedBytes: m.heapUsed,
+    externalBytes: m.external,
+    arrayBuffersBytes: m.arrayBuffers,
+    heapSpacesCommittedBytes: Object.fromEntries(
+      getHeapSpaceStatistics().map((s) => [s.space_name, s.physical_space_size]),
+    ),
+  };
+}
 const sample = () => {
-  const h = process.memoryUsage().heapUsed;
-  if (h > peakHeapUsed) peakHeapUsed = h;
+  const m = process.memoryUsage();
+  if (m.heapUsed > peakHeapUsed) peakHeapUsed = m.heapUsed;
+  if (m.rss > atPeakRss.rssBytes) atPeakRss = breakdown(m);
 };
 setInterval(sample, 200).unref();
 
@@ -89,6 +104,9 @@ function stats(withGc) {
     out.rssAfterGcBytes = m.rss;
     out.externalBytes = m.external;
   }
+  // What the RSS is made of, now and at the highest RSS sampled.
+  out.now = breakdown(process.memoryUsage());
+  out.atPeakRss = atPeakRss;
   return out;
 }
 
@@ -101,6 +119,7 @@ process.on("message", (msg) => {
       // not Linux: the peak stays the process's lifetime peak
     }
     peakHeapUsed = 0;
+    atPeakRss = { rssBytes: 0 };
     sample();
     process.send?.({ type: "reset-peaks" });
   }

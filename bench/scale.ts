@@ -23,6 +23,7 @@ import {
   agentObj,
   ControllerProcess,
   createNamespace,
+  deploymentNodeOptions,
   diagnosticArgs,
   isLease,
   load,
@@ -34,6 +35,7 @@ import {
   printRows,
   RESULTS,
   requestDelta,
+  rssBreakdown,
   setupStation,
   startBenchPlane,
   sum,
@@ -227,6 +229,7 @@ export async function scale(a: Args) {
 
     const result = {
       mode: "scale",
+      nodeOptions: process.env.BENCH_NODE_OPTIONS ?? deploymentNodeOptions(),
       at,
       agents: { terminal: m, running: RUNNING, pending: PENDING, outputBytes: bytes },
       load: loads,
@@ -239,6 +242,8 @@ export async function scale(a: Args) {
         rssAfterGcMiB: mib(full.rssAfterGcBytes ?? 0),
         peakRssMiB: mib(end.peakRssBytes),
         peakHeapUsedMiB: mib(end.peakHeapUsedBytes),
+        memoryAllCached: rssBreakdown(full.now),
+        memoryAtPeakRss: rssBreakdown(end.atPeakRss),
         idle: {
           cpuSecondsPer15s: ((i1.cpuSeconds - i0.cpuSeconds) / ((i1.at - i0.at) / 1000)) * 15,
           requestsPerMinuteBesidesLease: sum(idle, (k) => !isLease(k)) / idleMinutes,
