@@ -262,9 +262,11 @@ describe("Informer.resync (the poll: metadata LIST, then GET what changed)", () 
           o: { metadataOnly?: boolean; map?: (x: Item) => Item | undefined },
         ) {
           calls.push(o.metadataOnly ? "list-metadata" : "list");
-          const items = [...server.values()].map((x) =>
-            o.metadataOnly ? { metadata: x.metadata } : (o.map?.(structuredClone(x)) ?? x),
-          );
+          // As the real client: `map` sees each item (metadata only or whole) as its page arrives.
+          const items = [...server.values()].map((x) => {
+            const listed = o.metadataOnly ? { metadata: structuredClone(x.metadata) } : structuredClone(x);
+            return o.map ? o.map(listed) : listed;
+          });
           return { items: items.filter((x) => x !== undefined) as Item[], resourceVersion: listRv };
         },
         async get(_r: unknown, _ns: string, name: string) {
