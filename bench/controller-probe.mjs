@@ -36,11 +36,21 @@ function classify(method, path) {
   return `${verb} ${resource}`;
 }
 
+/**
+ * CPU seconds at the start of each LIST of Agents (a first page: no `continue`): the poll's cycle
+ * starts there, so CPU per poll is the CPU between two of them, whatever the cycle's length.
+ */
+const agentListStarts = [];
+
 subscribe("undici:request:create", ({ request }) => {
   if (origin && request.origin !== origin) return;
   total++;
   const key = classify(request.method, request.path);
   requests.set(key, (requests.get(key) ?? 0) + 1);
+  if (key === "list agents" && !/[?&]continue=/.test(request.path)) {
+    const cpu = process.cpuUsage();
+    agentListStarts.push({ at: Date.now(), cpuSeconds: (cpu.user + cpu.system) / 1e6 });
+  }
 });
 
 let peakHeapUsed = 0;
@@ -95,6 +105,7 @@ function stats(withGc) {
     peakHeapUsedBytes: peakHeapUsed,
     requests: total,
     requestsBy: Object.fromEntries([...requests].sort()),
+    agentListStarts,
   };
   if (withGc) {
     fullGc();

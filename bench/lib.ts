@@ -84,6 +84,8 @@ export interface ProbeStats {
   peakHeapUsedBytes: number;
   requests: number;
   requestsBy: Record<string, number>;
+  /** Time and process CPU seconds at the start of each LIST of Agents (the poll's cycle). */
+  agentListStarts?: { at: number; cpuSeconds: number }[];
   heapAfterGcBytes?: number;
   rssAfterGcBytes?: number;
   externalBytes?: number;
@@ -100,6 +102,24 @@ export interface MemoryBreakdown {
   arrayBuffersBytes?: number;
   /** V8 heap space → committed (physical) bytes. */
   heapSpacesCommittedBytes?: Record<string, number>;
+}
+
+/**
+ * Process CPU seconds per poll cycle between `from` and `to`: between the first and the last start
+ * of a LIST of Agents in that window (each poll starts one), over the cycles between them. Unlike
+ * CPU per 15 s of wall time it does not depend on how many polls the window happens to hold.
+ */
+export function cpuPerPollCycle(s: ProbeStats, from: number, to: number) {
+  const starts = (s.agentListStarts ?? []).filter((x) => x.at >= from && x.at <= to);
+  if (starts.length < 2) return undefined;
+  const first = starts[0] as { at: number; cpuSeconds: number };
+  const last = starts[starts.length - 1] as { at: number; cpuSeconds: number };
+  const cycles = starts.length - 1;
+  return {
+    cycles,
+    cpuSeconds: (last.cpuSeconds - first.cpuSeconds) / cycles,
+    cycleSeconds: (last.at - first.at) / 1000 / cycles,
+  };
 }
 
 /** A MemoryBreakdown in MiB. */

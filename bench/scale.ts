@@ -22,6 +22,7 @@ import {
   type Args,
   agentObj,
   ControllerProcess,
+  cpuPerPollCycle,
   createNamespace,
   deploymentNodeOptions,
   diagnosticArgs,
@@ -246,6 +247,7 @@ export async function scale(a: Args) {
         memoryAtPeakRss: rssBreakdown(end.atPeakRss),
         idle: {
           cpuSecondsPer15s: ((i1.cpuSeconds - i0.cpuSeconds) / ((i1.at - i0.at) / 1000)) * 15,
+          perPollCycle: cpuPerPollCycle(i1, i0.at, i1.at),
           requestsPerMinuteBesidesLease: sum(idle, (k) => !isLease(k)) / idleMinutes,
           leaseRequestsPerMinute: sum(idle, isLease) / idleMinutes,
           requests: idle,
@@ -261,6 +263,12 @@ export async function scale(a: Args) {
       ["RSS / heap after GC, all cached (MiB)", `${c.rssMiB}/${c.heapAfterGcMiB}`],
       ["peak RSS / peak heap used (MiB)", `${c.peakRssMiB}/${c.peakHeapUsedMiB}`],
       ["idle CPU s per 15 s (one poll)", c.idle.cpuSecondsPer15s.toFixed(3)],
+      [
+        "idle CPU s per poll cycle (cycles, cycle s)",
+        c.idle.perPollCycle
+          ? `${c.idle.perPollCycle.cpuSeconds.toFixed(3)} (${c.idle.perPollCycle.cycles}, ${c.idle.perPollCycle.cycleSeconds.toFixed(1)})`
+          : "n/a",
+      ],
       [
         "idle requests/min besides Lease (Lease)",
         `${c.idle.requestsPerMinuteBesidesLease.toFixed(1)} (${c.idle.leaseRequestsPerMinute.toFixed(1)})`,
