@@ -344,6 +344,35 @@ describe("Informer.resync (the poll: metadata LIST, then GET what changed)", () 
     expect(inf.cache.get("job")).toBeUndefined();
   });
 
+  it("keeps nothing of the metadata LIST: each item is compared as its page arrives, then dropped", async () => {
+    const server = new Map([
+      ["a", item("a", "1")],
+      ["b", item("b", "2")],
+    ]);
+    const { inf, calls } = setup(server);
+    await inf.list();
+    server.set("b", item("b", "3"));
+    const kept: unknown[] = [];
+    const client = (inf as unknown as { o: { client: { list: (...a: unknown[]) => Promise<unknown> } } }).o
+      .client;
+    const list = client.list;
+    client.list = async (r: unknown, ns: string, o: { map?: (x: Item) => Item | undefined }) =>
+      list(r, ns, {
+        ...o,
+        map: (x: Item) => {
+          const out = o.map?.(x);
+          kept.push(out);
+          return out;
+        },
+      });
+    calls.length = 0;
+    await inf.resync();
+    expect(kept).toHaveLength(2);
+    expect(kept.every((x) => x === undefined)).toBe(true);
+    expect(calls).toEqual(["list-metadata", "get b"]);
+    expect(inf.cache.get("b")?.body).toBe("b@3");
+  });
+
   it("falls back to the full LIST when more objects changed than it has pages", async () => {
     const server = new Map(Array.from({ length: 20 }, (_, i) => [`o${i}`, item(`o${i}`, "1")]));
     const { inf, calls, changes } = setup(server);
