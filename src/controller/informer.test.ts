@@ -353,10 +353,11 @@ describe("Informer.resync (the poll: metadata LIST, then GET what changed)", () 
     await inf.list();
     server.set("b", item("b", "3"));
     const kept: unknown[] = [];
-    const client = (inf as unknown as { o: { client: { list: (...a: unknown[]) => Promise<unknown> } } }).o
-      .client;
+    type ListOpts = { map?: (x: Item) => Item | undefined };
+    type List = (r: unknown, ns: string, o: ListOpts) => Promise<unknown>;
+    const client = (inf as unknown as { o: { client: { list: List } } }).o.client;
     const list = client.list;
-    client.list = async (r: unknown, ns: string, o: { map?: (x: Item) => Item | undefined }) =>
+    client.list = async (r, ns, o) =>
       list(r, ns, {
         ...o,
         map: (x: Item) => {
