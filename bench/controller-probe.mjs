@@ -13,7 +13,7 @@
  */
 import { subscribe } from "node:diagnostics_channel";
 import { readFileSync, writeFileSync } from "node:fs";
-import { setFlagsFromString } from "node:v8";
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 const origin = process.env.BENCH_API_ORIGIN ?? "";
@@ -36,17 +36,42 @@ function classify(method, path) {
   return `${verb} ${resource}`;
 }
 
+/**
+ * CPU seconds at the start of each LIST of Agents (a first page: no `continue`): the poll's cycle
+ * starts there, so CPU per poll is the CPU between two of them, whatever the cycle's length.
+ */
+const agentListStarts = [];
+
 subscribe("undici:request:create", ({ request }) => {
   if (origin && request.origin !== origin) return;
   total++;
   const key = classify(request.method, request.path);
   requests.set(key, (requests.get(key) ?? 0) + 1);
+  if (key === "list agents" && !/[?&]continue=/.test(request.path)) {
+    const cpu = process.cpuUsage();
+    agentListStarts.push({ at: Date.now(), cpuSeconds: (cpu.user + cpu.system) / 1e6 });
+  }
 });
 
 let peakHeapUsed = 0;
+/** What the RSS was made of at the sample with the highest RSS. */
+let atPeakRss = { rssBytes: 0 };
+function breakdown(m) {
+  return {
+    rssBytes: m.rss,
+    heapTotalBytes: m.heapTotal,
+    heapUsedBytes: m.heapUsed,
+    externalBytes: m.external,
+    arrayBuffersBytes: m.arrayBuffers,
+    heapSpacesCommittedBytes: Object.fromEntries(
+      getHeapSpaceStatistics().map((s) => [s.space_name, s.physical_space_size]),
+    ),
+  };
+}
 const sample = () => {
-  const h = process.memoryUsage().heapUsed;
-  if (h > peakHeapUsed) peakHeapUsed = h;
+  const m = process.memoryUsage();
+  if (m.heapUsed > peakHeapUsed) peakHeapUsed = m.heapUsed;
+  if (m.rss > atPeakRss.rssBytes) atPeakRss = breakdown(m);
 };
 setInterval(sample, 200).unref();
 
@@ -80,6 +105,7 @@ function stats(withGc) {
     peakHeapUsedBytes: peakHeapUsed,
     requests: total,
     requestsBy: Object.fromEntries([...requests].sort()),
+    agentListStarts,
   };
   if (withGc) {
     fullGc();
@@ -89,6 +115,9 @@ function stats(withGc) {
     out.rssAfterGcBytes = m.rss;
     out.externalBytes = m.external;
   }
+  // What the RSS is made of, now and at the highest RSS sampled.
+  out.now = breakdown(process.memoryUsage());
+  out.atPeakRss = atPeakRss;
   return out;
 }
 
@@ -101,6 +130,7 @@ process.on("message", (msg) => {
       // not Linux: the peak stays the process's lifetime peak
     }
     peakHeapUsed = 0;
+    atPeakRss = { rssBytes: 0 };
     sample();
     process.send?.({ type: "reset-peaks" });
   }

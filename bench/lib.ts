@@ -4,11 +4,12 @@
  * that time phases, and small statistics helpers.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { KubeConfig, type V1Job } from "@kubernetes/client-node";
+import { parse as parseYaml } from "yaml";
 import type { Agent, AgentDefinition, Station } from "../src/core/types.js";
 import { KubeClient } from "../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, type Resource, STATIONS } from "../src/kube/resources.js";
@@ -83,9 +84,57 @@ export interface ProbeStats {
   peakHeapUsedBytes: number;
   requests: number;
   requestsBy: Record<string, number>;
+  /** Time and process CPU seconds at the start of each LIST of Agents (the poll's cycle). */
+  agentListStarts?: { at: number; cpuSeconds: number }[];
   heapAfterGcBytes?: number;
   rssAfterGcBytes?: number;
   externalBytes?: number;
+  /** What the RSS is made of now, and at the highest RSS the probe sampled (every 200 ms). */
+  now?: MemoryBreakdown;
+  atPeakRss?: MemoryBreakdown;
+}
+
+export interface MemoryBreakdown {
+  rssBytes: number;
+  heapTotalBytes?: number;
+  heapUsedBytes?: number;
+  externalBytes?: number;
+  arrayBuffersBytes?: number;
+  /** V8 heap space → committed (physical) bytes. */
+  heapSpacesCommittedBytes?: Record<string, number>;
+}
+
+/**
+ * Process CPU seconds per poll cycle between `from` and `to`: between the first and the last start
+ * of a LIST of Agents in that window (each poll starts one), over the cycles between them. Unlike
+ * CPU per 15 s of wall time it does not depend on how many polls the window happens to hold.
+ */
+export function cpuPerPollCycle(s: ProbeStats, from: number, to: number) {
+  const starts = (s.agentListStarts ?? []).filter((x) => x.at >= from && x.at <= to);
+  if (starts.length < 2) return undefined;
+  const first = starts[0] as { at: number; cpuSeconds: number };
+  const last = starts[starts.length - 1] as { at: number; cpuSeconds: number };
+  const cycles = starts.length - 1;
+  return {
+    cycles,
+    cpuSeconds: (last.cpuSeconds - first.cpuSeconds) / cycles,
+    cycleSeconds: (last.at - first.at) / 1000 / cycles,
+  };
+}
+
+/** A MemoryBreakdown in MiB. */
+export function rssBreakdown(b: MemoryBreakdown | undefined) {
+  if (!b) return undefined;
+  return {
+    rssMiB: mib(b.rssBytes),
+    heapTotalMiB: mib(b.heapTotalBytes ?? 0),
+    heapUsedMiB: mib(b.heapUsedBytes ?? 0),
+    externalMiB: mib(b.externalBytes ?? 0),
+    arrayBuffersMiB: mib(b.arrayBuffersBytes ?? 0),
+    heapSpacesMiB: Object.fromEntries(
+      Object.entries(b.heapSpacesCommittedBytes ?? {}).map(([k, v]) => [k, mib(v)]),
+    ),
+  };
 }
 
 /** Requests between two stats, by "verb resource". */
@@ -105,8 +154,22 @@ export const sum = (o: Record<string, number>, f: (k: string) => boolean = () =>
   Object.entries(o).reduce((n, [k, v]) => (f(k) ? n + v : n), 0);
 
 /**
+ * The controller container's NODE_OPTIONS as deploy/base/controller-deployment.yaml sets them (its
+ * runtime flags, e.g. the young generation's size), so the bench measures the process that ships.
+ */
+export function deploymentNodeOptions(): string {
+  const doc = parseYaml(readFileSync(join(ROOT, "deploy/base/controller-deployment.yaml"), "utf8")) as {
+    spec: {
+      template: { spec: { containers: { name: string; env?: { name: string; value?: string }[] }[] } };
+    };
+  };
+  const c = doc.spec.template.spec.containers.find((x) => x.name === "controller");
+  return c?.env?.find((e) => e.name === "NODE_OPTIONS")?.value ?? "";
+}
+
+/**
  * `node --enable-source-maps dist/src/controller/main.js` (the Dockerfile's ENTRYPOINT) with the
- * probe preloaded; stdout and stderr go to a log file.
+ * probe preloaded and the Deployment's NODE_OPTIONS; stdout and stderr go to a log file.
  */
 export class ControllerProcess {
   readonly startedAt: number;
@@ -141,6 +204,8 @@ export class ControllerProcess {
         cwd: ROOT,
         env: {
           ...process.env,
+          // BENCH_NODE_OPTIONS (when set) measures other flags against the Deployment's.
+          NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? deploymentNodeOptions(),
           NODE_ENV: "production",
           KUBECONFIG: o.kubeconfig,
           NAMESPACE: o.namespace,

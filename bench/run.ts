@@ -35,6 +35,7 @@ import {
   build,
   ControllerProcess,
   createNamespace,
+  deploymentNodeOptions,
   diagnosticArgs,
   isEvent,
   isLease,
@@ -49,6 +50,7 @@ import {
   printRows,
   RESULTS,
   requestDelta,
+  rssBreakdown,
   setupStation,
   startBenchPlane,
   sum,
@@ -221,6 +223,7 @@ async function throughput(a: Args) {
       cpuSeconds: { run: s1.cpuSeconds - s0.cpuSeconds, startup: s0.cpuSeconds, total: s1.cpuSeconds },
       peakRssMiB: mib(s1.peakRssBytes),
       peakHeapUsedMiB: mib(s1.peakHeapUsedBytes),
+      memoryAtPeakRss: rssBreakdown(s1.atPeakRss),
       heapAfterGcMiB: mib(s1.heapAfterGcBytes ?? 0),
       rssAfterGcMiB: mib(s1.rssAfterGcBytes ?? 0),
       idle: {
@@ -239,6 +242,7 @@ async function throughput(a: Args) {
     };
     const result = {
       mode: "throughput",
+      nodeOptions: process.env.BENCH_NODE_OPTIONS ?? deploymentNodeOptions(),
       agents: n,
       at,
       load: loads,

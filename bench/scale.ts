@@ -22,7 +22,9 @@ import {
   type Args,
   agentObj,
   ControllerProcess,
+  cpuPerPollCycle,
   createNamespace,
+  deploymentNodeOptions,
   diagnosticArgs,
   isLease,
   load,
@@ -34,6 +36,7 @@ import {
   printRows,
   RESULTS,
   requestDelta,
+  rssBreakdown,
   setupStation,
   startBenchPlane,
   sum,
@@ -227,6 +230,7 @@ export async function scale(a: Args) {
 
     const result = {
       mode: "scale",
+      nodeOptions: process.env.BENCH_NODE_OPTIONS ?? deploymentNodeOptions(),
       at,
       agents: { terminal: m, running: RUNNING, pending: PENDING, outputBytes: bytes },
       load: loads,
@@ -239,8 +243,11 @@ export async function scale(a: Args) {
         rssAfterGcMiB: mib(full.rssAfterGcBytes ?? 0),
         peakRssMiB: mib(end.peakRssBytes),
         peakHeapUsedMiB: mib(end.peakHeapUsedBytes),
+        memoryAllCached: rssBreakdown(full.now),
+        memoryAtPeakRss: rssBreakdown(end.atPeakRss),
         idle: {
           cpuSecondsPer15s: ((i1.cpuSeconds - i0.cpuSeconds) / ((i1.at - i0.at) / 1000)) * 15,
+          perPollCycle: cpuPerPollCycle(i1, i0.at, i1.at),
           requestsPerMinuteBesidesLease: sum(idle, (k) => !isLease(k)) / idleMinutes,
           leaseRequestsPerMinute: sum(idle, isLease) / idleMinutes,
           requests: idle,
@@ -256,6 +263,12 @@ export async function scale(a: Args) {
       ["RSS / heap after GC, all cached (MiB)", `${c.rssMiB}/${c.heapAfterGcMiB}`],
       ["peak RSS / peak heap used (MiB)", `${c.peakRssMiB}/${c.peakHeapUsedMiB}`],
       ["idle CPU s per 15 s (one poll)", c.idle.cpuSecondsPer15s.toFixed(3)],
+      [
+        "idle CPU s per poll cycle (cycles, cycle s)",
+        c.idle.perPollCycle
+          ? `${c.idle.perPollCycle.cpuSeconds.toFixed(3)} (${c.idle.perPollCycle.cycles}, ${c.idle.perPollCycle.cycleSeconds.toFixed(1)})`
+          : "n/a",
+      ],
       [
         "idle requests/min besides Lease (Lease)",
         `${c.idle.requestsPerMinuteBesidesLease.toFixed(1)} (${c.idle.leaseRequestsPerMinute.toFixed(1)})`,

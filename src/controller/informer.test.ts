@@ -331,9 +331,11 @@ describe("Informer.resync (the poll: metadata LIST, then GET what changed)", () 
           o: { metadataOnly?: boolean; map?: (x: Item) => Item | undefined },
         ) {
           calls.push(o.metadataOnly ? "list-metadata" : "list");
-          const items = [...server.values()].map((x) =>
-            o.metadataOnly ? { metadata: x.metadata } : (o.map?.(structuredClone(x)) ?? x),
-          );
+          // As the real client: `map` sees each item (metadata only or whole) as its page arrives.
+          const items = [...server.values()].map((x) => {
+            const listed = o.metadataOnly ? { metadata: structuredClone(x.metadata) } : structuredClone(x);
+            return o.map ? o.map(listed) : listed;
+          });
           return { items: items.filter((x) => x !== undefined) as Item[], resourceVersion: listRv };
         },
         async get(_r: unknown, _ns: string, name: string) {
@@ -409,6 +411,36 @@ describe("Informer.resync (the poll: metadata LIST, then GET what changed)", () 
     expect(calls).toEqual(["list-metadata", "get a"]);
     expect(changes).toEqual(["delete:a@1"]);
     expect(inf.cache.get("job")).toBeUndefined();
+  });
+
+  it("keeps nothing of the metadata LIST: each item is compared as its page arrives, then dropped", async () => {
+    const server = new Map([
+      ["a", item("a", "1")],
+      ["b", item("b", "2")],
+    ]);
+    const { inf, calls } = setup(server);
+    await inf.list();
+    server.set("b", item("b", "3"));
+    const kept: unknown[] = [];
+    type ListOpts = { map?: (x: Item) => Item | undefined };
+    type List = (r: unknown, ns: string, o: ListOpts) => Promise<unknown>;
+    const client = (inf as unknown as { o: { client: { list: List } } }).o.client;
+    const list = client.list;
+    client.list = async (r, ns, o) =>
+      list(r, ns, {
+        ...o,
+        map: (x: Item) => {
+          const out = o.map?.(x);
+          kept.push(out);
+          return out;
+        },
+      });
+    calls.length = 0;
+    await inf.resync();
+    expect(kept).toHaveLength(2);
+    expect(kept.every((x) => x === undefined)).toBe(true);
+    expect(calls).toEqual(["list-metadata", "get b"]);
+    expect(inf.cache.get("b")?.body).toBe("b@3");
   });
 
   it("falls back to the full LIST when more objects changed than it has pages", async () => {

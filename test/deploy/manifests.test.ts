@@ -3,6 +3,7 @@
  * exactly as a user would from a checkout, then checked object by object.
  */
 
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -243,6 +244,16 @@ describe("base install", () => {
     expect(env.get("HEALTH_PORT")?.value).toBe("8081");
     expect(env.get("MAX_OUTPUT_BYTES")?.value).toBe("262144");
     expect(env.get("AGENT_IMAGE")?.value).toMatch(/^ghcr\.io\/re-cinq\/ai-agent-run-pod:/);
+    // The runtime flags (docs/controller.md#memory-what-the-rss-is-made-of): ones Node accepts in
+    // NODE_OPTIONS, or the container would not start.
+    const nodeOptions = env.get("NODE_OPTIONS")?.value ?? "";
+    expect(nodeOptions).toBe("--max-semi-space-size=4");
+    const started = spawnSync(process.execPath, ["-e", "0"], {
+      env: { ...process.env, NODE_OPTIONS: nodeOptions },
+      encoding: "utf8",
+    });
+    expect(started.stderr).toBe("");
+    expect(started.status).toBe(0);
     // Off unless a component turns them on; the controller's default is false.
     expect(env.has("BATCH_ENABLED")).toBe(false);
     expect(env.has("REALTIME_ENABLED")).toBe(false);
