@@ -15,7 +15,7 @@
 import { queueOrder } from "../core/concurrency.js";
 import type { ControllerSettings } from "../core/input.js";
 import type { ProviderInput } from "../core/provider-limits/admission.js";
-import { type ProviderEndpoint, providerEndpointOf } from "../core/provider-limits/endpoint.js";
+import type { ProviderEndpoint } from "../core/provider-limits/endpoint.js";
 import {
   DEFAULT_MAX_HOLD_MS,
   type EndpointRecord,
@@ -27,6 +27,7 @@ import {
   restrains,
   settle,
 } from "../core/provider-limits/learner.js";
+import { providerEndpointOf } from "../core/provider-limits/run-endpoint.js";
 import { type Agent, type AgentDefinition, isTerminal, phaseOf, type Station } from "../core/types.js";
 
 export interface ProviderLimitsDeps {

@@ -13,7 +13,7 @@
  *   {@link BatchMemory} in `input.ts`).
  */
 import type { V1Job } from "@kubernetes/client-node";
-import type { BatchProviderName, BatchSubmitRequest } from "../batch/provider.js";
+import type { BatchProviderName, BatchSubmitRequest } from "./batch-port.js";
 import type { Vendor } from "./routing.js";
 import type { AgentRef, AgentStatus, OutputSelector, Sink } from "./types.js";
 

@@ -6,9 +6,9 @@
  */
 
 import type { V1ContainerStatus } from "@kubernetes/client-node";
-import type { BatchCleanupResult, BatchPollResult } from "../batch/provider.js";
 import type { CliVendor, ModelApiFamily } from "./agent-clis.js";
 import type { LogFacts } from "./log-meter.js";
+import type { BatchCleanupResult, BatchPollResult } from "./batch-port.js";
 import type { PriceTable } from "./pricing/prices.js";
 import type { ProviderInput } from "./provider-limits/admission.js";
 import type { StationPolicy } from "./station-policy.js";

@@ -7,7 +7,7 @@
  *
  * Pure: lines are parsed JSON objects.
  */
-import type { JsonLine, TerminalVerdict } from "./vendors.js";
+import type { JsonLine, TerminalVerdict } from "./json-line.js";
 
 type Json = Record<string, unknown>;
 

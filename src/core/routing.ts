@@ -2,7 +2,7 @@
  * Model resolution and vendor routing (docs/templating-and-routing.md#routing). Every component that
  * needs to know "which CLI / which batch API" asks this one function so they cannot drift.
  */
-import type { BatchProviderName } from "../batch/provider.js";
+import type { BatchProviderName } from "./batch-port.js";
 import type { Agent, AgentDefinition } from "./types.js";
 
 export type Vendor = "claude" | "codex" | "gemini" | "opencode" | "exec";

@@ -10,8 +10,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { agent, definition, input, iso, station, T0 } from "../../test/support/core-builders.js";
-import type { BatchPollResult } from "../batch/provider.js";
 import { type Action, BATCH_CLEANUP_FINALIZER, isWrite } from "./actions.js";
+import type { BatchPollResult } from "./batch-port.js";
 import type { BatchMemory, JobObservation, PodObservation, ReconcileInput } from "./input.js";
 import { isSettled, reconcile, settledAgentsWithWork } from "./state-machine.js";
 import type { AgentStatus, StationSpec } from "./types.js";

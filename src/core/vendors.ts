@@ -13,19 +13,13 @@
 
 import { claudeErrorMessage } from "./claude-errors.js";
 import { geminiErrorMessage } from "./gemini-errors.js";
+import type { JsonLine, TerminalVerdict } from "./json-line.js";
 import { opencodeErrorMessage, opencodeSessionId, opencodeTerminal } from "./opencode-lines.js";
 import type { Vendor } from "./routing.js";
 
 export { cliArgv, execCommand, mcpConfigJson, mcpHeaderEnvName, SUPERVISOR_PATH } from "./argv.js";
+export type { JsonLine, TerminalVerdict } from "./json-line.js";
 export { routeModel, type Vendor } from "./routing.js";
-
-/** A parsed NDJSON line: a JSON object. */
-export type JsonLine = Readonly<Record<string, unknown>>;
-
-/** What a terminal line says about the run it ends. */
-export interface TerminalVerdict {
-  success: boolean;
-}
 
 export interface VendorAdapter {
   /** The verdict when this line is the vendor's terminal line; undefined for any other line. */

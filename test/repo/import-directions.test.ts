@@ -5,7 +5,10 @@
  * - the reconcile core (src/core) is pure: no shipped file of it loads a module that does I/O
  *   (files, sockets, HTTP, processes, the Kubernetes client at run time, metrics), and its value
  *   imports stay inside src/core or generated/. Type-only imports are erased at build time and
- *   are fine (core's actions name the Kubernetes and batch types).
+ *   are fine when they name a package (core's actions name the Kubernetes types).
+ * - the core is the lowest layer: none of its shipped files imports a file of src/ outside it, not
+ *   even a type (the batch provider port lives in the core, src/batch implements it).
+ * - no import circle among the shipped files of src/, type-only imports included.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -66,6 +69,72 @@ function coreViolation(file: string, ref: ImportRef): string | undefined {
   return IO_MODULES.has(bareName(ref.specifier)) ? `imports the I/O module ${ref.specifier}` : undefined;
 }
 
+/** The shipped file a relative specifier names (`./x.js` → x.ts, `./dir/index.js` → dir/index.ts). */
+function resolveShipped(file: string, specifier: string, shipped: ReadonlySet<string>): string | undefined {
+  const target = path.resolve(path.dirname(file), specifier).replace(/\.js$/, ".ts");
+  for (const candidate of [target, `${target}.ts`, path.join(target.replace(/\.ts$/, ""), "index.ts")]) {
+    if (shipped.has(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** The import graph of shipped files: each file and the shipped files it imports, types included. */
+function importGraph(files: string[], read: (file: string) => string): Map<string, string[]> {
+  const shipped = new Set(files);
+  return new Map(
+    files.map((file) => [
+      file,
+      imports(read(file)).flatMap(({ specifier }) => {
+        if (!specifier.startsWith(".")) return [];
+        const target = resolveShipped(file, specifier, shipped);
+        return target ? [target] : [];
+      }),
+    ]),
+  );
+}
+
+/** The circles of a graph: its strongly connected parts of more than one file, or of one importing itself. */
+function circles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v) as number);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+      }
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const part: string[] = [];
+    let w: string | undefined;
+    do {
+      w = stack.pop() as string;
+      onStack.delete(w);
+      part.push(w);
+    } while (w !== v);
+    if (part.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(part.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** Why a relative import of a core file reaches a higher layer, types included; undefined when it does not. */
+function coreLayerViolation(file: string, ref: ImportRef): string | undefined {
+  if (!ref.specifier.startsWith(".")) return undefined;
+  const target = path.resolve(path.dirname(file), ref.specifier);
+  if (inside(target, CORE) || inside(target, GENERATED)) return undefined;
+  return `imports ${ref.typeOnly ? "a type from " : ""}${ref.specifier}, a layer above the core`;
+}
+
 describe("src/ does not depend on test/", () => {
   it("no shipped file of src/ imports a module under test/", () => {
     const offenders = shippedFiles(SRC).flatMap((file) =>
@@ -89,6 +158,25 @@ describe("src/core does no I/O", () => {
       }),
     );
     expect(offenders).toEqual([]);
+  });
+});
+
+describe("the core is the lowest layer", () => {
+  it("no shipped file of src/core imports from src/ outside the core, not even a type", () => {
+    const offenders = shippedFiles(CORE).flatMap((file) =>
+      imports(readFileSync(file, "utf8")).flatMap((ref) => {
+        const why = coreLayerViolation(file, ref);
+        return why ? [`${path.relative(ROOT, file)} ${why}`] : [];
+      }),
+    );
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe("no import circle in src/", () => {
+  it("the shipped files of src/ import each other without a circle, type-only imports included", () => {
+    const graph = importGraph(shippedFiles(SRC), (file) => readFileSync(file, "utf8"));
+    expect(circles(graph).map((part) => part.map((file) => path.relative(ROOT, file)))).toEqual([]);
   });
 });
 
@@ -134,5 +222,34 @@ describe("the import reader (the checks can fail)", () => {
       undefined,
     );
     expect(coreViolation(file, { specifier: "node:crypto", typeOnly: false })).toBe(undefined);
+  });
+
+  it("finds a circle through type-only imports and an index file, and none in a line", () => {
+    const file = (name: string) => path.join(SRC, name);
+    const texts: Record<string, string> = {
+      [file("a.ts")]: 'import type { B } from "./b/index.js";',
+      [file("b/index.ts")]: 'export { c } from "../c.js";',
+      [file("c.ts")]: 'import { a } from "./a.js";\nimport "node:fs";',
+      [file("d.ts")]: 'import { a } from "./a.js";',
+      [file("e.ts")]: 'import { e } from "./e.js";',
+    };
+    const graph = importGraph(Object.keys(texts), (f) => texts[f] ?? "");
+    expect(circles(graph)).toEqual([[file("a.ts"), file("b/index.ts"), file("c.ts")], [file("e.ts")]]);
+    delete texts[file("c.ts")];
+    expect(circles(importGraph(Object.keys(texts), (f) => texts[f] ?? ""))).toEqual([[file("e.ts")]]);
+  });
+
+  it("names a core import of a higher layer, a type-only one included", () => {
+    const file = path.join(CORE, "example.ts");
+    expect(coreLayerViolation(file, { specifier: "../batch/provider.js", typeOnly: true })).toBe(
+      "imports a type from ../batch/provider.js, a layer above the core",
+    );
+    expect(coreLayerViolation(file, { specifier: "../kube/client.js", typeOnly: false })).toBe(
+      "imports ../kube/client.js, a layer above the core",
+    );
+    expect(coreLayerViolation(file, { specifier: "./pricing/prices.js", typeOnly: true })).toBe(undefined);
+    expect(coreLayerViolation(file, { specifier: "@kubernetes/client-node", typeOnly: true })).toBe(
+      undefined,
+    );
   });
 });

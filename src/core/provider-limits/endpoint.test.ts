@@ -1,7 +1,8 @@
 /** Which provider endpoint and key a run uses (endpoint.ts), one case per row. */
 import { describe, expect, it } from "vitest";
 import { agent, definition, input, station } from "../../../test/support/core-builders.js";
-import { describeEndpoint, providerEndpointOf, providerOfModel } from "./endpoint.js";
+import { describeEndpoint, providerOfModel } from "./endpoint.js";
+import { providerEndpointOf } from "./run-endpoint.js";
 
 // The installation lets Station env read the `gw` Secret (RUN_POD_SECRETS; the Station template policy).
 const settings = {

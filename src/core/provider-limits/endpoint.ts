@@ -4,20 +4,14 @@
  * organisation's key at one API, so two Stations whose runs resolve to the same base URL and the
  * same key share them, and two keys do not.
  *
- * A Job run is resolved from the env its `agent` container gets (the Job builder's own list: the
- * recipe's env and secrets, then the Station's container env, then the installation's base URLs),
- * so what is counted is what the CLI will use. A batch run goes to the controller's batch API with
- * the key its submit reads. The key itself is never part of an id or a message: a Secret reference
- * is named, a literal value only by a short digest.
+ * A Job run is resolved from the env its `agent` container gets (run-endpoint.ts). The key itself
+ * is never part of an id or a message: a Secret reference is named, a literal value only by a
+ * short digest.
  */
 import { createHash } from "node:crypto";
 import type { V1EnvVar } from "@kubernetes/client-node";
 import type { ModelApiFamily } from "../agent-clis.js";
-import type { ControllerSettings } from "../input.js";
-import { buildJob, SECRET_NAME } from "../job-builder.js";
-import { effectiveModel, routeModel, VENDOR_CAPABILITIES } from "../routing.js";
-import { executionOf } from "../spec-checks.js";
-import type { Agent, AgentDefinition, Station } from "../types.js";
+import { routeModel } from "../routing.js";
 
 /** One provider endpoint and key: what a provider limit applies to. */
 export interface ProviderEndpoint {
@@ -51,7 +45,8 @@ const VARIABLES: Readonly<Record<ModelApiFamily, { baseUrl: string[]; key: strin
   },
 };
 
-const BATCH_KEY_NAME: Readonly<Record<ModelApiFamily, string>> = {
+/** Per batch provider: the agent-secrets entry its submit reads the key from. */
+export const BATCH_KEY_NAME: Readonly<Record<ModelApiFamily, string>> = {
   anthropic: "ANTHROPIC_API_KEY",
   openai: "OPENAI_API_KEY",
   gemini: "GEMINI_API_KEY",
@@ -94,7 +89,11 @@ function first(env: V1EnvVar[], names: string[]): V1EnvVar | undefined {
   return undefined;
 }
 
-const idOf = (e: Omit<ProviderEndpoint, "id">) => `${e.provider} ${e.endpoint} ${e.key}`;
+/** An endpoint with its stable identity. */
+export const withId = (e: Omit<ProviderEndpoint, "id">): ProviderEndpoint => ({
+  id: `${e.provider} ${e.endpoint} ${e.key}`,
+  ...e,
+});
 
 /** The endpoint and key of a Job run's CLI, read from its agent container's env. */
 export function endpointFromEnv(provider: ModelApiFamily, env: V1EnvVar[]): ProviderEndpoint {
@@ -106,52 +105,7 @@ export function endpointFromEnv(provider: ModelApiFamily, env: V1EnvVar[]): Prov
     endpoint: base ? sourceOf(base, false) : DEFAULT_ENDPOINTS[provider],
     key: key ? sourceOf(key, true) : "no key",
   };
-  return { id: idOf(e), ...e };
-}
-
-/**
- * The endpoint and key this Agent's run uses; undefined when the run cannot be built (the Agent
- * fails for that anyway). A run whose provider is unknown (exec) is its own Station's.
- */
-export function providerEndpointOf(
-  agent: Agent,
-  station: Station,
-  definition: AgentDefinition,
-  settings: ControllerSettings,
-): ProviderEndpoint | undefined {
-  const model = effectiveModel(agent, definition);
-  const provider = providerOfModel(model);
-  const execution = executionOf(definition);
-  if (execution === "batch") {
-    const batch = VENDOR_CAPABILITIES[routeModel(model)].batchProvider;
-    if (batch) {
-      const ref = definition.spec.resources?.secrets?.find((s) => s.name === BATCH_KEY_NAME[batch])?.ref;
-      const e = {
-        provider: batch,
-        endpoint: "batch API",
-        key: ref !== undefined ? `secret ${SECRET_NAME}/${ref}` : "no key",
-      };
-      return { id: idOf(e), ...e };
-    }
-  }
-  if (!provider) {
-    const e = {
-      provider: "unknown" as const,
-      endpoint: `Station ${station.metadata?.name ?? agent.spec.stationRef}`,
-      key: "no key",
-    };
-    return { id: idOf(e), ...e };
-  }
-  const built = buildJob(
-    agent,
-    station,
-    definition,
-    settings,
-    execution === "realtime" ? "realtime" : "interactive",
-  );
-  if (!built.ok) return undefined;
-  const container = built.job.spec?.template.spec?.containers.find((c) => c.name === "agent");
-  return endpointFromEnv(provider, container?.env ?? []);
+  return withId(e);
 }
 
 /** How a message names the endpoint, e.g. `anthropic at https://api.anthropic.com (key secret agent-secrets/k)`. */

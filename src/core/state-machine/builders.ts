@@ -4,7 +4,6 @@
  * plus the provider calls and finalizer removal both the running-batch and the finalizer rules ask for.
  */
 
-import type { BatchProviderName } from "../../batch/provider.js";
 import {
   type Action,
   type ApiKeyRef,
@@ -17,6 +16,7 @@ import {
   type SinkItem,
 } from "../actions.js";
 import { isCliDefault } from "../argv.js";
+import type { BatchProviderName } from "../batch-port.js";
 import { windowMs } from "../budget.js";
 import { formatUsd, totalTokens } from "../pricing/estimate.js";
 import { type RunUsage, type RunUsagePlan, runUsage } from "../pricing/run-usage.js";

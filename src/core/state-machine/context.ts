@@ -2,8 +2,9 @@
  * What every rule reads: `Ctx`, derived once per reconcile from the input snapshot, and the shape
  * of a rule (guard and act over that context, plus the words docs/state-machine.md renders).
  */
-import type { BatchProviderName } from "../../batch/provider.js";
+
 import { type Action, type ApiKeyRef, BATCH_CLEANUP_FINALIZER } from "../actions.js";
+import type { BatchProviderName } from "../batch-port.js";
 import type { ReconcileInput } from "../input.js";
 import { effectiveModel, routeModel, VENDOR_CAPABILITIES, type Vendor } from "../routing.js";
 import { executionOf } from "../spec-checks.js";

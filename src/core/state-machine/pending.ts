@@ -4,8 +4,9 @@
  * spent budget or a full Station keeps it waiting; otherwise the batch is submitted or the Job
  * created (after any Replace preemption), with Job creation failures refused or backed off.
  */
-import type { BatchProviderName } from "../../batch/provider.js";
+
 import { type Action, type ApiKeyRef, BATCH_CLEANUP_FINALIZER, type PatchStatusAction } from "../actions.js";
+import type { BatchProviderName } from "../batch-port.js";
 import { budgetMessage, budgetVerdict } from "../budget.js";
 import { admit } from "../concurrency.js";
 import type { BatchSubmitFailure, ReconcileInput } from "../input.js";

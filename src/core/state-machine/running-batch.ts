@@ -4,8 +4,9 @@
  * run or hands it to a fallback Job; otherwise it is polled when due. A fallback waiting for a
  * Station slot starts its Job here too.
  */
-import type { BatchProviderName } from "../../batch/provider.js";
+
 import type { Action, ApiKeyRef, PatchStatusAction, SinkItem } from "../actions.js";
+import type { BatchProviderName } from "../batch-port.js";
 import { fallbackHasSlot } from "../concurrency.js";
 import type { ReconcileInput } from "../input.js";
 import { buildJob } from "../job-builder.js";
