@@ -1,5 +1,6 @@
 /**
- * Issue 41, items 4 and 5 on a real API server and controller: a run's forged session id and
+ * A bill within bounds and a status within bounds (docs/cost-and-budgets.md, docs/run-pod.md) on a
+ * real API server and controller: a run's forged session id and
  * forged tokens reach the status only within their bounds (the id dropped whole and failureReason
  * saying why, the tokens cut to what the run's wall time allows and the bill charged that bound,
  * flagged), and a terminal status too large for the API server (413) is written again without the
@@ -62,12 +63,12 @@ describe("what a run's own lines can put into its status", () => {
     await createAgent(client, ns, "forged-ids", "stn-forged");
     const done = await waitForPhase(client, ns, "forged-ids", ["Succeeded", "Failed"]);
     expect(done.status?.phase).toBe("Succeeded");
-    // Item 5: dropped, never shortened; failureReason (and so the Complete condition) says why.
+    // The id: dropped, never shortened; failureReason (and so the Complete condition) says why.
     expect(done.status?.sessionId ?? "").toBe("");
     expect(done.status?.failureReason).toMatch(/status\.sessionId not recorded: .*2000 characters/);
     const complete = done.status?.conditions?.find((c) => c.type === "Complete");
     expect(complete?.message).toContain("status.sessionId not recorded");
-    // Item 4: the tokens cut to the wall time's bound, the bill the bound, flagged three ways.
+    // The bill: the tokens cut to the wall time's bound, the bill the bound, flagged three ways.
     expect(done.status?.costSource).toBe("bounded");
     expect(Number(done.status?.costUSD)).toBeGreaterThan(0);
     expect(Number(done.status?.costUSD)).toBeLessThan(100_000);
