@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { courierSettings, defaultBody, resultWaitMs } from "./settings.js";
 
 describe("courierSettings", () => {
-  it("reads the controller's courier env (job-builder buildEnv 'courier')", () => {
+  it("reads the controller's courier env (job-env buildEnv 'courier')", () => {
     const s = courierSettings({
       HOME: "/agent",
       WORKSPACE_DIR: "/workspace",

@@ -12,7 +12,7 @@ import type { Vendor } from "../../../core/routing.js";
 import type { AgentDefinitionSpec } from "../../../core/types.js";
 import { type Env, jsonEnv } from "../../common/run-env.js";
 
-/** What the Job builder puts into AGENT_RECIPE (job-builder.ts recipeOf). */
+/** What the Job builder puts into AGENT_RECIPE (job-env.ts recipeOf). */
 export interface Recipe {
   model: string;
   permission_mode?: AgentDefinitionSpec["permission_mode"];
