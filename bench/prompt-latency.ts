@@ -35,7 +35,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { startControllerPromptApi } from "../src/controller/prompt-api-wiring.js";
-import { buildJob } from "../src/core/job-builder.js";
+import { buildJob } from "../src/core/run-job/job.js";
 import type { Agent, AgentDefinition } from "../src/core/types.js";
 import { KubeClient } from "../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, PODS } from "../src/kube/resources.js";

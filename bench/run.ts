@@ -23,8 +23,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { KubeConfig, type V1Job } from "@kubernetes/client-node";
-import { buildJob } from "../src/core/job-builder.js";
-import { jobNameFor } from "../src/core/names.js";
+import { buildJob } from "../src/core/run-job/job.js";
+import { jobNameFor } from "../src/core/run-job/names.js";
 import type { Agent } from "../src/core/types.js";
 import { KubeClient } from "../src/kube/client.js";
 import { AGENTS, JOBS } from "../src/kube/resources.js";

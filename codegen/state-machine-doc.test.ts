@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { FINALIZER_RULES, PHASE_RULES } from "../src/core/state-machine.js";
+import { FINALIZER_RULES, PHASE_RULES } from "../src/core/state-machine/reconcile.js";
 import { renderStateMachineDoc, STATE_MACHINE_DOC_PATH } from "./state-machine-doc.js";
 
 const DOC_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", STATE_MACHINE_DOC_PATH);

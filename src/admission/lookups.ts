@@ -7,7 +7,7 @@
  * token from a per-process bucket, and found objects are remembered for a few seconds.
  */
 import type { V1Secret } from "@kubernetes/client-node";
-import { SECRET_NAME } from "../core/job-builder.js";
+import { SECRET_NAME } from "../core/run-job/job.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { KubeApiError } from "../kube/errors.js";

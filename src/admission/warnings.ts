@@ -4,15 +4,19 @@
  * broken Agent with its literal reason (the seeds' run failures stay controller decisions).
  */
 
-import { budgetMessage, budgetVerdict } from "../core/budget.js";
-import { SECRET_NAME } from "../core/job-builder.js";
 import {
   executionOf,
   MSG_BATCH_DISABLED,
   MSG_REALTIME_DISABLED,
   specCheckFailure,
-} from "../core/spec-checks.js";
-import { type StationPolicy, stationTemplateAdvice, stationTemplateProblem } from "../core/station-policy.js";
+} from "../core/policy/spec-checks.js";
+import {
+  type StationPolicy,
+  stationTemplateAdvice,
+  stationTemplateProblem,
+} from "../core/policy/station-policy.js";
+import { SECRET_NAME } from "../core/run-job/job.js";
+import { budgetMessage, budgetVerdict } from "../core/station-limits/budget.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import { firstSchemaIssue } from "../validation/index.js";
 import type { Lookup } from "./facts.js";

@@ -2,7 +2,7 @@
  * Which batch API a model goes to. Delegates to the core's single routing function
  * (docs/templating-and-routing.md#routing) so the batch path can never drift from the CLI path.
  */
-import { routeModel, VENDOR_CAPABILITIES } from "../core/routing.js";
+import { routeModel, VENDOR_CAPABILITIES } from "../core/cli/routing.js";
 import type { BatchProviderName } from "./provider.js";
 
 /**

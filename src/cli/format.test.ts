@@ -36,7 +36,7 @@ const succeeded = agent("run-1", {
   startedAt: "2026-12-01T11:55:02Z",
   completedAt: "2026-12-01T11:56:00Z",
   jobName: "run-1",
-  // As the controller leaves a finished run (src/core/conditions.ts).
+  // As the controller leaves a finished run (src/core/events/conditions.ts).
   conditions: [
     {
       type: "Ready",

@@ -5,11 +5,11 @@
  * assistant deltas into one block and to sum opencode's per-step cost and tokens.
  */
 
-import { readableGeminiError } from "../core/gemini-errors.js";
-import { opencodeErrorMessage, opencodePart, opencodeStepUsage } from "../core/opencode-lines.js";
+import { readableGeminiError } from "../core/cli/gemini-errors.js";
+import { opencodeErrorMessage, opencodePart, opencodeStepUsage } from "../core/cli/opencode-lines.js";
+import { routeModel, type Vendor } from "../core/cli/routing.js";
+import { type JsonLine, parseJsonLine } from "../core/cli/vendors.js";
 import { type ProviderLimitEvent, parseProviderLimitEvent } from "../core/provider-limits/retry-event.js";
-import { routeModel, type Vendor } from "../core/routing.js";
-import { type JsonLine, parseJsonLine } from "../core/vendors.js";
 
 type Json = Record<string, unknown>;
 

@@ -5,11 +5,11 @@
  * 1. the schema, through the ajv validators (src/validation): what the API server would refuse,
  *    the CEL rules' equivalents included;
  * 2. run checks, where the manifests hold what the controller needs to judge them: a Station's
- *    template (src/core/job-builder.ts templateProblem, against the shipped policy: an
+ *    template (src/core/run-job/job.ts templateProblem, against the shipped policy: an
  *    installation's RUN_POD_* widening is not known offline; skipped when the Station's definition
  *    is among the manifests and is a batch run without fallback, which never uses it) and, for an Agent whose Station and
  *    AgentDefinition are among the manifests, the controller's Pending checks
- *    (src/core/spec-checks.ts specCheckFailure) and the Job build. These are the run failures the
+ *    (src/core/policy/spec-checks.ts specCheckFailure) and the Job build. These are the run failures the
  *    API server accepts and the controller later reports as the Agent's failureReason.
  *
  * Pure: the caller reads the files (readManifestSources) and prints the report.
@@ -19,9 +19,9 @@ import type { Agent } from "../../generated/crds/agent.js";
 import type { AgentDefinition } from "../../generated/crds/agentdefinition.js";
 import type { Station } from "../../generated/crds/station.js";
 import type { ControllerSettings } from "../core/input.js";
-import { buildJob, templateProblem } from "../core/job-builder.js";
-import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
-import { executionOf, specCheckFailure } from "../core/spec-checks.js";
+import { executionOf, specCheckFailure } from "../core/policy/spec-checks.js";
+import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/readback/output.js";
+import { buildJob, templateProblem } from "../core/run-job/job.js";
 import { validateResource } from "../validation/index.js";
 
 export interface ManifestSource {

@@ -9,7 +9,7 @@ import type { Agent, AgentSpec } from "../../generated/crds/agent.js";
 import type { AgentDefinition } from "../../generated/crds/agentdefinition.js";
 import type { ObjectMeta } from "../../generated/crds/meta.js";
 import type { Station } from "../../generated/crds/station.js";
-import { jobPodSelector } from "../core/names.js";
+import { jobPodSelector } from "../core/run-job/names.js";
 import { KubeClient, type WatchEvent } from "../kube/client.js";
 import { KubeApiError } from "../kube/errors.js";
 import { AGENT_DEFINITIONS, AGENTS, PODS, resourcePath, SECRETS, STATIONS } from "../kube/resources.js";

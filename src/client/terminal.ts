@@ -38,7 +38,7 @@ export interface QueuePlace {
 
 /**
  * Where a waiting Agent stands in its Station's queue, from the Queued condition's message
- * (`… position 2 of 5 in its queue …` or `… beyond position 20 …`, src/core/conditions.ts).
+ * (`… position 2 of 5 in its queue …` or `… beyond position 20 …`, src/core/events/conditions.ts).
  */
 export function queuePlaceOf(agent: Agent): QueuePlace | undefined {
   const queued = conditionOf(agent, "Queued");
@@ -54,7 +54,7 @@ export function queuePlaceOf(agent: Agent): QueuePlace | undefined {
  * Why the Agent is where it is: status.failureReason (on a Succeeded run, a partial read-back),
  * else, unless the run succeeded, the reason and message of the condition that explains the wait
  * or the failure (Queued, then Ready when False); "" when nothing does. A Succeeded run's
- * `Ready=False Succeeded: the run has finished` (src/core/conditions.ts) only repeats the phase.
+ * `Ready=False Succeeded: the run has finished` (src/core/events/conditions.ts) only repeats the phase.
  */
 export function reasonOf(agent: Agent): string {
   const failure = agent.status?.failureReason ?? "";

@@ -5,7 +5,7 @@
  * own (change-keys.test.ts) and the controller only carries it out.
  */
 import type { V1Job } from "@kubernetes/client-node";
-import { jobNameFor } from "../core/names.js";
+import { jobNameFor } from "../core/run-job/names.js";
 import type { Agent } from "../core/types.js";
 import type { Change } from "./cache.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AGENT_CLIS } from "../core/agent-clis.js";
-import { WIDENABLE_FIELDS } from "../core/station-template/fields.js";
+import { AGENT_CLIS } from "../core/cli/agent-clis.js";
+import { WIDENABLE_FIELDS } from "../core/policy/station-template/fields.js";
 import { VERSION } from "../version.js";
 import { DEFAULT_AGENT_IMAGE, DEFAULT_TIMINGS, parseConfig } from "./config.js";
 

@@ -14,15 +14,15 @@ import {
   EXACT_VERSION,
   MODEL_API_FAMILIES,
   type ModelApiFamily,
-} from "../core/agent-clis.js";
-import { branchNameProblem } from "../core/branch-name.js";
-import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/job-builder.js";
-import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/output.js";
+} from "../core/cli/agent-clis.js";
+import { branchNameProblem } from "../core/policy/branch-name.js";
+import type { StationPolicy } from "../core/policy/station-policy.js";
+import { NEVER_FIELDS, WIDENABLE_FIELDS } from "../core/policy/station-template/fields.js";
 import { DEFAULT_MAX_HOLD_MS } from "../core/provider-limits/learner.js";
+import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/readback/output.js";
+import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/run-job/job.js";
+import { DEFAULT_STUCK_POD_SECONDS } from "../core/run-job/stuck-pod.js";
 import { DEFAULT_RECONCILE_ERROR_TRIES } from "../core/state-machine/contained.js";
-import type { StationPolicy } from "../core/station-policy.js";
-import { NEVER_FIELDS, WIDENABLE_FIELDS } from "../core/station-template/fields.js";
-import { DEFAULT_STUCK_POD_SECONDS } from "../core/stuck-pod.js";
 import { AGENT_IMAGE } from "../version.js";
 
 /** Image of the init container and courier when AGENT_IMAGE is unset: this release's agent image. */

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { agent, input, T0 } from "../../test/support/core-builders.js";
 import type { Action, PatchStatusAction } from "../core/actions.js";
-import { MSG_RECONCILE_FAILED } from "../core/state-machine.js";
+import { MSG_RECONCILE_FAILED } from "../core/state-machine/reconcile.js";
 import { ReconcileContainment } from "./containment.js";
 
 const boom = (): Action[] => {

@@ -6,7 +6,7 @@
  */
 import type { Action } from "../core/actions.js";
 import type { ReconcileInput } from "../core/input.js";
-import { containedReconcile, reconcile } from "../core/state-machine.js";
+import { containedReconcile, reconcile } from "../core/state-machine/reconcile.js";
 
 export class ReconcileContainment {
   /** Reconciles of an Agent (by uid) whose rules threw, in a row. */

@@ -13,7 +13,7 @@ import type { V1Job } from "@kubernetes/client-node";
 import { providerFor } from "../batch/index.js";
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
 import type { ControllerSettings } from "../core/input.js";
-import { isSettled, settledAgentsWithWork } from "../core/state-machine.js";
+import { isSettled, settledAgentsWithWork } from "../core/state-machine/reconcile.js";
 import { type Agent, type AgentDefinition, isTerminal, phaseOf, type Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "../kube/resources.js";

@@ -11,9 +11,9 @@ import {
   isPermanentHttpStatus,
 } from "../batch/provider.js";
 import type { Action, ApiKeyRef, RecordSpendAction } from "../core/actions.js";
-import { withSpend } from "../core/budget.js";
+import { AGENT_EVENTS } from "../core/events/kube-events.js";
 import type { BatchMemory, BatchSubmitFailure, JobCreateFailure } from "../core/input.js";
-import { AGENT_EVENTS } from "../core/kube-events.js";
+import { withSpend } from "../core/station-limits/budget.js";
 import type { Agent, AgentRef, Station } from "../core/types.js";
 import type { KubeClient, WriteOutcome } from "../kube/client.js";
 import { isPermanent, KubeApiError } from "../kube/errors.js";

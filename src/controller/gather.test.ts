@@ -2,7 +2,7 @@ import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { agent, definition, NS, station, T0 } from "../../test/support/core-builders.js";
 import type { LogRead } from "../core/input.js";
-import { capOutput } from "../core/output.js";
+import { capOutput } from "../core/readback/output.js";
 import { KubeApiError } from "../kube/errors.js";
 import { type GatherDeps, gather, LOG_READ_RETRY_MS } from "./gather.js";
 import { Semaphore } from "./semaphore.js";

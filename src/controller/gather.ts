@@ -21,14 +21,18 @@ import type {
   PodObservation,
   ReconcileInput,
 } from "../core/input.js";
-import { LogMeter, type LogMeterPlan } from "../core/log-meter.js";
-import { jobNameFor, jobPodSelector } from "../core/names.js";
 import type { PriceTable } from "../core/pricing/prices.js";
 import type { ProviderInput } from "../core/provider-limits/admission.js";
-import { initFailedBeforeAgent, jobState } from "../core/readback.js";
+import { LogMeter, type LogMeterPlan } from "../core/readback/log-meter.js";
+import { initFailedBeforeAgent, jobState } from "../core/readback/readback.js";
+import { jobNameFor, jobPodSelector } from "../core/run-job/names.js";
+import {
+  DEFAULT_STUCK_POD_SECONDS,
+  mayBeStuck,
+  type RunningPodObservation,
+} from "../core/run-job/stuck-pod.js";
 import { context } from "../core/state-machine/context.js";
 import { readBackPlans } from "../core/state-machine/running-job.js";
-import { DEFAULT_STUCK_POD_SECONDS, mayBeStuck, type RunningPodObservation } from "../core/stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { KubeApiError } from "../kube/errors.js";
@@ -217,7 +221,7 @@ async function readPod(
 }
 
 /**
- * One container's whole log, streamed once through the meter (src/core/log-meter.ts): what is kept
+ * One container's whole log, streamed once through the meter (src/core/readback/log-meter.ts): what is kept
  * is the log's tail for the output and the facts of all of it, in fixed memory. A read that fails
  * (5xx, timeout, throttling) throws while `retry` holds, so the reconcile is retried; afterwards
  * the run is recorded with the error rather than as a garbage-collected pod.

@@ -165,9 +165,11 @@ describe("Informer: a watch reconnect never skips or replays the collection", ()
       ["c", obj("c", "21")], // created meanwhile
     ]);
     const client = {
-      async list(_r: unknown, _ns: string, o: { metadataOnly?: boolean }) {
+      async list(_r: unknown, _ns: string, o: { metadataOnly?: boolean; map?: (x: Obj) => Obj | undefined }) {
         calls.push(o.metadataOnly ? "list-metadata" : "list");
-        return { items: [...server.values()], resourceVersion: "22" };
+        // Like KubeClient.list: map applied item by item, undefined dropped.
+        const items = [...server.values()].map((x) => (o.map ? o.map(structuredClone(x)) : x));
+        return { items: items.filter((x) => x !== undefined), resourceVersion: "22" };
       },
       async get(_r: unknown, _ns: string, name: string) {
         calls.push(`get ${name}`);

@@ -4,7 +4,7 @@
  * the Agent, Job and pods straight from the API server instead of the leader's cache.
  */
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
-import { jobPodSelector } from "../core/names.js";
+import { jobPodSelector } from "../core/run-job/names.js";
 import type { KubeClient } from "../kube/client.js";
 import { AGENTS, JOBS, PODS } from "../kube/resources.js";
 import {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { agent, definition, input, iso, station, T0 } from "../../test/support/core-builders.js";
 import type { ReportWaitingAction } from "../core/actions.js";
-import { reconcile } from "../core/state-machine.js";
+import { reconcile } from "../core/state-machine/reconcile.js";
 import type { Agent, Station } from "../core/types.js";
 import { limitTokens, ProviderLimits } from "./provider-limits.js";
 

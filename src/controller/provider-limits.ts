@@ -12,7 +12,7 @@
  * Starts against one limited endpoint are made one at a time (`exclusive`): each reconcile that
  * may start such a run sees the runs started before it, whichever Station they belong to.
  */
-import { queueOrder } from "../core/concurrency.js";
+
 import type { ControllerSettings } from "../core/input.js";
 import type { ProviderInput } from "../core/provider-limits/admission.js";
 import type { ProviderEndpoint } from "../core/provider-limits/endpoint.js";
@@ -28,6 +28,7 @@ import {
   settle,
 } from "../core/provider-limits/learner.js";
 import { providerEndpointOf } from "../core/provider-limits/run-endpoint.js";
+import { queueOrder } from "../core/station-limits/concurrency.js";
 import { type Agent, type AgentDefinition, isTerminal, phaseOf, type Station } from "../core/types.js";
 
 export interface ProviderLimitsDeps {

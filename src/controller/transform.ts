@@ -18,7 +18,7 @@
  *   reads their specs.
  */
 import type { V1Job, V1JobCondition, V1ObjectMeta } from "@kubernetes/client-node";
-import { isSettled } from "../core/state-machine.js";
+import { isSettled } from "../core/state-machine/reconcile.js";
 import type { Agent, AgentDefinition, ObjectMeta, Station } from "../core/types.js";
 
 /** The metadata the controller reads: identity, version, generation, times, finalizers. */

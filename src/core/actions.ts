@@ -14,7 +14,7 @@
  */
 import type { V1Job } from "@kubernetes/client-node";
 import type { BatchProviderName, BatchSubmitRequest } from "./batch-port.js";
-import type { Vendor } from "./routing.js";
+import type { Vendor } from "./cli/routing.js";
 import type { AgentRef, AgentStatus, OutputSelector, Sink } from "./types.js";
 
 /** The finalizer batch runs carry until their provider-side objects are gone. */
@@ -259,7 +259,7 @@ export interface KubeEvent {
 /**
  * Record a Kubernetes Event. Fire-and-forget: the executor hands it to the recorder (aggregated
  * and rate-limited like client-go's, sent from a bounded queue) and never waits for it, so it
- * counts as succeeded at once. Added by `reconcile` (src/core/conditions.ts), not by the rules.
+ * counts as succeeded at once. Added by `reconcile` (src/core/events/conditions.ts), not by the rules.
  */
 export interface RecordEventAction extends ActionBase {
   type: "recordEvent";

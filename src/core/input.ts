@@ -6,13 +6,13 @@
  */
 
 import type { V1ContainerStatus } from "@kubernetes/client-node";
-import type { CliVendor, ModelApiFamily } from "./agent-clis.js";
-import type { LogFacts } from "./log-meter.js";
 import type { BatchCleanupResult, BatchPollResult } from "./batch-port.js";
+import type { CliVendor, ModelApiFamily } from "./cli/agent-clis.js";
+import type { StationPolicy } from "./policy/station-policy.js";
 import type { PriceTable } from "./pricing/prices.js";
 import type { ProviderInput } from "./provider-limits/admission.js";
-import type { StationPolicy } from "./station-policy.js";
-import type { RunningPodObservation } from "./stuck-pod.js";
+import type { LogFacts } from "./readback/log-meter.js";
+import type { RunningPodObservation } from "./run-job/stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
 
 /** Controller settings (docs/controller.md#configuration), already parsed and validated. */
@@ -62,7 +62,7 @@ export interface ControllerSettings {
 export type LogRead =
   | {
       available: true;
-      /** The log, or its last bytes when `droppedBytes` came before them (src/core/log-meter.ts). */
+      /** The log, or its last bytes when `droppedBytes` came before them (src/core/readback/log-meter.ts). */
       text: string;
       /** Bytes of the log before `text`, not kept (the whole log passed through the meter). */
       droppedBytes?: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { realtimeRunToken } from "../core/job-builder.js";
+import { realtimeRunToken } from "../core/run-job/job.js";
 import { bearerMatches, bearerToken, runToken, secretsEqual, sha256Hex } from "./run-token.js";
 
 describe("runToken (docs/decisions.md D-40: lowercase hex HMAC-SHA256 of the uid under signing-key)", () => {

@@ -3,7 +3,7 @@
  * Plain data in, plain decisions out; the app does the I/O.
  */
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
-import { LABEL_EXECUTION } from "../core/job-builder.js";
+import { LABEL_EXECUTION } from "../core/run-job/job.js";
 import { msg } from "./messages.js";
 
 /** Where the run pod's supervisor listens (seed). */

@@ -9,7 +9,7 @@
  */
 import { isAbsolute, resolve as resolvePath } from "node:path";
 import type { SinkItem } from "../core/actions.js";
-import type { Vendor } from "../core/routing.js";
+import type { Vendor } from "../core/cli/routing.js";
 import type { OutputSelector, Sink } from "../core/types.js";
 import {
   type Envelope,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Vendor } from "../core/routing.js";
+import type { Vendor } from "../core/cli/routing.js";
 import type { OutputSelector } from "../core/types.js";
 import { type Classification, classifyLine, passesSelect } from "./select.js";
 

@@ -5,8 +5,8 @@
  * Lifecycle, file, turn and delivery events never pass through here (they are never filtered),
  * and stdout / status.output are never filtered either.
  */
-import { opencodeErrorMessage, opencodePart } from "../core/opencode-lines.js";
-import type { Vendor } from "../core/routing.js";
+import { opencodeErrorMessage, opencodePart } from "../core/cli/opencode-lines.js";
+import type { Vendor } from "../core/cli/routing.js";
 import type { OutputSelector } from "../core/types.js";
 
 export type LineClass = OutputSelector["event"];

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AGENT_CLIS, CLI_VENDORS } from "../../src/core/agent-clis.js";
+import { AGENT_CLIS, CLI_VENDORS } from "../../src/core/cli/agent-clis.js";
 import { agentClisMissing, cachedCli, ensureAgentClis, installDirName, STAMP_FILE } from "./agent-clis.js";
 
 /**

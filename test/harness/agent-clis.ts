@@ -1,6 +1,6 @@
 /**
  * The real agent CLIs for tests, `npm run dev` and the benchmark: each pinned CLI
- * (src/core/agent-clis.ts) installed once with `npm install --prefix <dir> <package>@<version>`
+ * (src/core/cli/agent-clis.ts) installed once with `npm install --prefix <dir> <package>@<version>`
  * into a cache outside the repo, like the control-plane binaries:
  *
  *   ${XDG_CACHE_HOME:-~/.cache}/ai-agent-subsystem/agent-clis/<package, / and @ → _>_<version>/
@@ -24,7 +24,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { chown, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { AGENT_CLIS, CLI_VENDORS, type CliVendor, cliPackageSpec } from "../../src/core/agent-clis.js";
+import { AGENT_CLIS, CLI_VENDORS, type CliVendor, cliPackageSpec } from "../../src/core/cli/agent-clis.js";
 
 /** Written last into an install directory: its presence means the install is complete. */
 export const STAMP_FILE = ".installed.json";

@@ -18,7 +18,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { AGENT_BASE_URL_SETTINGS } from "../../src/core/agent-clis.js";
+import { AGENT_BASE_URL_SETTINGS } from "../../src/core/cli/agent-clis.js";
 import { fakeCliEnv } from "../fakes/cli/script.js";
 import { type AnthropicMessagesServer, startAnthropicMessages } from "../fakes/models/anthropic-messages.js";
 import type { ModelStep } from "../fakes/models/base.js";

@@ -15,7 +15,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AGENT_CLIS, CLI_VENDORS } from "../../src/core/agent-clis.js";
+import { AGENT_CLIS, CLI_VENDORS } from "../../src/core/cli/agent-clis.js";
 import { CLI_NAMES } from "../fakes/cli/fake-cli.js";
 import { fakeCliProgram } from "../fakes/cli/install.js";
 import { CONTAINER_NPM_CACHE, npmCacheRoot } from "./agent-clis.js";

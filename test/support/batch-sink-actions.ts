@@ -4,7 +4,7 @@
  * (docs/events.md#what-a-listener-sees-for-a-batch-run).
  */
 import type { EmitSinkEventsAction } from "../../src/core/actions.js";
-import { reconcile } from "../../src/core/state-machine.js";
+import { reconcile } from "../../src/core/state-machine/reconcile.js";
 import type { AgentSpec, OutputSelector, Sink } from "../../src/core/types.js";
 import { agent, definition, input, iso, station, T0 } from "./core-builders.js";
 

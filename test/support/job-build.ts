@@ -4,7 +4,7 @@
  */
 import type { V1Container, V1Job } from "@kubernetes/client-node";
 import type { ControllerSettings } from "../../src/core/input.js";
-import { buildJob } from "../../src/core/job-builder.js";
+import { buildJob } from "../../src/core/run-job/job.js";
 import type { AgentDefinitionSpec } from "../../src/core/types.js";
 import { agent, definition, input, station } from "./core-builders.js";
 

@@ -14,7 +14,7 @@ import { DEFAULT_LOG_READ_CONCURRENCY } from "../../src/controller/config.js";
 import { type GatherDeps, gather } from "../../src/controller/gather.js";
 import { startHealthServer } from "../../src/controller/health.js";
 import { Semaphore } from "../../src/controller/semaphore.js";
-import { LogMeter } from "../../src/core/log-meter.js";
+import { LogMeter } from "../../src/core/readback/log-meter.js";
 import { agent, definition, NS, station, T0 } from "./core-builders.js";
 
 /** The longest the loop went without a turn (wall time between two turns of a setImmediate chain). */

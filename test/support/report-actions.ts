@@ -1,10 +1,10 @@
 /**
- * What `reconcile` reports about one Agent, for the tests of src/core/conditions.ts and
- * src/core/kube-events.ts: its status patch's conditions and its Kubernetes Events.
+ * What `reconcile` reports about one Agent, for the tests of src/core/events/conditions.ts and
+ * src/core/events/kube-events.ts: its status patch's conditions and its Kubernetes Events.
  */
 import type { Action, PatchStatusAction, RecordEventAction } from "../../src/core/actions.js";
 import type { ReconcileInput } from "../../src/core/input.js";
-import { reconcile } from "../../src/core/state-machine.js";
+import { reconcile } from "../../src/core/state-machine/reconcile.js";
 import type { AgentCondition } from "../../src/core/types.js";
 import { input, iso, T0 } from "./core-builders.js";
 

@@ -1,5 +1,5 @@
 /**
- * The rows of the state machine's themed tests (src/core/state-machine/*.test.ts): one row per
+ * The rows of the state machine's themed tests (src/core/state-machine/reconcile.ts*.test.ts): one row per
  * case, stating its input, the rules that fire and the actions they decide, and the expected
  * actions written with the builders below. `describeRules` runs a group's rows and checks that
  * every rule of the group is exercised by one of them.
@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { Action } from "../../src/core/actions.js";
 import type { ReconcileInput } from "../../src/core/input.js";
-import { decide, type Rule, reconcile } from "../../src/core/state-machine.js";
+import { decide, type Rule, reconcile } from "../../src/core/state-machine/reconcile.js";
 import { agent, definition, input, iso, NS, T0 } from "./core-builders.js";
 
 export const NOW = T0 + 60_000;

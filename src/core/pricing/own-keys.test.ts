@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { batchCostUsd } from "../../batch/pricing.js";
-import { mcpConfigJson } from "../argv.js";
+import { mcpConfigJson } from "../cli/argv.js";
 import { estimateCostUsd, NO_TOKENS } from "./estimate.js";
 import { parsePriceOverrides } from "./overrides.js";
 import { priceFor } from "./prices.js";

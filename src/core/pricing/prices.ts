@@ -1,4 +1,8 @@
 /**
+ * src/core/pricing/: what a run costs. The price table (prices.ts) and the installation's
+ * overrides, a run's usage and its bill, the estimate a budget holds back, the ceiling a vendor's
+ * plan sets.
+ *
  * The price table the controller estimates a run's cost from when the vendor's CLI reports no cost
  * (codex, gemini, opencode on a model its catalog does not price) and for every batch run
  * (docs/cost-and-budgets.md). One entry per model id, in USD per million tokens, each with where

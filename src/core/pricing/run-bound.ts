@@ -5,7 +5,7 @@
  * but left no readable result, is charged that bound rather than what was left (or $0). Either is
  * flagged: costSource `bounded`, status.costNote, the CostBounded condition and Event. Pure.
  */
-import type { Vendor } from "../routing.js";
+import type { Vendor } from "../cli/routing.js";
 import { costAtRates, type TokenUsage } from "./estimate.js";
 import type { PriceTable } from "./prices.js";
 import type { RunUsage } from "./run-usage.js";

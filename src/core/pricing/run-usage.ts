@@ -20,9 +20,9 @@
  * - batch: the lines are the controller's own, so the cost is always estimated, at half price.
  */
 
-import { opencodeStepUsage } from "../opencode-lines.js";
-import type { Vendor } from "../routing.js";
-import { type JsonLine, parseJsonLine } from "../vendors.js";
+import { opencodeStepUsage } from "../cli/opencode-lines.js";
+import type { Vendor } from "../cli/routing.js";
+import { type JsonLine, parseJsonLine } from "../cli/vendors.js";
 import {
   addUsage,
   BATCH_DISCOUNT,
@@ -454,7 +454,7 @@ class OpencodeReader implements VendorReader {
 export type RunUsagePlan = Omit<RunUsageInput, "lines">;
 
 /**
- * A run's tokens and cost as its lines stream by (src/core/log-meter.ts): each parsed line once,
+ * A run's tokens and cost as its lines stream by (src/core/readback/log-meter.ts): each parsed line once,
  * O(1) work and memory per line, the figure at `result()`.
  */
 export class RunUsageMeter {

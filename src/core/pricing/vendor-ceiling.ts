@@ -5,7 +5,7 @@
  * lines, so a figure above what its tokens could cost anywhere at that vendor is not believed.
  * Derived from the table, so it follows every model added to it. Pure.
  */
-import { routeModel, type Vendor } from "../routing.js";
+import { routeModel, type Vendor } from "../cli/routing.js";
 import { MODEL_PRICES, type PriceTable, type Rates } from "./prices.js";
 
 const kinds = ["input", "output", "cacheRead", "cacheWrite"] as const;

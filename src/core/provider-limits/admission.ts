@@ -4,10 +4,10 @@
  * the provider's answers (learner.ts). Pure: the controller passes what it knows in.
  *
  * Order within a Station is kept: the Station's older waiting Agents against the same endpoint
- * count as starting before this one (as concurrency.ts counts them for the Station's own limit),
+ * count as starting before this one (as ../station-limits/concurrency.ts counts them for the Station's own limit),
  * so a younger Agent never takes the turn of an older one.
  */
-import { queueOrder } from "../concurrency.js";
+import { queueOrder } from "../station-limits/concurrency.js";
 import { type Agent, phaseOf, type Station } from "../types.js";
 import { describeEndpoint, type ProviderEndpoint } from "./endpoint.js";
 import { DEFAULT_MAX_HOLD_MS, type EndpointRecord } from "./learner.js";

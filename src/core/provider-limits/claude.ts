@@ -9,7 +9,7 @@
  *
  * The CLI honours `retry-after` in its own retries but prints no header: its answers carry none.
  */
-import type { JsonLine } from "../vendors.js";
+import type { JsonLine } from "../cli/vendors.js";
 import { httpStatus, type ProviderAnswer, providerAnswer } from "./answer.js";
 
 const text = (v: unknown): string => (typeof v === "string" ? v : "");

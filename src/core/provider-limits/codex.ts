@@ -13,7 +13,7 @@
  *   provider's whole error body (`{"error":{"message":…,"type":…}}`, a 400).
  * codex honours `retry-after` in its own retries but prints no header: its answers carry none.
  */
-import type { JsonLine } from "../vendors.js";
+import type { JsonLine } from "../cli/vendors.js";
 import { httpStatus, type ProviderAnswer, providerAnswer } from "./answer.js";
 
 const RECONNECTING = /^Reconnecting\.\.\. \d+\/\d+ \((.*)\)$/s;

@@ -10,8 +10,8 @@
  */
 import { createHash } from "node:crypto";
 import type { V1EnvVar } from "@kubernetes/client-node";
-import type { ModelApiFamily } from "../agent-clis.js";
-import { routeModel } from "../routing.js";
+import type { ModelApiFamily } from "../cli/agent-clis.js";
+import { routeModel } from "../cli/routing.js";
 
 /** One provider endpoint and key: what a provider limit applies to. */
 export interface ProviderEndpoint {

@@ -10,7 +10,7 @@
  * model.` (a daily quota), `The model is overloaded. …` (503), `Requested entity was not found.`
  * (404, exit 1), `terminated` (a dropped stream) or `… fetch failed …` (no answer).
  */
-import type { JsonLine } from "../vendors.js";
+import type { JsonLine } from "../cli/vendors.js";
 import { httpStatus, type ProviderAnswer, providerAnswer } from "./answer.js";
 
 const API_ERROR = "[API Error: ";

@@ -1,10 +1,15 @@
 /**
+ * src/core/provider-limits/: the model providers' limits. Recognising a limit in a CLI's lines or a
+ * batch API's error (index.ts, a reader per CLI beside it), what the controller learns of an
+ * endpoint (learner.ts), which endpoint and key a run spends on (endpoint.ts, run-endpoint.ts) and
+ * whether a Pending Agent may start against it now (admission.ts).
+ *
  * Recognising provider limits (docs/provider-limits.md#recognising-a-limit): the answer a model
  * provider gave, read from what each agent CLI prints (its lines and, for gemini, its exit code)
  * and from the batch APIs' errors, and whether waiting can help. Pure.
  */
-import type { Vendor } from "../routing.js";
-import { type JsonLine, parseJsonLine } from "../vendors.js";
+import type { Vendor } from "../cli/routing.js";
+import { type JsonLine, parseJsonLine } from "../cli/vendors.js";
 import type { ProviderAnswer } from "./answer.js";
 import { claudeAnswer } from "./claude.js";
 import { codexAnswer } from "./codex.js";

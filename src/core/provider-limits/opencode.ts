@@ -9,7 +9,7 @@
  * catalog) are opencode's own failures, not the provider's answer, except `ContextOverflowError`:
  * the provider's 400 for a request larger than the model's context (opencode drops its status).
  */
-import type { JsonLine } from "../vendors.js";
+import type { JsonLine } from "../cli/vendors.js";
 import {
   httpStatus,
   type ProviderAnswer,

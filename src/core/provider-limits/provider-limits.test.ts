@@ -7,8 +7,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { Vendor } from "../routing.js";
-import { parseJsonLine } from "../vendors.js";
+import type { Vendor } from "../cli/routing.js";
+import { parseJsonLine } from "../cli/vendors.js";
 import type { BatchErrorParts } from "./batch.js";
 import { answerKind, attemptAnswer, batchAnswer, cliLineAnswer, type ProviderAnswer } from "./index.js";
 

@@ -8,7 +8,7 @@
  * that never happened. So the summary is bounded by what the run could have done: no more waiting
  * than the run lasted, no more retries than that many seconds (every wait is at least one).
  */
-import { type JsonLine, parseJsonLine } from "../vendors.js";
+import { type JsonLine, parseJsonLine } from "../cli/vendors.js";
 import type { ProviderAnswer } from "./answer.js";
 
 export const PROVIDER_LIMIT_KIND = "provider-limit";
@@ -143,7 +143,7 @@ function tallied(lines: string): ProviderLimitTally {
 }
 
 /**
- * The provider-limit events of a run as they stream by (src/core/log-meter.ts): counts and the
+ * The provider-limit events of a run as they stream by (src/core/readback/log-meter.ts): counts and the
  * last events only, O(1) per event, for `retries` and `lastAnswer`.
  */
 export class ProviderLimitTally {

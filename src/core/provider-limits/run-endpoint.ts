@@ -7,10 +7,11 @@
  * Apart from endpoint.ts because it builds the run's Job, which endpoint.ts's readers (admission)
  * must not depend on.
  */
+
+import { effectiveModel, routeModel, VENDOR_CAPABILITIES } from "../cli/routing.js";
 import type { ControllerSettings } from "../input.js";
-import { buildJob, SECRET_NAME } from "../job-builder.js";
-import { effectiveModel, routeModel, VENDOR_CAPABILITIES } from "../routing.js";
-import { executionOf } from "../spec-checks.js";
+import { executionOf } from "../policy/spec-checks.js";
+import { buildJob, SECRET_NAME } from "../run-job/job.js";
 import type { Agent, AgentDefinition, Station } from "../types.js";
 import {
   BATCH_KEY_NAME,

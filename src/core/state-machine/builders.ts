@@ -15,14 +15,14 @@ import {
   type PatchStatusAction,
   type SinkItem,
 } from "../actions.js";
-import { isCliDefault } from "../argv.js";
 import type { BatchProviderName } from "../batch-port.js";
-import { windowMs } from "../budget.js";
+import { isCliDefault } from "../cli/argv.js";
+import { routeModel } from "../cli/routing.js";
 import { formatUsd, totalTokens } from "../pricing/estimate.js";
 import { type RunUsage, type RunUsagePlan, runUsage } from "../pricing/run-usage.js";
 import type { ProviderRetries } from "../provider-limits/retry-event.js";
-import { agentsToPrune } from "../pruning.js";
-import { routeModel } from "../routing.js";
+import { windowMs } from "../station-limits/budget.js";
+import { agentsToPrune } from "../station-limits/pruning.js";
 import { type Agent, agentRef } from "../types.js";
 import type { Ctx } from "./context.js";
 import { batchModel, onFallback } from "./facts.js";

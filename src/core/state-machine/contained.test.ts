@@ -6,13 +6,13 @@ import { describe, expect, it } from "vitest";
 import { agent, definition, input, T0 } from "../../../test/support/core-builders.js";
 import type { Action, PatchStatusAction } from "../actions.js";
 import type { ReconcileInput } from "../input.js";
-import { reconcile } from "../state-machine.js";
 import {
   containedReconcile,
   MSG_COST_UNREAD_STOPPED,
   MSG_RECONCILE_FAILED,
   reconcileFailedReason,
 } from "./contained.js";
+import { reconcile } from "./reconcile.js";
 
 const ERROR = "TypeError: Cannot read properties of undefined (reading 'input')";
 const F = { tries: 5, error: ERROR };

@@ -16,11 +16,11 @@
  * Pure; undefined means "no containment: retry with back-off".
  */
 import type { Action } from "../actions.js";
+import { report } from "../events/report.js";
 import type { ReconcileInput } from "../input.js";
-import { type LogFacts, meterText } from "../log-meter.js";
-import { jobNameFor } from "../names.js";
-import { jobState, terminalFromJob } from "../readback.js";
-import { report } from "../report.js";
+import { type LogFacts, meterText } from "../readback/log-meter.js";
+import { jobState, terminalFromJob } from "../readback/readback.js";
+import { jobNameFor } from "../run-job/names.js";
 import { agentRef, isTerminal, phaseOf } from "../types.js";
 import { finish, type Terminal } from "./builders.js";
 import { type Ctx, context } from "./context.js";

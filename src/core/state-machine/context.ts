@@ -5,9 +5,9 @@
 
 import { type Action, type ApiKeyRef, BATCH_CLEANUP_FINALIZER } from "../actions.js";
 import type { BatchProviderName } from "../batch-port.js";
+import { effectiveModel, routeModel, VENDOR_CAPABILITIES, type Vendor } from "../cli/routing.js";
 import type { ReconcileInput } from "../input.js";
-import { effectiveModel, routeModel, VENDOR_CAPABILITIES, type Vendor } from "../routing.js";
-import { executionOf } from "../spec-checks.js";
+import { executionOf } from "../policy/spec-checks.js";
 import {
   type Agent,
   type AgentDefinition,

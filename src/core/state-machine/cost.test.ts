@@ -8,10 +8,10 @@ import { describe, expect, it } from "vitest";
 import { agent, definition, input, iso, station, T0 } from "../../../test/support/core-builders.js";
 import type { Action, PatchStatusAction } from "../actions.js";
 import type { ReconcileInput } from "../input.js";
-import { type LogFacts, meterText } from "../log-meter.js";
 import { formatUsd } from "../pricing/estimate.js";
 import { runBoundUsd, runTokenBound } from "../pricing/run-bound.js";
-import { decide } from "../state-machine.js";
+import { type LogFacts, meterText } from "../readback/log-meter.js";
+import { decide } from "./reconcile.js";
 
 const NOW = T0 + 60_000;
 const j = (o: unknown) => JSON.stringify(o);

@@ -1,5 +1,5 @@
 /** Facts the rules are written in: small predicates over the context, shared by several groups. */
-import { DEFAULT_BATCH_MODEL } from "../routing.js";
+import { DEFAULT_BATCH_MODEL } from "../cli/routing.js";
 import { isTerminal } from "../types.js";
 import type { Ctx } from "./context.js";
 import {

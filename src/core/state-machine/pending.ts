@@ -7,15 +7,15 @@
 
 import { type Action, type ApiKeyRef, BATCH_CLEANUP_FINALIZER, type PatchStatusAction } from "../actions.js";
 import type { BatchProviderName } from "../batch-port.js";
-import { budgetMessage, budgetVerdict } from "../budget.js";
-import { admit } from "../concurrency.js";
+import { renderPrompt } from "../cli/templating.js";
 import type { BatchSubmitFailure, ReconcileInput } from "../input.js";
-import { buildJob } from "../job-builder.js";
-import { jobCreateRefusedReason, jobCreateRetryAt, jobCreateWaiting } from "../job-create.js";
-import { jobNameFor } from "../names.js";
+import { specCheckFailure } from "../policy/spec-checks.js";
 import { providerVerdict } from "../provider-limits/admission.js";
-import { specCheckFailure } from "../spec-checks.js";
-import { renderPrompt } from "../templating.js";
+import { jobCreateRefusedReason, jobCreateRetryAt, jobCreateWaiting } from "../run-job/create-failure.js";
+import { buildJob } from "../run-job/job.js";
+import { jobNameFor } from "../run-job/names.js";
+import { budgetMessage, budgetVerdict } from "../station-limits/budget.js";
+import { admit } from "../station-limits/concurrency.js";
 import { type Agent, type AgentDefinition, agentRef, type Station } from "../types.js";
 import { fail, jobMode, lifecycle, metric, patch, sinkEvents } from "./builders.js";
 import type { Ctx, Rule } from "./context.js";

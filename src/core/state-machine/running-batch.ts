@@ -7,12 +7,12 @@
 
 import type { Action, ApiKeyRef, PatchStatusAction, SinkItem } from "../actions.js";
 import type { BatchProviderName } from "../batch-port.js";
-import { fallbackHasSlot } from "../concurrency.js";
 import type { ReconcileInput } from "../input.js";
-import { buildJob } from "../job-builder.js";
-import { jobNameFor } from "../names.js";
-import { capOutput } from "../output.js";
-import { MSG_BATCH_DISABLED } from "../spec-checks.js";
+import { MSG_BATCH_DISABLED } from "../policy/spec-checks.js";
+import { capOutput } from "../readback/output.js";
+import { buildJob } from "../run-job/job.js";
+import { jobNameFor } from "../run-job/names.js";
+import { fallbackHasSlot } from "../station-limits/concurrency.js";
 import type { AgentDefinition, Station } from "../types.js";
 import {
   cancelAction,

@@ -5,18 +5,18 @@
  */
 import type { Action } from "../actions.js";
 import type { LogRead } from "../input.js";
-import { type LogFacts, type LogMeterPlan, MAX_LINE_BYTES, meterText } from "../log-meter.js";
-import { jobNameFor } from "../names.js";
 import { type BoundedUsage, type BoundInput, boundedUsage } from "../pricing/run-bound.js";
-import { jobState, MSG_JOB_GC, type TerminalResult, terminalFromJob } from "../readback.js";
-import { DEFAULT_STUCK_POD_SECONDS, neverStartsReason } from "../stuck-pod.js";
+import { type LogFacts, type LogMeterPlan, MAX_LINE_BYTES, meterText } from "../readback/log-meter.js";
+import { jobState, MSG_JOB_GC, type TerminalResult, terminalFromJob } from "../readback/readback.js";
+import { jobNameFor } from "../run-job/names.js";
+import { DEFAULT_STUCK_POD_SECONDS, neverStartsReason } from "../run-job/stuck-pod.js";
 import { finish, usagePlan } from "./builders.js";
 import type { Ctx, Rule } from "./context.js";
 import { jobRun } from "./facts.js";
 
 export const MSG_USAGE_UNREAD = "the run succeeded but its log carries no usage the controller could read";
 
-/** How each container's log of this run is metered (src/core/log-meter.ts); gather streams them with it. */
+/** How each container's log of this run is metered (src/core/readback/log-meter.ts); gather streams them with it. */
 export function readBackPlans(c: Ctx): { agent: LogMeterPlan; other: LogMeterPlan } {
   const keepBytes = c.input.settings.maxOutputBytes;
   const seconds = runSeconds(c);

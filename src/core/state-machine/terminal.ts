@@ -3,7 +3,7 @@
  * Station's history when this Agent is beyond its limit. `isSettled` / `settledAgentsWithWork` let the
  * controller's poll answer that question per Station without reconciling every settled Agent.
  */
-import { agentsToPrune, beyondHistoryLimit } from "../pruning.js";
+import { agentsToPrune, beyondHistoryLimit } from "../station-limits/pruning.js";
 import { type Agent, isTerminal, phaseOf, type Station } from "../types.js";
 import type { Rule } from "./context.js";
 

@@ -9,7 +9,7 @@
  * "secret reader" is a lookup in the environment.
  */
 import { writeSync } from "node:fs";
-import type { Vendor } from "../../core/routing.js";
+import type { Vendor } from "../../core/cli/routing.js";
 import type { OutputSelector, Sink } from "../../core/types.js";
 import { type JsonLineLogger, jsonLineLogger } from "../../log.js";
 import { SinkDispatcher, type SinkDispatcherOptions } from "../../sinks/dispatcher.js";

@@ -3,7 +3,7 @@
  * decided from the injected environment alone. No I/O here: the executors in `tools/` carry it out.
  */
 import { join, resolve } from "node:path";
-import { routeModel, type Vendor } from "../../core/routing.js";
+import { routeModel, type Vendor } from "../../core/cli/routing.js";
 import { type Env, jsonEnv } from "../common/run-env.js";
 import { lexicalDestination } from "./confine.js";
 import { stripHttpUserinfo } from "./redact.js";

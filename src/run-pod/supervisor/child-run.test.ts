@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RunPodDirs, runPodDirs, writeScript } from "../../../test/support/run-pod.js";
-import { terminalVerdict } from "../../core/vendors.js";
+import { terminalVerdict } from "../../core/cli/vendors.js";
 import { runPodLogger } from "../common/log.js";
 import { type ChildOutcome, exitStatus, runChild } from "./child-run.js";
 

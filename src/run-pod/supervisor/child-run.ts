@@ -11,7 +11,7 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { constants as osConstants } from "node:os";
 import type { Readable } from "node:stream";
-import type { TerminalVerdict } from "../../core/vendors.js";
+import type { TerminalVerdict } from "../../core/cli/vendors.js";
 import type { JsonLineLogger } from "../../log.js";
 import type { Env } from "../common/run-env.js";
 import { LineSplitter } from "./line-splitter.js";

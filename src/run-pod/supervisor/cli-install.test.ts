@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AGENT_CLIS } from "../../core/agent-clis.js";
+import { AGENT_CLIS } from "../../core/cli/agent-clis.js";
 import {
   type CommandResult,
   defaultInstallDeps,

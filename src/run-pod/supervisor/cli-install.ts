@@ -5,7 +5,7 @@
  * - a CLI already on PATH (a Station image with it preinstalled) is used as is; its version is
  *   logged (from the npm package it belongs to, else `<binary> --version`, bounded);
  * - a missing one is installed with `npm install --global --prefix $HOME/.local
- *   <package>@$AGENT_CLI_VERSION` (the version the controller pins, src/core/agent-clis.ts), then
+ *   <package>@$AGENT_CLI_VERSION` (the version the controller pins, src/core/cli/agent-clis.ts), then
  *   its version is logged.
  *
  * Only when AGENT_CLI_VERSION is set (the controller sets it on every CLI run): without it nothing
@@ -19,8 +19,8 @@
 import { spawn } from "node:child_process";
 import { readFile, realpath } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { AGENT_CLIS, type CliVendor, cliPackageSpec } from "../../core/agent-clis.js";
-import type { Vendor } from "../../core/routing.js";
+import { AGENT_CLIS, type CliVendor, cliPackageSpec } from "../../core/cli/agent-clis.js";
+import type { Vendor } from "../../core/cli/routing.js";
 import type { Env } from "../common/run-env.js";
 import { findExecutable } from "./command-path.js";
 

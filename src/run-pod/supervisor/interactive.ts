@@ -4,7 +4,7 @@
  * events, then exactly one terminal agent event; the conversation is saved before that event and
  * `$HOME/run/exit-code` is written last of all.
  */
-import { terminalVerdict } from "../../core/vendors.js";
+import { terminalVerdict } from "../../core/cli/vendors.js";
 import type { JsonLineLogger } from "../../log.js";
 import { RunEmitter } from "../common/emitter.js";
 import { runPodLogger } from "../common/log.js";

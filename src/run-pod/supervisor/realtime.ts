@@ -11,8 +11,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Server } from "node:http";
-import { quotedId, sessionIdProblem } from "../../core/session-ids.js";
-import { announcedSessionId, terminalVerdict } from "../../core/vendors.js";
+import { quotedId, sessionIdProblem } from "../../core/cli/session-ids.js";
+import { announcedSessionId, terminalVerdict } from "../../core/cli/vendors.js";
 import { lifecycleEvent } from "../../sinks/lifecycle.js";
 import { RunEmitter } from "../common/emitter.js";
 import { runPodLogger } from "../common/log.js";

@@ -3,7 +3,7 @@
  * (docs/supervisor.md#start-settings-and-signals). Pure and forgiving: a missing or malformed value
  * falls back to the default that page names, never throws.
  */
-import { routeModel, type Vendor } from "../../core/routing.js";
+import { routeModel, type Vendor } from "../../core/cli/routing.js";
 import type { WatchedFile } from "../../core/types.js";
 import { type Env, jsonEnv, positiveIntEnv } from "../common/run-env.js";
 import { DEFAULT_RETRY_BASE_MS } from "./provider-retry/backoff.js";

@@ -23,7 +23,7 @@ import { existsSync } from "node:fs";
 import { chmod, link, mkdir, symlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CLI_VENDORS } from "../../../src/core/agent-clis.js";
+import { CLI_VENDORS } from "../../../src/core/cli/agent-clis.js";
 import { CLI_NAMES } from "../../fakes/cli/fake-cli.js";
 import { installFakeClis } from "../../fakes/cli/install.js";
 import {

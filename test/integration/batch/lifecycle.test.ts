@@ -9,7 +9,7 @@
  */
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobNameFor } from "../../../src/core/names.js";
+import { jobNameFor } from "../../../src/core/run-job/names.js";
 import { AGENTS, JOBS, STATIONS } from "../../../src/kube/resources.js";
 import { type FakeAnthropic, startFakeAnthropic } from "../../fakes/providers/anthropic.js";
 import { eventually, podScriptAnnotations } from "../../harness/context.js";

@@ -11,7 +11,7 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BatchProviderName } from "../../../src/batch/provider.js";
-import { jobNameFor } from "../../../src/core/names.js";
+import { jobNameFor } from "../../../src/core/run-job/names.js";
 import { JOBS } from "../../../src/kube/resources.js";
 import type { FaultRule, RecordedRequest } from "../../fakes/providers/base.js";
 import { type FakeGemini, startFakeGemini } from "../../fakes/providers/gemini.js";

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
-import { LABEL_AGENT } from "../../../src/core/job-builder.js";
+import { LABEL_AGENT } from "../../../src/core/run-job/job.js";
 import type { Station } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ControllerReplica } from "../../../src/controller/process.js";
-import { jobNameFor } from "../../../src/core/names.js";
+import { jobNameFor } from "../../../src/core/run-job/names.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { JOBS, type Resource } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";

@@ -7,7 +7,7 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ControllerReplica } from "../../../src/controller/process.js";
-import { jobNameFor } from "../../../src/core/names.js";
+import { jobNameFor } from "../../../src/core/run-job/names.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { KubeApiError } from "../../../src/kube/errors.js";

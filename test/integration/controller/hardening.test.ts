@@ -13,7 +13,7 @@ import { RunMemory } from "../../../src/controller/memory.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import type { KubeEvent } from "../../../src/core/actions.js";
-import { jobNameFor } from "../../../src/core/names.js";
+import { jobNameFor } from "../../../src/core/run-job/names.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, resourcePath, STATIONS } from "../../../src/kube/resources.js";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiEventWriter, KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
 import { EventRecorder } from "../../../src/controller/kube-events/recorder.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
-import { LABEL_AGENT } from "../../../src/core/job-builder.js";
+import { LABEL_AGENT } from "../../../src/core/run-job/job.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { resourcePath } from "../../../src/kube/resources.js";

@@ -1,7 +1,7 @@
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ControllerReplica } from "../../../src/controller/process.js";
-import { jobNameFor } from "../../../src/core/names.js";
+import { jobNameFor } from "../../../src/core/run-job/names.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENTS, JOBS, PODS } from "../../../src/kube/resources.js";

@@ -14,9 +14,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { cliArgv } from "../../../src/core/argv.js";
-import { lastCliError } from "../../../src/core/output.js";
-import { announcedSessionId, terminalVerdict } from "../../../src/core/vendors.js";
+import { cliArgv } from "../../../src/core/cli/argv.js";
+import { announcedSessionId, terminalVerdict } from "../../../src/core/cli/vendors.js";
+import { lastCliError } from "../../../src/core/readback/output.js";
 import { CLAUDE_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/claude.js";
 import {
   type AnthropicMessagesServer,

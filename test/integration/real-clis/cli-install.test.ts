@@ -14,7 +14,7 @@
  *   supervisor's log.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_CLIS } from "../../../src/core/agent-clis.js";
+import { AGENT_CLIS } from "../../../src/core/cli/agent-clis.js";
 import type { Agent } from "../../../src/core/types.js";
 import { AGENTS } from "../../../src/kube/resources.js";
 import { startAnthropicMessages } from "../../fakes/models/anthropic-messages.js";

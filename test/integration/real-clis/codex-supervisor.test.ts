@@ -13,9 +13,9 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { cliArgv } from "../../../src/core/argv.js";
-import { lastCliError } from "../../../src/core/output.js";
-import { announcedSessionId, terminalVerdict } from "../../../src/core/vendors.js";
+import { cliArgv } from "../../../src/core/cli/argv.js";
+import { announcedSessionId, terminalVerdict } from "../../../src/core/cli/vendors.js";
+import { lastCliError } from "../../../src/core/readback/output.js";
 import { CODEX_STREAM_MAX_RETRIES } from "../../../src/run-pod/supervisor/cli-setup/codex.js";
 import {
   inputItems,

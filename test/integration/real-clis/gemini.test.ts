@@ -16,9 +16,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { parseJsonLine } from "../../../src/core/cli/vendors.js";
 import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import type { Agent } from "../../../src/core/types.js";
-import { parseJsonLine } from "../../../src/core/vendors.js";
 import { GEMINI_MAX_ATTEMPTS } from "../../../src/run-pod/supervisor/cli-setup/gemini.js";
 import { RESUME_PROMPT } from "../../../src/run-pod/supervisor/provider-retry/resume-argv.js";
 import { geminiHistory, offeredTools, startGeminiServer } from "../../fakes/models/gemini-generate.js";

@@ -15,10 +15,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderOutput } from "../../../src/cli/render-output.js";
-import { cliArgv } from "../../../src/core/argv.js";
-import { lastCliError, lastSessionId } from "../../../src/core/output.js";
+import { cliArgv } from "../../../src/core/cli/argv.js";
+import { terminalVerdict } from "../../../src/core/cli/vendors.js";
 import { runUsage } from "../../../src/core/pricing/run-usage.js";
-import { terminalVerdict } from "../../../src/core/vendors.js";
+import { lastCliError, lastSessionId } from "../../../src/core/readback/output.js";
 import { passesSelect } from "../../../src/sinks/select.js";
 import {
   type AnthropicMessagesServer,

@@ -25,7 +25,7 @@ import {
   AGENT_BASE_URL_SETTINGS,
   type CliVendor,
   type ModelApiFamily,
-} from "../../../src/core/agent-clis.js";
+} from "../../../src/core/cli/agent-clis.js";
 import type { Agent } from "../../../src/core/types.js";
 import { STATIONS } from "../../../src/kube/resources.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import type { CliVendor } from "../../../src/core/agent-clis.js";
+import type { CliVendor } from "../../../src/core/cli/agent-clis.js";
 import { cachedCli } from "../../harness/agent-clis.js";
 
 export const SUPERVISOR = resolve(import.meta.dirname, "../../../dist/agent/ai-agent-supervisor");

@@ -6,7 +6,7 @@
  */
 import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { msgOomKilled } from "../../../src/core/readback.js";
+import { msgOomKilled } from "../../../src/core/readback/readback.js";
 import type { Agent } from "../../../src/core/types.js";
 import { AGENTS, JOBS, STATIONS } from "../../../src/kube/resources.js";
 import type { FakeCliScript } from "../../fakes/cli/script.js";

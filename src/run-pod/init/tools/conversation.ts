@@ -10,8 +10,8 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { routeModel } from "../../../core/routing.js";
-import { conversationStateDir } from "../../../core/vendors.js";
+import { routeModel } from "../../../core/cli/routing.js";
+import { conversationStateDir } from "../../../core/cli/vendors.js";
 import { conversationAuthHeaders } from "../../common/conversation-auth.js";
 import { errnoOf, type InitContext, type ToolResult, withoutHeaderValues } from "../context.js";
 import { DownloadError, downloadToFile } from "../download.js";

@@ -4,7 +4,7 @@
  */
 import { chmod, lstat, mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Vendor } from "../../../core/routing.js";
+import type { Vendor } from "../../../core/cli/routing.js";
 import type { Env } from "../../common/run-env.js";
 import { ensureCli } from "../cli-install.js";
 import { claudeSetup } from "./claude.js";

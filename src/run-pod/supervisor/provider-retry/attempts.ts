@@ -8,9 +8,9 @@
  * randomness are injected.
  */
 
+import type { JsonLine, Vendor } from "../../../core/cli/vendors.js";
+import { announcedSessionId, parseJsonLine } from "../../../core/cli/vendors.js";
 import { attemptAnswer, mayCarryAnswer, type ProviderAnswer } from "../../../core/provider-limits/index.js";
-import type { JsonLine, Vendor } from "../../../core/vendors.js";
-import { announcedSessionId, parseJsonLine } from "../../../core/vendors.js";
 import type { ChildOutcome } from "../child-run.js";
 import { retryWaitMs } from "./backoff.js";
 

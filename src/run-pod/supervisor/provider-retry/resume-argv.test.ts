@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cliArgv } from "../../../core/argv.js";
+import { cliArgv } from "../../../core/cli/argv.js";
 import type { AgentDefinitionSpec } from "../../../core/types.js";
 import { RESUME_PROMPT, resumeArgv } from "./resume-argv.js";
 

@@ -11,7 +11,7 @@
  * - opencode: `--session <id>` (its sessions live under $HOME, which the run keeps between processes);
  * - exec: a plain command has no session to continue.
  */
-import type { Vendor } from "../../../core/routing.js";
+import type { Vendor } from "../../../core/cli/routing.js";
 
 /** What the CLI reads as the next user message of the continued session. */
 export const RESUME_PROMPT =

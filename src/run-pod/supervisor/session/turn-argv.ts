@@ -7,8 +7,8 @@
  * turns, and every turn of a resumed session, continue it (`--resume`). Codex and Gemini learn
  * their id from the first turn's output and resume it afterwards.
  */
-import { cliArgv } from "../../../core/argv.js";
-import type { Vendor } from "../../../core/routing.js";
+import { cliArgv } from "../../../core/cli/argv.js";
+import type { Vendor } from "../../../core/cli/routing.js";
 import type { AgentDefinitionSpec } from "../../../core/types.js";
 import { type Env, jsonEnv } from "../../common/run-env.js";
 
