@@ -624,6 +624,23 @@ describe("status.sessionId", () => {
     expect(h.patches).toEqual([]);
   });
 
+  it.each([
+    ["too long", "s".repeat(4 * 1024 * 1024)],
+    ["with characters no CLI writes", 'id\n{"injected":1}'],
+  ])("a reply id %s is not recorded, and said so in the log", async (_n, sessionId) => {
+    const h = harness({ supervisor: answer(202, { turn: 2, queued: 1, sessionId }) });
+    await send(h);
+    expect(h.patches).toEqual([]);
+    const line = h.logger.lines.find((l) => l.level === "error");
+    expect(line?.message).toBe("prompt-api: status.sessionId not recorded");
+  });
+
+  it("an opencode session id (not a UUID) is recorded", async () => {
+    const h = harness({ supervisor: answer(202, { turn: 2, queued: 1, sessionId: "ses_4f2a9c1e7bffe" }) });
+    await send(h);
+    expect(h.patches).toEqual([{ name: "a", sessionId: "ses_4f2a9c1e7bffe" }]);
+  });
+
   it("a failed patch is logged and the caller still gets the 202", async () => {
     const h = harness({
       supervisor: answer(202, { turn: 2, queued: 1, sessionId: "s-9" }),

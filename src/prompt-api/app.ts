@@ -7,6 +7,7 @@
  * then the Agent, its phase, its run pod; then the supervisor's own verdict.
  */
 import { Hono } from "hono";
+import { sessionIdProblem } from "../core/readback/agent-strings.js";
 import { isPermanent } from "../kube/errors.js";
 import { promptFromBody, readLimitedBody } from "./body.js";
 import { type Forward, undiciForward } from "./forward.js";
@@ -162,7 +163,16 @@ export function createPromptApi<A extends PromptApiAgent>(deps: PromptApiDeps<A>
         return jsonResponse(202, relayed.body);
       case "prompt-accepted": {
         const sessionId = relayed.body.sessionId;
-        if (sessionId !== "" && sessionId !== (agent.status?.sessionId ?? "")) {
+        // The run pod's word, bounded as the read-back bounds it: an id that cannot be resumed
+        // (too long, odd characters) is not recorded, never shortened.
+        const problem = sessionId === "" ? undefined : sessionIdProblem(sessionId);
+        if (problem !== undefined) {
+          log.error("prompt-api: status.sessionId not recorded", {
+            namespace: ns,
+            agent: name,
+            error: problem,
+          });
+        } else if (sessionId !== "" && sessionId !== (agent.status?.sessionId ?? "")) {
           try {
             // Awaited so a caller that reads the Agent after the 202 already sees the id.
             await deps.patchSessionId(agent, sessionId);
