@@ -243,22 +243,40 @@ describe("the Station template allowlist, attacked (issue 41: A1, A2, M4, L1, L2
 });
 
 describe("deliveries within bounds, attacked", () => {
-  beforeAll(() => stationWith("stn-deliver", "deliver", {}));
+  beforeAll(async () => {
+    await stationWith("stn-deliver", "deliver", {});
+    // A prefix is an opt-in narrowing (docs/security.md#deliveries): this definition sets one.
+    await client.create(AGENT_DEFINITIONS, ns, {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "AgentDefinition",
+      metadata: { name: "deliver-narrow" },
+      spec: {
+        prompt: "Fix it.",
+        model: "claude-sonnet-5",
+        resources: { repos: [{ name: "app", url: "https://github.com/acme/app.git" }] },
+        delivery: { pullRequest: { tokenSecret: "GITHUB_TOKEN", branchPrefix: "agent/" } },
+      },
+    });
+    await stationWith("stn-deliver-narrow", "deliver-narrow", {});
+  });
 
-  it("a branch outside the definition's prefix (release)", async () => {
-    await agentOn("br-release", "stn-deliver", { branch: "release" });
+  it("a branch outside the prefix a definition sets (release)", async () => {
+    await agentOn("br-release", "stn-deliver-narrow", { branch: "release" });
     await failsNamingTheField("br-release", 'spec.branch "release" is outside the branch prefix "agent/"');
   });
 
-  it("a targetRepo the definition never declared", async () => {
-    await agentOn("tr-other", "stn-deliver", { targetRepo: "evil/fork" });
-    await failsNamingTheField("tr-other", 'spec.targetRepo "evil/fork" is neither');
+  it("any owner/name is a targetRepo by default (the Agent seed): a fork's upstream gets its Job", async () => {
+    await agentOn("tr-other", "stn-deliver", { targetRepo: "upstream/app" });
+    const job = await eventually("tr-other's Job", () => client.get<V1Job>(JOBS, ns, jobNameFor("tr-other")));
+    expect(job.metadata?.name).toBe(jobNameFor("tr-other"));
   });
 
-  it("the CRD refuses a branch git would read as an option or a range", async () => {
-    for (const branch of ["-f", "agent/..", "agent/a..b", "agent/.hidden"]) {
-      await expect(agentOn(`br-bad-${branch.length}`, "stn-deliver", { branch })).rejects.toThrow(
-        /spec.branch/,
+  it("a branch git would read as an option or a range fails at Pending, naming it", async () => {
+    for (const [i, branch] of ["-f", "agent/..", "agent/a..b", "agent/.hidden"].entries()) {
+      await agentOn(`br-bad-${i}`, "stn-deliver", { branch });
+      await failsNamingTheField(
+        `br-bad-${i}`,
+        `spec.branch ${JSON.stringify(branch)} is not a valid git branch name`,
       );
     }
   });
