@@ -27,12 +27,17 @@ let client: KubeClient;
 let ns: string;
 let replica: ControllerReplica | undefined;
 
-/** codex's lines for one turn of a million input and a million output tokens. */
+/**
+ * Output tokens of the turn: within what a run of its length can consume (docs/cost-and-budgets.md#a-bill-within-bounds),
+ * so the run's own figure stands and is priced, not charged its bound.
+ */
+const OUTPUT = 50_000;
+/** codex's lines for one turn of a million input and fifty thousand output tokens. */
 const codexLines = [
   JSON.stringify({ type: "thread.started", thread_id: "t-1" }),
   JSON.stringify({
     type: "turn.completed",
-    usage: { input_tokens: M, cached_input_tokens: 0, output_tokens: M },
+    usage: { input_tokens: M, cached_input_tokens: 0, output_tokens: OUTPUT },
   }),
 ];
 
@@ -77,14 +82,14 @@ describe("price overrides from the ConfigMap", () => {
     // No ConfigMap: the vendor's highest known rates, marked unpriced.
     const first = await run("run-1");
     const ceiling = costAtRates(
-      { inputTokens: M, outputTokens: M, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      { inputTokens: M, outputTokens: OUTPUT, cacheReadTokens: 0, cacheWriteTokens: 0 },
       vendorCeilingRates("codex"),
     );
     expect(first?.costSource).toBe("estimated");
     expect(first?.unpricedModels).toEqual([MODEL]);
     expect(Number(first?.costUSD)).toBeCloseTo(ceiling, 6);
 
-    // The ConfigMap created: the next run at its rates (6 + 40 for 1M in, 1M out).
+    // The ConfigMap created: the next run at its rates (6 + 2 for 1M in at 6, 50k out at 40).
     await client.create(CONFIGMAPS, ns, {
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -93,7 +98,7 @@ describe("price overrides from the ConfigMap", () => {
     });
     await untilPriced(6);
     const second = await run("run-2");
-    expect(second?.costUSD).toBe("46");
+    expect(second?.costUSD).toBe("8");
     expect(second?.unpricedModels).toBeUndefined();
 
     // Changed: the same controller (no restart) prices the next run at the new rate.
@@ -102,7 +107,7 @@ describe("price overrides from the ConfigMap", () => {
     });
     await untilPriced(1);
     expect(replica?.controller).toBe(controller);
-    expect((await run("run-3"))?.costUSD).toBe("3");
+    expect((await run("run-3"))?.costUSD).toBe("1.1");
 
     // A bad entry: refused with an Event on the ConfigMap naming the field; the model keeps its last good price.
     await client.mergePatch(CONFIGMAPS, ns, PRICE_OVERRIDES_CONFIGMAP, {
@@ -125,7 +130,7 @@ describe("price overrides from the ConfigMap", () => {
       'prices[1].input: must be a number, got "two"',
     ]);
     expect(events.every((e) => e.type === "Warning" && e.regarding.kind === "ConfigMap")).toBe(true);
-    expect((await run("run-4"))?.costUSD).toBe("3");
+    expect((await run("run-4"))?.costUSD).toBe("1.1");
     expect((await getAgent(client, ns, "run-4"))?.status?.phase).toBe("Succeeded");
   });
 });
