@@ -40,7 +40,7 @@ export class GatewayMetrics {
   });
   readonly clientAborts = new Counter({
     name: "agent_gateway_client_aborts_total",
-    help: "Metered answers whose client went away before the end (the gateway read them to the end)",
+    help: "Answers whose client went away before the end (the gateway reads them to the end anyway)",
     labelNames: ["vendor"] as const,
     registers: [this.registry],
   });

@@ -226,7 +226,9 @@ async function forward(f: Forward): Promise<void> {
   const { req, res, deps, target, vendor } = f;
   let clientAborted = false;
   res.once("close", () => {
-    if (!res.writableFinished) clientAborted = true;
+    if (res.writableFinished) return;
+    clientAborted = true;
+    deps.metrics.clientAborts.inc({ vendor });
   });
   let status = 0;
   let meter: Meter | undefined;
@@ -292,7 +294,6 @@ async function forward(f: Forward): Promise<void> {
   deps.metrics.requests.inc({ vendor, model: f.modelLabel, route: target.route.name, code: String(status) });
   if (!meter) return;
   const reading = meter.finish();
-  if (clientAborted) deps.metrics.clientAborts.inc({ vendor });
   if (reading.usage) deps.metrics.countTokens(vendor, f.modelLabel, reading.usage);
   try {
     await deps.usage.record({
