@@ -86,10 +86,11 @@ export interface ModelServer {
   faults(options: { rate: number; seed: number }): void;
   journal(): JournalEntry[];
   /**
-   * Holds the end of the next model answer: its events are written and flushed, but the response
-   * ends only once the returned function is called (a stream still running, without a timer).
+   * Holds the next model answer: its first `afterWrites` writes go out and are flushed (all of
+   * them by default), the rest and the end wait until the returned function is called (a stream
+   * still running, without a timer).
    */
-  holdEnd(): () => void;
+  hold(afterWrites?: number): () => void;
   /** Model calls only. */
   modelCalls(): JournalEntry[];
   close(): Promise<void>;
@@ -135,7 +136,7 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
   let fallbackStep: ModelStep = { text: "Done." };
   let faults: { rate: number; random: () => number; pick: () => ModelStep } | undefined;
   const entries: JournalEntry[] = [];
-  const holds: Promise<void>[] = [];
+  const holds: Array<{ released: Promise<void>; afterWrites: number }> = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer(async (req, res) => {
     const at = Date.now();
@@ -200,13 +201,12 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
       faults = { rate, random, pick: () => FAULTS[Math.floor(random() * FAULTS.length)] as ModelStep };
     },
     journal: () => [...entries],
-    holdEnd() {
+    hold(afterWrites = Number.POSITIVE_INFINITY) {
       let release = () => {};
-      holds.push(
-        new Promise<void>((resolve) => {
-          release = resolve;
-        }),
-      );
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      holds.push({ released, afterWrites });
       return () => release();
     },
     modelCalls: () => entries.filter((e) => e.step !== undefined),
@@ -217,23 +217,42 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
   };
 }
 
-/** Keeps what a model call's answer writes (`entry.sent`) and, when `hold` is given, ends it only once hold settles. */
-function recordAnswer(res: ServerResponse, entry: JournalEntry, hold: Promise<void> | undefined): void {
+/**
+ * Keeps what a model call's answer writes (`entry.sent`) and, with `hold`, lets its first
+ * `afterWrites` writes out and queues the rest and the end, in order, until `hold.released`.
+ */
+function recordAnswer(
+  res: ServerResponse,
+  entry: JournalEntry,
+  hold: { released: Promise<void>; afterWrites: number } | undefined,
+): void {
   const sent: Buffer[] = [];
   entry.sent = sent;
   const keep = (chunk: unknown) => {
     if (typeof chunk === "string" || chunk instanceof Uint8Array) sent.push(Buffer.from(chunk));
   };
+  let written = 0;
+  let released = hold === undefined;
+  const queued: Array<() => void> = [];
+  void hold?.released.then(() => {
+    released = true;
+    for (const next of queued.splice(0)) next();
+  });
   const write = res.write.bind(res) as (...args: unknown[]) => boolean;
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
     keep(chunk);
+    if (!released && written >= (hold?.afterWrites ?? 0)) {
+      queued.push(() => write(chunk, ...rest));
+      return true;
+    }
+    written++;
     return write(chunk, ...rest);
   }) as typeof res.write;
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
   res.end = ((chunk?: unknown, ...rest: unknown[]) => {
     keep(chunk);
-    if (hold === undefined) return end(chunk, ...rest);
-    void hold.then(() => end(chunk, ...rest));
+    if (released) return end(chunk, ...rest);
+    queued.push(() => end(chunk, ...rest));
     return res;
   }) as typeof res.end;
 }
