@@ -414,6 +414,10 @@ describe("metering from the provider's own fields (docs/gateway.md#metering)", (
       /agent_gateway_time_to_first_byte_seconds_count\{vendor="gemini",model="gemini-2.5-pro"\} \d+/,
     );
     expect(text).toMatch(/agent_gateway_refusals_total\{reason="several-credentials"\} \d+/);
+    // The gateway's own refusals are requests too, with their status.
+    expect(text).toMatch(
+      /agent_gateway_requests_total\{vendor="anthropic",model="unknown",route="messages",code="401"\} \d+/,
+    );
   });
 });
 

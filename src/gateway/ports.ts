@@ -44,6 +44,8 @@ export interface UsageRecord {
   complete: boolean;
   /** The client went away before the answer ended (the gateway read the upstream to its end anyway). */
   clientAborted: boolean;
+  /** Why the answer was forwarded but not read: a JSON body over the bound, or an encoded one. */
+  unreadable?: "oversized" | "encoded";
   /** Why the upstream answer ended early, when it did (a reset, an idle timeout). */
   upstreamError?: string;
   startedAt: Date;

@@ -89,26 +89,29 @@ export async function proxyRequest(
   const startedAt = new Date();
   const started = performance.now();
   const method = req.method ?? "GET";
+  const rawTarget = req.url ?? "";
+  const q = rawTarget.indexOf("?");
+  const rawQuery = q < 0 ? "" : rawTarget.slice(q + 1);
+  let routeName = "none";
   const refuse = (vendor: GatewayVendor, kind: ErrorKind, reason: string, message: string, close = false) => {
-    deps.metrics.refusals.inc({ reason });
     const status = answer(res, vendor, kind, message, close);
+    deps.metrics.refusals.inc({ reason });
+    deps.metrics.requests.inc({ vendor, model: "unknown", route: routeName, code: String(status) });
     deps.logger.info("refused", {
       reason,
       status,
       method,
-      path: (req.url ?? "").split("?")[0]?.slice(0, 200),
+      path: (q < 0 ? rawTarget : rawTarget.slice(0, q)).slice(0, 200),
     });
   };
 
-  const match = matchTarget(method, req.url ?? "", req.headers.upgrade !== undefined);
+  const match = matchTarget(method, rawTarget, req.headers.upgrade !== undefined);
   if (!match.ok) {
     refuse(guessVendor(req), match.kind, match.kind, match.message);
     return;
   }
   const { target } = match;
-  const rawQuery = (req.url ?? "").includes("?")
-    ? (req.url ?? "").slice((req.url ?? "").indexOf("?") + 1)
-    : "";
+  routeName = target.route.name;
   const routeVendor = target.route.vendors[0] as GatewayVendor;
 
   const presented = presentedCredentials(req.rawHeaders, rawQuery);
@@ -257,10 +260,11 @@ async function forward(f: Forward): Promise<void> {
         const responseHeaders = downstreamResponseHeaders(headers as Record<string, string | string[]>);
         const contentType = responseHeaders["content-type"];
         if (target.route.metered) {
-          meter = new Meter(
-            usageReaderFor(vendor),
-            Array.isArray(contentType) ? contentType[0] : contentType,
-          );
+          const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+          meter = new Meter(usageReaderFor(vendor), {
+            contentType: first(contentType),
+            contentEncoding: first(responseHeaders["content-encoding"]),
+          });
         }
         if (!res.destroyed) {
           res.writeHead(statusCode, responseHeaders);
@@ -304,6 +308,7 @@ async function forward(f: Forward): Promise<void> {
       ...(reading.model !== undefined ? { model: reading.model } : {}),
       status,
       ...(reading.usage ? { usage: reading.usage } : {}),
+      ...(reading.unreadable ? { unreadable: reading.unreadable } : {}),
       complete: reading.complete,
       clientAborted,
       ...(upstreamError !== undefined ? { upstreamError } : {}),

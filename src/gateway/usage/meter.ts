@@ -2,7 +2,8 @@
  * The tee's reading side (docs/gateway.md#metering): fed every byte already forwarded to the
  * client, it reads a streamed answer event by event and a plain JSON answer once whole (up to a
  * bound; a larger body is not metered and says so). Which of the two it is comes from the answer's
- * own content type, not from what the client asked for.
+ * own content type, not from what the client asked for. An answer encoded despite the gateway's
+ * `accept-encoding: identity` is forwarded as it is but not read, and says so.
  */
 import { SseReader } from "../sse.js";
 import type { GatewayVendor } from "../vendors.js";
@@ -25,18 +26,29 @@ export function usageReaderFor(vendor: GatewayVendor): UsageReader {
   }
 }
 
+export interface AnswerHeaders {
+  contentType?: string;
+  contentEncoding?: string;
+}
+
+export type Unreadable = "oversized" | "encoded";
+
 export class Meter {
   private readonly sse: SseReader | undefined;
   private readonly json: Buffer[] | undefined;
+  private readonly encoded: boolean;
   private jsonBytes = 0;
   private oversized = false;
 
   constructor(
     private readonly reader: UsageReader,
-    contentType: string | undefined,
+    answer: AnswerHeaders,
     private readonly maxJsonBytes = MAX_JSON_BODY_BYTES,
   ) {
-    const type = (contentType ?? "").toLowerCase();
+    const type = (answer.contentType ?? "").toLowerCase();
+    const encoding = (answer.contentEncoding ?? "identity").trim().toLowerCase();
+    this.encoded = encoding !== "identity" && encoding !== "";
+    if (this.encoded) return;
     if (type.includes("text/event-stream")) this.sse = new SseReader();
     else if (type.includes("json")) this.json = [];
   }
@@ -54,12 +66,17 @@ export class Meter {
   }
 
   /** The usage read so far plus whatever the end of the bytes completes. */
-  finish(): UsageReading & { unreadable?: "oversized" } {
+  finish(): UsageReading & { unreadable?: Unreadable } {
     if (this.sse) for (const e of this.sse.end()) this.reader.event(e);
     else if (this.json && !this.oversized && this.jsonBytes > 0) {
       const value = parseJson(Buffer.concat(this.json).toString("utf8"));
       if (value !== undefined) this.reader.body(value);
     }
-    return { ...this.reader.reading(), ...(this.oversized ? { unreadable: "oversized" as const } : {}) };
+    const unreadable: Unreadable | undefined = this.encoded
+      ? "encoded"
+      : this.oversized
+        ? "oversized"
+        : undefined;
+    return { ...this.reader.reading(), ...(unreadable ? { unreadable } : {}) };
   }
 }

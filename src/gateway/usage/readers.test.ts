@@ -7,14 +7,14 @@ const sse = (events: Array<[string | undefined, unknown]>) =>
   events.map(([name, data]) => `${name ? `event: ${name}\n` : ""}data: ${JSON.stringify(data)}\n\n`).join("");
 
 function readStream(vendor: GatewayVendor, text: string, chunk = 7): UsageReading {
-  const meter = new Meter(usageReaderFor(vendor), "text/event-stream; charset=utf-8");
+  const meter = new Meter(usageReaderFor(vendor), { contentType: "text/event-stream; charset=utf-8" });
   const bytes = Buffer.from(text);
   for (let i = 0; i < bytes.length; i += chunk) meter.push(bytes.subarray(i, i + chunk));
   return meter.finish();
 }
 
 function readJson(vendor: GatewayVendor, body: unknown): UsageReading {
-  const meter = new Meter(usageReaderFor(vendor), "application/json");
+  const meter = new Meter(usageReaderFor(vendor), { contentType: "application/json" });
   meter.push(Buffer.from(JSON.stringify(body)));
   return meter.finish();
 }
@@ -311,18 +311,37 @@ describe("Gemini usage", () => {
 
 describe("the meter", () => {
   it("does not parse a JSON body beyond its bound, and says so", () => {
-    const meter = new Meter(usageReaderFor("anthropic"), "application/json", 10);
+    const meter = new Meter(usageReaderFor("anthropic"), { contentType: "application/json" }, 10);
     meter.push(
       Buffer.from(JSON.stringify({ type: "message", usage: { input_tokens: 1, output_tokens: 1 } })),
     );
     expect(meter.finish()).toMatchObject({ usage: undefined, unreadable: "oversized" });
   });
 
+  it("does not read an answer encoded despite accept-encoding: identity, and says so", () => {
+    const meter = new Meter(usageReaderFor("anthropic"), {
+      contentType: "application/json",
+      contentEncoding: "gzip",
+    });
+    meter.push(
+      Buffer.from(JSON.stringify({ type: "message", usage: { input_tokens: 1, output_tokens: 1 } })),
+    );
+    expect(meter.finish()).toMatchObject({ usage: undefined, unreadable: "encoded" });
+    const identity = new Meter(usageReaderFor("anthropic"), {
+      contentType: "application/json",
+      contentEncoding: "identity",
+    });
+    identity.push(
+      Buffer.from(JSON.stringify({ type: "message", usage: { input_tokens: 1, output_tokens: 1 } })),
+    );
+    expect(identity.finish().usage?.inputTokens).toBe(1);
+  });
+
   it("reads neither a body of another content type nor a broken JSON body", () => {
-    const plain = new Meter(usageReaderFor("anthropic"), "text/plain");
+    const plain = new Meter(usageReaderFor("anthropic"), { contentType: "text/plain" });
     plain.push(Buffer.from('{"type":"message","usage":{"input_tokens":1}}'));
     expect(plain.finish().usage).toBeUndefined();
-    const broken = new Meter(usageReaderFor("anthropic"), "application/json");
+    const broken = new Meter(usageReaderFor("anthropic"), { contentType: "application/json" });
     broken.push(Buffer.from('{"type":"message","usage":{"input_tokens":1}'));
     expect(broken.finish().usage).toBeUndefined();
   });
