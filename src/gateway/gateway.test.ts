@@ -619,6 +619,15 @@ describe("no request makes the gateway call another host (docs/gateway.md#what-r
     expect(gw.anthropic.journal().length).toBe(before);
   });
 
+  it("a CONNECT to another host gets no tunnel", async () => {
+    const answer = await rawHttpExchange(gw.port, [
+      `CONNECT ${evilHost()} HTTP/1.1\r\nHost: ${evilHost()}\r\nx-api-key: ${gw.credential("anthropic")}\r\n\r\n` +
+        "GET /v1/models HTTP/1.1\r\nHost: evil\r\nConnection: close\r\n\r\n",
+    ]);
+    expect(answer).not.toMatch(/^HTTP\/1\.1 200/);
+    expect(evil.journal()).toEqual([]);
+  });
+
   it.each([
     ["a Host header naming another host", () => [`host: ${evilHost()}`]],
     [
