@@ -32,7 +32,17 @@ export const KEEP_ALIVE_MS = 120_000;
 export function gatewayApp(deps: ProxyDeps): Hono<{ Bindings: HttpBindings }> {
   const app = new Hono<{ Bindings: HttpBindings }>();
   app.all("*", async (c) => {
-    await proxyRequest(c.env.incoming, c.env.outgoing, deps);
+    const res = c.env.outgoing;
+    try {
+      await proxyRequest(c.env.incoming, res, deps);
+    } catch (err) {
+      // A fault of the gateway itself: never leave the client waiting on a half-written answer.
+      deps.logger.error("request failed", { error: String((err as Error)?.stack ?? err) });
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(500, { "content-type": "application/json", connection: "close" });
+        res.end(JSON.stringify({ error: { message: "gateway: internal error" } }));
+      } else if (!res.writableEnded) res.destroy();
+    }
     return RESPONSE_ALREADY_SENT;
   });
   return app;
