@@ -9,6 +9,9 @@
  * - the core is the lowest layer: none of its shipped files imports a file of src/ outside it, not
  *   even a type (the batch provider port lives in the core, src/batch implements it).
  * - no import circle among the shipped files of src/, type-only imports included.
+ * - the model gateway (src/gateway) is a process of its own: none of its shipped files imports
+ *   src/controller, not even a type, and nothing outside src/gateway imports it (the core's
+ *   purity rules above keep the core from it too).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -19,6 +22,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const SRC = path.join(ROOT, "src");
 const CORE = path.join(SRC, "core");
 const TEST = path.join(ROOT, "test");
+const GATEWAY = path.join(SRC, "gateway");
+const CONTROLLER = path.join(SRC, "controller");
 const GENERATED = path.join(ROOT, "generated");
 
 /** Modules that read or write the world: node's I/O built-ins and the I/O packages we depend on. */
@@ -180,6 +185,27 @@ describe("no import circle in src/", () => {
   });
 });
 
+/** Why an import breaks the gateway's separation from the controller; undefined when it does not. */
+function gatewayViolation(file: string, ref: ImportRef): string | undefined {
+  if (!ref.specifier.startsWith(".")) return undefined;
+  const target = path.resolve(path.dirname(file), ref.specifier);
+  if (inside(file, GATEWAY) && inside(target, CONTROLLER)) return `imports ${ref.specifier}, the controller`;
+  if (!inside(file, GATEWAY) && inside(target, GATEWAY)) return `imports ${ref.specifier}, the gateway`;
+  return undefined;
+}
+
+describe("the gateway and the controller stay apart", () => {
+  it("no shipped file of src/gateway imports src/controller, and no shipped file outside it imports src/gateway", () => {
+    const offenders = shippedFiles(SRC).flatMap((file) =>
+      imports(readFileSync(file, "utf8")).flatMap((ref) => {
+        const why = gatewayViolation(file, ref);
+        return why ? [`${path.relative(ROOT, file)} ${why}`] : [];
+      }),
+    );
+    expect(offenders).toEqual([]);
+  });
+});
+
 describe("the import reader (the checks can fail)", () => {
   const sample = [
     'import { readFileSync } from "node:fs";',
@@ -250,6 +276,23 @@ describe("the import reader (the checks can fail)", () => {
     expect(coreLayerViolation(file, { specifier: "./pricing/prices.js", typeOnly: true })).toBe(undefined);
     expect(coreLayerViolation(file, { specifier: "@kubernetes/client-node", typeOnly: true })).toBe(
       undefined,
+    );
+  });
+
+  it("names a gateway import of the controller and an import of the gateway from outside it", () => {
+    const gatewayFile = path.join(GATEWAY, "proxy.ts");
+    expect(gatewayViolation(gatewayFile, { specifier: "../controller/config.js", typeOnly: true })).toBe(
+      "imports ../controller/config.js, the controller",
+    );
+    expect(gatewayViolation(gatewayFile, { specifier: "../log.js", typeOnly: false })).toBe(undefined);
+    expect(gatewayViolation(gatewayFile, { specifier: "./routes.js", typeOnly: false })).toBe(undefined);
+    const controllerFile = path.join(CONTROLLER, "main.ts");
+    expect(gatewayViolation(controllerFile, { specifier: "../gateway/credential.js", typeOnly: false })).toBe(
+      "imports ../gateway/credential.js, the gateway",
+    );
+    const coreFile = path.join(CORE, "run-job", "env.ts");
+    expect(gatewayViolation(coreFile, { specifier: "../../gateway/vendors.js", typeOnly: true })).toBe(
+      "imports ../../gateway/vendors.js, the gateway",
     );
   });
 });

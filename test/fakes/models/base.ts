@@ -5,6 +5,7 @@
  * history). Each API's file (anthropic-messages.ts, openai-responses.ts, gemini-generate.ts)
  * turns a step into that API's documented streaming events and error bodies.
  */
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 
@@ -40,12 +41,19 @@ export interface JournalEntry {
   query: Record<string, string>;
   /** Lower-cased header names; credential headers are replaced by "<present>". */
   headers: Record<string, string>;
+  /**
+   * The SHA-256 (hex) of each credential header's value, by lower-cased name: lets a test check
+   * which key arrived (the model gateway's swap) without the journal holding the key itself.
+   */
+  credentialDigests: Record<string, string>;
   /** The body parsed as JSON (undefined when it is not JSON). */
   body: unknown;
   /** The step that answered it (undefined for requests outside the model API, e.g. probes). */
   step?: ModelStep;
   /** When the request arrived (epoch ms): the benchmark's "first model request" mark. */
   at: number;
+  /** The bytes of a model call's answer body as written, chunk by chunk (undefined for other requests). */
+  sent?: Buffer[];
 }
 
 /** What an API module does with one model request, given the step the script chose. */
@@ -77,6 +85,12 @@ export interface ModelServer {
    */
   faults(options: { rate: number; seed: number }): void;
   journal(): JournalEntry[];
+  /**
+   * Holds the next model answer: its first `afterWrites` writes go out and are flushed (all of
+   * them by default), the rest and the end wait until the returned function is called (a stream
+   * still running, without a timer).
+   */
+  hold(afterWrites?: number): () => void;
   /** Model calls only. */
   modelCalls(): JournalEntry[];
   close(): Promise<void>;
@@ -122,6 +136,7 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
   let fallbackStep: ModelStep = { text: "Done." };
   let faults: { rate: number; random: () => number; pick: () => ModelStep } | undefined;
   const entries: JournalEntry[] = [];
+  const holds: Array<{ released: Promise<void>; afterWrites: number }> = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer(async (req, res) => {
     const at = Date.now();
@@ -129,15 +144,19 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
     const raw = await readBody(req).catch(() => Buffer.alloc(0));
     const body = parseJson(raw);
     const headers: Record<string, string> = {};
+    const credentialDigests: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) {
       if (v === undefined) continue;
-      headers[k] = CREDENTIAL_HEADERS.has(k) ? "<present>" : Array.isArray(v) ? v.join(", ") : v;
+      const value = Array.isArray(v) ? v.join(", ") : v;
+      headers[k] = CREDENTIAL_HEADERS.has(k) ? "<present>" : value;
+      if (CREDENTIAL_HEADERS.has(k)) credentialDigests[k] = createHash("sha256").update(value).digest("hex");
     }
     const entry: JournalEntry = {
       method: req.method ?? "GET",
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
       headers,
+      credentialDigests,
       body,
       at,
     };
@@ -146,6 +165,7 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
       const fault = faults !== undefined && faults.random() < faults.rate ? faults.pick() : undefined;
       const step = fault ?? steps.shift() ?? fallbackStep;
       entry.step = step;
+      recordAnswer(res, entry, holds.shift());
       try {
         await api.respond(step, { body, path: url.pathname, query: url.searchParams, raw: req }, res);
       } catch (err) {
@@ -181,12 +201,60 @@ export async function startModelServer(api: ModelApi, host = "127.0.0.1"): Promi
       faults = { rate, random, pick: () => FAULTS[Math.floor(random() * FAULTS.length)] as ModelStep };
     },
     journal: () => [...entries],
+    hold(afterWrites = Number.POSITIVE_INFINITY) {
+      let release = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      holds.push({ released, afterWrites });
+      return () => release();
+    },
     modelCalls: () => entries.filter((e) => e.step !== undefined),
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Keeps what a model call's answer writes (`entry.sent`) and, with `hold`, lets its first
+ * `afterWrites` writes out and queues the rest and the end, in order, until `hold.released`.
+ */
+function recordAnswer(
+  res: ServerResponse,
+  entry: JournalEntry,
+  hold: { released: Promise<void>; afterWrites: number } | undefined,
+): void {
+  const sent: Buffer[] = [];
+  entry.sent = sent;
+  const keep = (chunk: unknown) => {
+    if (typeof chunk === "string" || chunk instanceof Uint8Array) sent.push(Buffer.from(chunk));
+  };
+  let written = 0;
+  let released = hold === undefined;
+  const queued: Array<() => void> = [];
+  void hold?.released.then(() => {
+    released = true;
+    for (const next of queued.splice(0)) next();
+  });
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    keep(chunk);
+    if (!released && written >= (hold?.afterWrites ?? 0)) {
+      queued.push(() => write(chunk, ...rest));
+      return true;
+    }
+    written++;
+    return write(chunk, ...rest);
+  }) as typeof res.write;
+  const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    keep(chunk);
+    if (released) return end(chunk, ...rest);
+    queued.push(() => end(chunk, ...rest));
+    return res;
+  }) as typeof res.end;
 }
 
 /** The provider limits ModelServer.faults answers with. */

@@ -1,0 +1,87 @@
+/**
+ * The first adapters of the gateway's ports (docs/gateway.md#what-is-injected), enough for the
+ * process to run on its own: keys from a mounted directory, usage written as log lines, and a run
+ * lookup that does not yet ask the cluster. Each is meant to be replaced: keys per definition from
+ * agent-secrets, a durable usage record the controller reads, the Agent's phase from the API server.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { JsonLineLogger } from "../log.js";
+import { MIN_KEY_BYTES } from "./credential.js";
+import type { KeySource, RunLookup, RunState, UsageRecord, UsageStore } from "./ports.js";
+import type { GatewayVendor } from "./vendors.js";
+
+/** The file (and agent-secrets entry) that holds each vendor's key: the names the CLIs read. */
+export const VENDOR_KEY_NAMES: Readonly<Record<GatewayVendor, string>> = {
+  anthropic: "ANTHROPIC_API_KEY",
+  openai: "OPENAI_API_KEY",
+  gemini: "GEMINI_API_KEY",
+};
+
+/** A mounted Secret's key changes on the volume within about a minute; re-read it at most this often. */
+const KEY_CACHE_MS = 30_000;
+
+/** One key per vendor for every run, read from `<dir>/<VENDOR_KEY_NAMES[vendor]>`. */
+export function directoryKeySource(dir: string, now: () => number = Date.now): KeySource {
+  const cache = new Map<GatewayVendor, { key: string | undefined; at: number }>();
+  return {
+    async keyFor(_run, vendor) {
+      const hit = cache.get(vendor);
+      if (hit && now() - hit.at < KEY_CACHE_MS) return hit.key;
+      let key: string | undefined;
+      try {
+        key = (await readFile(join(dir, VENDOR_KEY_NAMES[vendor]), "utf8")).trim() || undefined;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+      cache.set(vendor, { key, at: now() });
+      return key;
+    },
+  };
+}
+
+/** Reads the credential key file; the message names the variable that pointed at it. */
+export async function readCredentialKey(
+  path: string,
+  variable = "GATEWAY_CREDENTIAL_KEY_FILE",
+): Promise<Buffer> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    throw new Error(`${variable}=${path}: cannot read the gateway key (${(err as Error).message})`);
+  }
+  // A trailing newline is how such files are usually written; it is not part of the key.
+  const key = Buffer.from(bytes.toString("utf8").replace(/\r?\n$/, ""), "utf8");
+  if (key.byteLength < MIN_KEY_BYTES) {
+    throw new Error(
+      `${variable}=${path}: the gateway key has ${key.byteLength} bytes, at least ${MIN_KEY_BYTES} are needed`,
+    );
+  }
+  return key;
+}
+
+/** Each metered call as one `usage` log line: the record until a durable store exists. */
+export function loggingUsageStore(logger: JsonLineLogger): UsageStore {
+  return {
+    async record(entry: UsageRecord) {
+      logger.info("usage", {
+        ...entry,
+        run: `${entry.run.namespace}/${entry.run.name}`,
+        uid: entry.run.uid,
+        startedAt: entry.startedAt.toISOString(),
+        endedAt: entry.endedAt.toISOString(),
+      });
+    },
+  };
+}
+
+/**
+ * Every credential whose signature holds counts as an active run: the lookup of the Agent's phase
+ * is not wired yet, so an ended run's credential keeps working until it is (docs/gateway.md).
+ */
+export const unwiredRunLookup: RunLookup = {
+  async runState(): Promise<RunState> {
+    return { state: "active" };
+  },
+};

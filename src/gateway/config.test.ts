@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_UPSTREAMS, parseGatewayConfig } from "./config.js";
+
+const BASE = {
+  GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway-key",
+  GATEWAY_PROVIDER_KEYS_DIR: "/keys/providers",
+};
+
+describe("gateway settings (docs/gateway.md#configuration)", () => {
+  it("defaults: the vendors' public APIs, 15 minutes idle, 32 MiB bodies", () => {
+    expect(parseGatewayConfig(BASE)).toEqual({
+      host: "0.0.0.0",
+      port: 8080,
+      metricsPort: 9090,
+      upstreams: DEFAULT_UPSTREAMS,
+      idleTimeoutMs: 900_000,
+      maxRequestBytes: 32 * 1024 * 1024,
+      credentialKeyFile: "/keys/gateway-key",
+      providerKeysDir: "/keys/providers",
+    });
+  });
+
+  it("an upstream is reduced to its origin", () => {
+    const config = parseGatewayConfig({ ...BASE, GATEWAY_ANTHROPIC_UPSTREAM: "http://127.0.0.1:9000/" });
+    expect(config.upstreams.anthropic).toBe("http://127.0.0.1:9000");
+  });
+
+  it.each([
+    [{ GATEWAY_CREDENTIAL_KEY_FILE: "" }, "GATEWAY_CREDENTIAL_KEY_FILE is not set"],
+    [{ GATEWAY_PROVIDER_KEYS_DIR: undefined }, "GATEWAY_PROVIDER_KEYS_DIR is not set"],
+    [{ GATEWAY_PORT: "80a" }, 'GATEWAY_PORT="80a": must be an integer from 1 to 65535'],
+    [
+      { GATEWAY_IDLE_TIMEOUT_MS: "60000" },
+      'GATEWAY_IDLE_TIMEOUT_MS="60000": must be an integer from 600000 to 86400000',
+    ],
+    [
+      { GATEWAY_MAX_REQUEST_BYTES: "-1" },
+      'GATEWAY_MAX_REQUEST_BYTES="-1": must be an integer from 1024 to 268435456',
+    ],
+    [{ GATEWAY_OPENAI_UPSTREAM: "api.openai.com" }, 'GATEWAY_OPENAI_UPSTREAM="api.openai.com": not a URL'],
+    [
+      { GATEWAY_OPENAI_UPSTREAM: "ftp://api.openai.com" },
+      'GATEWAY_OPENAI_UPSTREAM="ftp://api.openai.com": must be an http:// or https:// URL',
+    ],
+    [
+      { GATEWAY_GEMINI_UPSTREAM: "https://u:p@generativelanguage.googleapis.com" },
+      'GATEWAY_GEMINI_UPSTREAM="https://u:p@generativelanguage.googleapis.com": must not hold a user or password',
+    ],
+    [
+      { GATEWAY_ANTHROPIC_UPSTREAM: "https://api.anthropic.com/v1" },
+      'GATEWAY_ANTHROPIC_UPSTREAM="https://api.anthropic.com/v1": must be an origin only (scheme, host, port), without a path, query or fragment',
+    ],
+    [
+      { GATEWAY_ANTHROPIC_UPSTREAM: "https://api.anthropic.com?x=1" },
+      'GATEWAY_ANTHROPIC_UPSTREAM="https://api.anthropic.com?x=1": must be an origin only (scheme, host, port), without a path, query or fragment',
+    ],
+  ])("%j is refused naming the variable", (env, message) => {
+    expect(() => parseGatewayConfig({ ...BASE, ...env })).toThrow(message);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * What the gateway needs from the rest of the cluster, as interfaces the process wires up
+ * (docs/gateway.md#what-is-injected): whether a run may still call its model, the vendor key it
+ * calls with, and where its metered usage goes. The gateway holds no Kubernetes client itself.
+ */
+import type { RunRef } from "./credential.js";
+import type { MeteredUsage } from "./usage/reading.js";
+import type { GatewayVendor } from "./vendors.js";
+
+export type RunState =
+  | { state: "active" }
+  /** The Agent reached a terminal phase (Succeeded, Failed, …): its credential no longer works. */
+  | { state: "terminal"; phase: string }
+  /** No Agent of that namespace, name and uid exists (deleted, or recreated under a new uid). */
+  | { state: "deleted" };
+
+export interface RunLookup {
+  runState(run: RunRef): Promise<RunState>;
+}
+
+export interface KeySource {
+  /**
+   * The vendor's real API key for this run (later: the entry its definition's `resources.secrets`
+   * names, read from agent-secrets), or undefined when there is none.
+   */
+  keyFor(run: RunRef, vendor: GatewayVendor): Promise<string | undefined>;
+}
+
+/** One metered model call, as the provider's own answer reported it. */
+export interface UsageRecord {
+  run: RunRef;
+  vendor: GatewayVendor;
+  /** The route's name (`messages`, `responses`, `stream_generate_content`, …). */
+  route: string;
+  /** The model the request named (body `model`, or the Gemini path). */
+  requestedModel?: string;
+  /** The model the answer named. */
+  model?: string;
+  /** The upstream's HTTP status. */
+  status: number;
+  /** Undefined when the answer carried no usage (an error answer, a stream cut before its first event). */
+  usage?: MeteredUsage;
+  /** Whether the provider's final event arrived. */
+  complete: boolean;
+  /** The client went away before the answer ended (the gateway read the upstream to its end anyway). */
+  clientAborted: boolean;
+  /** Why the answer was forwarded but not read: a JSON body over the bound, or an encoded one. */
+  unreadable?: "oversized" | "encoded";
+  /** Why the upstream answer ended early, when it did (a reset, an idle timeout). */
+  upstreamError?: string;
+  startedAt: Date;
+  endedAt: Date;
+}
+
+export interface UsageStore {
+  record(entry: UsageRecord): Promise<void>;
+}

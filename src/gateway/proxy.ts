@@ -1,0 +1,366 @@
+/**
+ * One model call through the gateway (docs/gateway.md): match the raw target, check the run's
+ * credential, swap the client's credentials for the vendor's key, forward to the vendor's fixed
+ * upstream, and stream the answer back chunk by chunk while a tee meters it.
+ *
+ * The upstream of each vendor is an undici Pool bound to one origin at start: a request only ever
+ * chooses a path on it, never a host. The answer is forwarded as it arrives (each chunk written to
+ * the client before it is parsed); nothing is rewritten or dropped. No total duration is imposed;
+ * only the idle bounds apply.
+ *
+ * A client that goes away mid-answer does not stop the upstream read: the gateway keeps reading to
+ * the provider's last event, because only that event carries the count the provider bills, and
+ * the extra output is bounded by the request's own max tokens (docs/gateway.md#metering).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Writable } from "node:stream";
+import type { Dispatcher } from "undici";
+import type { JsonLineLogger } from "../log.js";
+import { type RunClaims, verifyRunCredential } from "./credential.js";
+import { downstreamResponseHeaders, presentedCredentials, upstreamRequestHeaders } from "./headers.js";
+import type { GatewayMetrics } from "./metrics.js";
+import type { KeySource, RunLookup, UsageStore } from "./ports.js";
+import { readBoundedBody } from "./request-body.js";
+import { type MatchedTarget, matchTarget } from "./routes.js";
+import { Meter, usageReaderFor } from "./usage/meter.js";
+import { type ErrorKind, errorAnswer, type GatewayVendor } from "./vendors.js";
+
+export interface ProxyDeps {
+  /** One undici dispatcher per vendor, each bound to that vendor's configured origin. */
+  upstreams: Readonly<Record<GatewayVendor, Dispatcher>>;
+  /** The gateway key the run credentials are signed with. */
+  credentialKey: Uint8Array;
+  keys: KeySource;
+  runs: RunLookup;
+  usage: UsageStore;
+  metrics: GatewayMetrics;
+  logger: JsonLineLogger;
+  /** The bound on a request body, in bytes. */
+  maxRequestBytes: number;
+  /** undici's headersTimeout and bodyTimeout upstream: the longest silence, not a total. */
+  idleTimeoutMs: number;
+}
+
+/** The vendor whose error shape a request that matched no route is answered in. */
+function guessVendor(req: IncomingMessage): GatewayVendor {
+  const url = req.url ?? "";
+  if (url.startsWith("/v1beta")) return "gemini";
+  if (req.headers["anthropic-version"] !== undefined || url.startsWith("/v1/messages")) return "anthropic";
+  return "openai";
+}
+
+function answer(
+  res: ServerResponse,
+  vendor: GatewayVendor,
+  kind: ErrorKind,
+  message: string,
+  close = false,
+): number {
+  const { status, body } = errorAnswer(vendor, kind, message);
+  if (res.headersSent || res.destroyed) return status;
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    ...(close ? { connection: "close" } : {}),
+  });
+  res.end(body);
+  return status;
+}
+
+const who = (c: RunClaims) => `Agent ${c.namespace}/${c.name}`;
+
+function requestedModel(target: MatchedTarget, body: Buffer | undefined): string | undefined {
+  if (target.route.model !== undefined) return target.route.model;
+  if (!body || body.byteLength === 0) return undefined;
+  try {
+    const model = (JSON.parse(body.toString("utf8")) as { model?: unknown } | null)?.model;
+    return typeof model === "string" ? model : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Handles one request on the proxy port; resolves once the answer (and its metering) is done. */
+export async function proxyRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: ProxyDeps,
+): Promise<void> {
+  const startedAt = new Date();
+  const started = performance.now();
+  const method = req.method ?? "GET";
+  const rawTarget = req.url ?? "";
+  const q = rawTarget.indexOf("?");
+  const rawQuery = q < 0 ? "" : rawTarget.slice(q + 1);
+  let routeName = "none";
+  const refuse = (vendor: GatewayVendor, kind: ErrorKind, reason: string, message: string, close = false) => {
+    const status = answer(res, vendor, kind, message, close);
+    deps.metrics.refusals.inc({ reason });
+    deps.metrics.requests.inc({ vendor, model: "unknown", route: routeName, code: String(status) });
+    deps.logger.info("refused", {
+      reason,
+      status,
+      method,
+      path: (q < 0 ? rawTarget : rawTarget.slice(0, q)).slice(0, 200),
+    });
+  };
+
+  const match = matchTarget(method, rawTarget, req.headers.upgrade !== undefined);
+  if (!match.ok) {
+    refuse(guessVendor(req), match.kind, match.kind, match.message);
+    return;
+  }
+  const { target } = match;
+  routeName = target.route.name;
+  const routeVendor = target.route.vendors[0] as GatewayVendor;
+
+  const presented = presentedCredentials(req.rawHeaders, rawQuery);
+  if (presented.length === 0) {
+    refuse(
+      routeVendor,
+      "unauthenticated",
+      "no-credential",
+      "gateway: no run credential (send the run's credential as x-api-key, Authorization: Bearer, x-goog-api-key or ?key=)",
+    );
+    return;
+  }
+  if (presented.length > 1) {
+    refuse(
+      routeVendor,
+      "unauthenticated",
+      "several-credentials",
+      "gateway: the request carries more than one credential; send only the run's own",
+    );
+    return;
+  }
+  const check = verifyRunCredential(deps.credentialKey, presented[0] as string);
+  if (!check.ok) {
+    refuse(
+      routeVendor,
+      "unauthenticated",
+      "invalid-credential",
+      "gateway: the credential is not a run credential of this gateway (forged, damaged or signed with another key)",
+    );
+    return;
+  }
+  const claims = check.claims;
+  if (!target.route.vendors.includes(claims.vendor)) {
+    refuse(
+      routeVendor,
+      "forbidden",
+      "other-vendor",
+      `gateway: ${who(claims)} may call the ${claims.vendor} API only, not ${routeVendor}`,
+    );
+    return;
+  }
+  const vendor = claims.vendor;
+  let runState: Awaited<ReturnType<RunLookup["runState"]>>;
+  let key: string | undefined;
+  try {
+    runState = await deps.runs.runState(claims);
+    key = runState.state === "active" ? await deps.keys.keyFor(claims, vendor) : undefined;
+  } catch (err) {
+    deps.logger.error("lookup failed", { agent: who(claims), error: (err as Error).message });
+    refuse(vendor, "bad-gateway", "lookup-failed", `gateway: cannot check ${who(claims)} now; try again`);
+    return;
+  }
+  if (runState.state === "terminal") {
+    refuse(
+      vendor,
+      "forbidden",
+      "run-ended",
+      `gateway: ${who(claims)} has ended (phase ${runState.phase}); its credential no longer works`,
+    );
+    return;
+  }
+  if (runState.state === "deleted") {
+    refuse(
+      vendor,
+      "forbidden",
+      "run-deleted",
+      `gateway: ${who(claims)} (uid ${claims.uid}) no longer exists; its credential no longer works`,
+    );
+    return;
+  }
+  if (key === undefined || key === "") {
+    refuse(vendor, "forbidden", "no-key", `gateway: no ${vendor} API key is configured for ${who(claims)}`);
+    return;
+  }
+
+  let body: Buffer | undefined;
+  if (method !== "GET" && method !== "HEAD") {
+    const read = await readBoundedBody(req, deps.maxRequestBytes);
+    if (!read.ok) {
+      if (read.reason === "too-large") {
+        refuse(
+          vendor,
+          "too-large",
+          "too-large",
+          `gateway: the request body is larger than the gateway's limit of ${deps.maxRequestBytes} bytes (GATEWAY_MAX_REQUEST_BYTES)`,
+          true,
+        );
+      }
+      return;
+    }
+    body = read.bytes;
+  }
+
+  const model = requestedModel(target, body);
+  const modelLabel = deps.metrics.modelLabel(vendor, model);
+  await forward({ req, res, deps, target, claims, vendor, key, body, model, modelLabel, startedAt, started });
+}
+
+interface Forward {
+  req: IncomingMessage;
+  res: ServerResponse;
+  deps: ProxyDeps;
+  target: MatchedTarget;
+  claims: RunClaims;
+  vendor: GatewayVendor;
+  key: string;
+  body: Buffer | undefined;
+  model: string | undefined;
+  modelLabel: string;
+  startedAt: Date;
+  started: number;
+}
+
+async function forward(f: Forward): Promise<void> {
+  const { req, res, deps, target, vendor } = f;
+  let clientAborted = false;
+  res.once("close", () => {
+    if (res.writableFinished) return;
+    clientAborted = true;
+    deps.metrics.clientAborts.inc({ vendor });
+  });
+  let status = 0;
+  let meter: Meter | undefined;
+  let firstByte = false;
+  const onFirstByte = () => {
+    if (firstByte) return;
+    firstByte = true;
+    deps.metrics.timeToFirstByte.observe(
+      { vendor, model: f.modelLabel },
+      (performance.now() - f.started) / 1000,
+    );
+  };
+  let upstreamError: string | undefined;
+  try {
+    await deps.upstreams[vendor].stream(
+      {
+        path: `${target.path}${target.query}`,
+        method: req.method as Dispatcher.HttpMethod,
+        headers: upstreamRequestHeaders(req.rawHeaders, vendor, f.key),
+        body: f.body,
+        headersTimeout: deps.idleTimeoutMs,
+        bodyTimeout: deps.idleTimeoutMs,
+      },
+      ({ statusCode, headers }) => {
+        status = statusCode;
+        const responseHeaders = downstreamResponseHeaders(headers as Record<string, string | string[]>);
+        const contentType = responseHeaders["content-type"];
+        if (target.route.metered) {
+          const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+          meter = new Meter(usageReaderFor(vendor), {
+            contentType: first(contentType),
+            contentEncoding: first(responseHeaders["content-encoding"]),
+          });
+        }
+        if (!res.destroyed) {
+          res.writeHead(statusCode, responseHeaders);
+          res.flushHeaders();
+        }
+        return new Tee(res, meter, onFirstByte);
+      },
+    );
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    upstreamError = e.code ?? e.message;
+    if (status === 0) {
+      // Nothing reached the client yet: answer in the vendor's own error shape.
+      const timeout = e.code === "UND_ERR_HEADERS_TIMEOUT" || e.code === "UND_ERR_CONNECT_TIMEOUT";
+      status = answer(
+        res,
+        vendor,
+        timeout ? "gateway-timeout" : "bad-gateway",
+        `gateway: the ${vendor} upstream did not answer (${upstreamError})`,
+      );
+    } else if (!res.destroyed) {
+      // The answer broke off upstream: the client sees it break off too, never a clean end.
+      res.destroy();
+    }
+    deps.logger.warn("upstream failed", {
+      vendor,
+      agent: `${f.claims.namespace}/${f.claims.name}`,
+      error: upstreamError,
+    });
+  }
+  deps.metrics.requests.inc({ vendor, model: f.modelLabel, route: target.route.name, code: String(status) });
+  if (!meter) return;
+  const reading = meter.finish();
+  if (reading.usage) deps.metrics.countTokens(vendor, f.modelLabel, reading.usage);
+  try {
+    await deps.usage.record({
+      run: { namespace: f.claims.namespace, name: f.claims.name, uid: f.claims.uid },
+      vendor,
+      route: target.route.name,
+      ...(f.model !== undefined ? { requestedModel: f.model } : {}),
+      ...(reading.model !== undefined ? { model: reading.model } : {}),
+      status,
+      ...(reading.usage ? { usage: reading.usage } : {}),
+      ...(reading.unreadable ? { unreadable: reading.unreadable } : {}),
+      complete: reading.complete,
+      clientAborted,
+      ...(upstreamError !== undefined ? { upstreamError } : {}),
+      startedAt: f.startedAt,
+      endedAt: new Date(),
+    });
+  } catch (err) {
+    deps.logger.error("usage not recorded", {
+      agent: `${f.claims.namespace}/${f.claims.name}`,
+      error: (err as Error).message,
+      usage: reading.usage,
+    });
+  }
+}
+
+/**
+ * Writes each upstream chunk to the client first, then hands it to the meter. While the client
+ * is there its backpressure holds the upstream read; once it is gone, chunks go to the meter only.
+ */
+class Tee extends Writable {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly meter: Meter | undefined,
+    private readonly onFirstByte: () => void,
+  ) {
+    super();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const res = this.res;
+    let wait = false;
+    if (!res.destroyed && res.writable) {
+      this.onFirstByte();
+      wait = !res.write(chunk);
+    }
+    this.meter?.push(chunk);
+    if (!wait) {
+      callback();
+      return;
+    }
+    const go = () => {
+      res.off("drain", go);
+      res.off("close", go);
+      callback();
+    };
+    res.on("drain", go);
+    res.on("close", go);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    if (!this.res.destroyed && this.res.writable) this.onFirstByte();
+    if (!this.res.destroyed) this.res.end();
+    callback();
+  }
+}
