@@ -8,7 +8,7 @@
  * hostile kinds, served by the real `pods/log` API from a CRI log file the test wrote (a log this
  * large cannot pass through a pod script's ConfigMap). While the controller reads them:
  * - it never exits and the kernel's OOM killer never kills it (the cgroup's oom_kill stays 0);
- * - its Lease stays held by it and its renewTime keeps advancing;
+ * - its Lease stays held by it, its renewTime keeps advancing, and it never steps down (its log);
  * - `/healthz` answers 200 every time it is asked (polled every 250 ms);
  * - every Agent ends terminal with its bill bounded, each kind for its own documented reason
  *   (docs/cost-and-budgets.md#a-bill-within-bounds): `costSource: bounded` and the costNote.
@@ -20,7 +20,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { openSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -240,10 +240,16 @@ describe("the controller under ten hostile 64 MiB logs finishing at once, inside
           const list = await client.list<Agent>(AGENTS, ns);
           const done = list.items.filter((a) => ["Succeeded", "Failed"].includes(a.status?.phase ?? ""));
           if (done.length === AGENTS_N) return done;
-          // What the timeout error names: where each Agent is.
+          // What the timeout error names: where each Agent is, and what the watchers saw so far.
           throw new Error(
             list.items.map((a) => `${a.metadata?.name} ${a.status?.phase ?? "Pending"}`).join(", ") +
-              ` after ${((Date.now() - started) / 1000).toFixed(0)} s`,
+              ` after ${((Date.now() - started) / 1000).toFixed(0)} s; /healthz not 200: ` +
+              `${answers.filter((s) => s !== 200).length} of ${answers.length}; Lease holders seen: ` +
+              `${[...new Set(leases.map((l) => l.holder))].join(", ")}, renewals seen: ` +
+              `${new Set(leases.map((l) => l.renewTime)).size}` +
+              (cgroup
+                ? `; OOM kills: ${cgroup.oomKills()}, peak ${(cgroup.peakBytes() / 2 ** 20).toFixed(0)} MiB`
+                : ""),
           );
         },
         180_000,
@@ -281,6 +287,12 @@ describe("the controller under ten hostile 64 MiB logs finishing at once, inside
       expect((renewals[i] as string) >= (renewals[i - 1] as string)).toBe(true);
     }
     expect(new Set(renewals).size).toBeGreaterThan(1);
+    // Nor did it lose its leadership in between (a renewal that timed out steps it down, and it
+    // takes the Lease back under the same name): its own log says so when it does.
+    const leaderLines = readFileSync(controllerLog, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("lease agent-controller:"));
+    expect(leaderLines.filter((l) => l.includes("stepped down"))).toEqual([]);
     for (const agent of ended) {
       const kind = KINDS[Number(agent.metadata?.name?.split("-")[1]) % KINDS.length];
       expect({ name: agent.metadata?.name, phase: agent.status?.phase }).toEqual({
@@ -304,7 +316,8 @@ describe("the controller under ten hostile 64 MiB logs finishing at once, inside
         `limit: ${cgroup ? `cgroup v${cgroup.version} memory limit, peak ${(cgroup.peakBytes() / 2 ** 20).toFixed(0)} MiB` : "--max-old-space-size=512"}; ` +
         `event loop per second: worst max ${worst("maxMs").toFixed(0)} ms, median of the per-second max ${(sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(0)} ms, ` +
         `worst p99 ${worst("p99Ms").toFixed(0)} ms, a 100 ms timer at most ${worst("latestTickMs").toFixed(0)} ms late; ` +
-        `${answers.length} /healthz answers, ${new Set(renewals).size} Lease renewals seen`,
+        `${answers.length} /healthz answers, ${new Set(renewals).size} Lease renewals seen; ` +
+        `machine load ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores`,
     );
   });
 });
