@@ -1,11 +1,13 @@
 /**
- * Item 3 of issue 41: ten hostile 64 MiB logs finishing at once. The controller's read-back path
- * runs in a child process with `node --max-old-space-size=512`: V8's heap bound, which is what ran
- * out when one ~31 MiB log crashed the controller inside its 512 MiB limit (exit 134, a V8 heap
- * abort); a cgroup would bound the same process from outside but needs privileges a test does not
- * have. The child (test/support/log-flood.ts) streams the logs through gather, its semaphore and
- * the log meter while its health server answers; it must stay up, every read must finish, /healthz
- * must answer throughout, and no chunk may hold the loop 50 ms (so a Lease renewal is never late).
+ * Ten hostile 64 MiB logs finishing at once (docs/cost-and-budgets.md#a-bill-the-agent-cannot-hide),
+ * the read-back path alone. It runs in a child process with `node --max-old-space-size=512`: V8's
+ * heap bound, which is what ran out when one ~31 MiB log crashed the controller inside its 512 MiB
+ * limit (exit 134, a V8 heap abort). The whole controller, with its Lease, inside a 512 MiB memory
+ * cgroup against such logs served by the plane's `pods/log` is
+ * test/integration/controller/log-flood.test.ts. The child (test/support/log-flood.ts) streams the
+ * logs through gather, its semaphore and the log meter while its health server answers; it must
+ * stay up, every read must finish, /healthz must answer throughout, and no chunk may hold the loop
+ * 50 ms (so a Lease renewal is never late).
  *
  * What holds the loop is measured as the CPU time of each feed of the meter (gather feeds it one
  * 16 KiB slice between two yields): its maximum must stay under 50 ms. monitorEventLoopDelay is

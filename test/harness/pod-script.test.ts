@@ -35,6 +35,12 @@ describe("podScriptAnnotations", () => {
     });
   });
 
+  it("refuses log files: a path names a file of the test's machine, only a rule carries one", () => {
+    expect(() => podScriptAnnotations({ logFiles: { agent: "/tmp/big.log" } })).toThrow(
+      "logFiles: only through a rule (scriptPods), not as pod annotations",
+    );
+  });
+
   it.each([
     [{ exitCode: 256 }, "exitCode must be an integer from 0 to 255, got 256"],
     [{ exitCode: -1 }, "exitCode must be an integer from 0 to 255, got -1"],
@@ -43,6 +49,8 @@ describe("podScriptAnnotations", () => {
     [{ exitCodes: { Agent_1: 0 } }, 'exitCodes: "Agent_1" is not a valid container name'],
     [{ runTime: "2 seconds" }, 'runTime must be a Go duration such as "2s" or "1500ms", got "2 seconds"'],
     [{ logs: { "": "x" } }, 'logs: "" is not a valid container name'],
+    [{ logFiles: { agent: "big.log" } }, 'logFiles.agent must be an absolute path, got "big.log"'],
+    [{ logFiles: { "Agent!": "/tmp/x.log" } }, 'logFiles: "Agent!" is not a valid container name'],
   ])("rejects %j naming the field", (script, message) => {
     expect(() => validatePodScript(script)).toThrow(message);
   });
@@ -68,6 +76,16 @@ describe("resolvePodScript", () => {
       logs: { init: "early", agent: "late" },
     });
     expect(resolvePodScript(rules, { app: "a" }, { "test.example/exit-code": "0" }).exitCode).toBe(0);
+  });
+
+  it("merges log files per container, a later rule's file winning", () => {
+    const rules = [
+      rule("early", 10, { app: "a" }, { logFiles: { agent: "/a.log", courier: "/c.log" } }),
+      rule("late", 20, { app: "a" }, { logFiles: { agent: "/b.log" } }),
+    ];
+    expect(resolvePodScript(rules, { app: "a" }, {})).toEqual({
+      logFiles: { agent: "/b.log", courier: "/c.log" },
+    });
   });
 
   it("ignores rules whose labels are not all present", () => {

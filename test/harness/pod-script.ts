@@ -13,6 +13,13 @@ export interface PodScript {
   runTime?: string;
   /** Log of each container, as one text (lines split on "\n") or as lines. Unset containers log nothing. */
   logs?: Record<string, string | readonly string[]>;
+  /**
+   * Log of a container served straight from a file the test wrote, already in CRI log format
+   * (`writeCriLogFile` in cri-log-file.ts), by absolute path: for logs too large for a ConfigMap
+   * (a 64 MiB log). Wins over `logs` for that container; only through a rule (scriptPods), never
+   * as an annotation. The file must stay until the pod's log is no longer read.
+   */
+  logFiles?: Record<string, string>;
 }
 
 export const ANNOTATION_PREFIX = "test.example/";
@@ -60,6 +67,12 @@ export function validatePodScript(script: PodScript): PodScript {
     );
   }
   for (const name of Object.keys(script.logs ?? {})) checkContainer("logs", name);
+  for (const [name, path] of Object.entries(script.logFiles ?? {})) {
+    checkContainer("logFiles", name);
+    if (typeof path !== "string" || !path.startsWith("/")) {
+      throw new Error(`logFiles.${name} must be an absolute path, got ${JSON.stringify(path)}`);
+    }
+  }
   return script;
 }
 
@@ -73,6 +86,9 @@ function logText(log: string | readonly string[]): string {
  */
 export function podScriptAnnotations(script: PodScript): Record<string, string> {
   validatePodScript(script);
+  if (script.logFiles !== undefined) {
+    throw new Error("logFiles: only through a rule (scriptPods), not as pod annotations");
+  }
   const out: Record<string, string> = {};
   if (script.exitCode !== undefined) out[EXIT_CODE_ANNOTATION] = String(script.exitCode);
   for (const [name, code] of Object.entries(script.exitCodes ?? {})) {
@@ -107,6 +123,7 @@ export function mergePodScripts(base: PodScript, over: PodScript): PodScript {
   const merged: PodScript = { ...base, ...stripUndefined(over) };
   if (base.exitCodes || over.exitCodes) merged.exitCodes = { ...base.exitCodes, ...over.exitCodes };
   if (base.logs || over.logs) merged.logs = { ...base.logs, ...over.logs };
+  if (base.logFiles || over.logFiles) merged.logFiles = { ...base.logFiles, ...over.logFiles };
   return merged;
 }
 
@@ -155,7 +172,7 @@ export function scripterPatch(
   ownedByJob: boolean,
   now: Date,
 ): Record<string, string> {
-  const outcome = podScriptAnnotations({ ...script, logs: undefined });
+  const outcome = podScriptAnnotations({ ...script, logs: undefined, logFiles: undefined });
   const patch: Record<string, string> = { [SCRIPTED_ANNOTATION]: "true" };
   for (const [k, v] of Object.entries(outcome)) if (existing[k] !== v) patch[k] = v;
   const ends = ownedByJob || script.exitCode !== undefined || Object.keys(script.exitCodes ?? {}).length > 0;
