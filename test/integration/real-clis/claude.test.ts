@@ -73,11 +73,11 @@ const claude: RealCliVendorRow<AnthropicMessagesServer> = {
   modelCall: "POST /v1/messages",
   sessionId: UUID,
   sessionNoun: "session",
+  file: { path: "README.md", status: "M", content: "hello world\n" },
   change: {
     spec: { prompt: "Fix the {topic} typo.", permission_mode: "bypass" },
     edit: FIX_TYPO,
     done: { text: "Fixed README.md.", usage: { input: 1300, output: 10 } },
-    file: { path: "README.md", status: "M", content: "hello world\n" },
   },
 
   edit: {
@@ -175,7 +175,6 @@ const claude: RealCliVendorRow<AnthropicMessagesServer> = {
     spec: ({ env }) => ({
       output: { sinks: [{ type: "http", url: env.listener.url, headers_secret: SINK_HEADERS_KEY }] },
     }),
-    done: { text: "Fixed README.md.", usage: { input: 1300, output: 10 } },
     expectResumed(agent, model, { env }) {
       expect(agent.status?.providerRetries).toMatchObject({
         count: 1,

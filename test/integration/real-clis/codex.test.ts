@@ -63,11 +63,11 @@ const codex: RealCliVendorRow<OpenAiResponsesServer> = {
   modelCall: "POST /v1/responses",
   sessionId: UUID,
   sessionNoun: "thread",
+  file: { path: "NOTES.md", status: "A", content: NOTES },
   change: {
     spec: { prompt: "Write the {topic} file." },
     edit: WRITE_NOTES,
     done: { text: "Wrote app/NOTES.md.", usage: { input: 1300, output: 10 } },
-    file: { path: "NOTES.md", status: "A", content: NOTES },
   },
 
   edit: {
@@ -166,7 +166,6 @@ const codex: RealCliVendorRow<OpenAiResponsesServer> = {
     // More failures than codex's own request and stream retries together (each up to
     // CODEX_STREAM_MAX_RETRIES).
     answers: (CODEX_STREAM_MAX_RETRIES + 1) ** 2,
-    done: { text: "Wrote app/NOTES.md.", usage: { input: 1300, output: 10 } },
     expectResumed(agent, model) {
       expect(agent.status?.providerRetries?.count ?? 0, agent.status?.output).toBeGreaterThanOrEqual(1);
       expect(agent.status?.providerRetries?.last).toMatchObject({ provider: "openai", status: 503 });

@@ -70,11 +70,11 @@ const gemini: RealCliVendorRow<GeminiServer> = {
   modelCall: `POST /v1beta/models/${MODEL}:streamGenerateContent`,
   sessionId: UUID,
   sessionNoun: "session",
+  file: { path: "NOTES.md", status: "A", content: NOTES },
   change: {
     spec: { prompt: "Write the {topic} notes.", permission_mode: "bypass" },
     edit: WRITE_NOTES,
     done: { text: "Wrote app/NOTES.md.", usage: { input: 1300, output: 10 } },
-    file: { path: "NOTES.md", status: "A", content: NOTES },
   },
 
   edit: {
@@ -152,7 +152,6 @@ const gemini: RealCliVendorRow<GeminiServer> = {
     tries: "attempts",
     status: 429,
     answers: GEMINI_MAX_ATTEMPTS,
-    done: { text: "Wrote app/NOTES.md.", usage: { input: 1300, output: 10 } },
     expectResumed(agent, model) {
       const waits = (agent.status?.output ?? "")
         .split("\n")

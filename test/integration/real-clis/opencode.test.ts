@@ -47,12 +47,7 @@ const opencode: RealCliVendorRow<AnthropicMessagesServer> = {
   modelCall: "POST /v1/messages",
   sessionId: /^ses_/,
   sessionNoun: "session",
-  change: {
-    spec: { prompt: "Write the {topic} file.", permission_mode: "auto" },
-    edit: WRITE_NOTES,
-    done: { text: "Wrote app/NOTES.md.", usage: { input: 1200, output: 10 } },
-    file: { path: "NOTES.md", status: "A", content: NOTES },
-  },
+  file: { path: "NOTES.md", status: "A", content: NOTES },
 
   edit: {
     title:

@@ -36,16 +36,14 @@ export interface VendorContext<M> {
   store: ConversationStore | undefined;
 }
 
-/** The change the model makes through the CLI's own edit tool, in the forge's `acme/app`. */
+/** The change the model makes through the CLI's own edit tool in the limit and chaos runs. */
 export interface VendorChange {
-  /** The definition's prompt and permission_mode for the limit and chaos runs. */
+  /** The definition's prompt and permission_mode. */
   spec: Record<string, unknown>;
-  /** The model's answer that edits the clone through the CLI's tool. */
+  /** The model's answer that edits the clone through the CLI's tool (it writes the row's `file`). */
   edit: ModelStep;
   /** The model's last answer, after the edit. */
   done: ModelStep;
-  /** The file the edit changes, as `git diff --name-status` shows it, and its content after. */
-  file: { path: string; status: "A" | "M"; content: string };
 }
 
 /** One CLI of the end-to-end tests: what differs from the others. */
@@ -61,7 +59,10 @@ export interface RealCliVendorRow<M extends ModelServer> {
   sessionId: RegExp;
   /** What the CLI calls its resumable conversation in a title: "session", "thread". */
   sessionNoun: string;
-  change: VendorChange;
+  /** The file of the forge's `acme/app` the model's edit writes, as `git diff --name-status` shows it, and its content after. */
+  file: { path: string; status: "A" | "M"; content: string };
+  /** Needed by `limitPastCli` and `chaos`. */
+  change?: VendorChange;
   edit: EditRow<M>;
   unauthorized: UnauthorizedRow<M>;
   rateLimited: RateLimitedRow<M>;
@@ -121,8 +122,6 @@ export interface LimitPastCliRow<M> {
   answers: number;
   /** More of the definition (e.g. a sink that hears the wait). */
   spec?: (ctx: VendorContext<M>) => Record<string, unknown>;
-  /** The model's answer after the limit (its usage counted with the first process's). */
-  done: ModelStep;
   /** status.providerRetries, and that the resumed process sent the history and the continuation. */
   expectResumed(agent: Agent, model: M, ctx: VendorContext<M>): void;
 }
@@ -149,6 +148,12 @@ export interface RealtimeRow<M> {
   announced(sessionId: string): string;
 }
 
+/** The row's `change`, which a limit or chaos run needs. */
+function changeOf<M extends ModelServer>(row: RealCliVendorRow<M>): VendorChange {
+  if (!row.change) throw new Error(`the ${row.vendor} row has limitPastCli or chaos but no \`change\``);
+  return row.change;
+}
+
 const matches = (actual: string | undefined, expected: string | RegExp) =>
   typeof expected === "string" ? expect(actual).toBe(expected) : expect(actual).toMatch(expected);
 
@@ -166,11 +171,11 @@ export function realCliVendorTests<M extends ModelServer>(row: RealCliVendorRow<
   });
   const ctx = (): VendorContext<M> => ({ env, suite, store });
   const { stationWithModel, run, post, prompt, untilAccepted } = suite;
-  const { prefix, change } = row;
+  const { prefix, file } = row;
   const timeout = row.suite.runTimeoutMs;
   const key = () => ({ secrets: [keySecret(row.suite.api)] });
   const branchFile = (agent: string) =>
-    bareGit(env.forge?.root ?? "", "acme/app", ["show", `agent/${agent}:${change.file.path}`]);
+    bareGit(env.forge?.root ?? "", "acme/app", ["show", `agent/${agent}:${file.path}`]);
 
   describe.skipIf(suite.skip)(`the real ${row.vendor} CLI on the local plane`, () => {
     it.concurrent(
@@ -214,8 +219,8 @@ export function realCliVendorTests<M extends ModelServer>(row: RealCliVendorRow<
             "main",
             `agent/${name}`,
           ]),
-        ).toBe(`${change.file.status}\t${change.file.path}\n`);
-        expect(await branchFile(name)).toBe(change.file.content);
+        ).toBe(`${file.status}\t${file.path}\n`);
+        expect(await branchFile(name)).toBe(file.content);
       },
       timeout,
     );
@@ -266,7 +271,8 @@ export function realCliVendorTests<M extends ModelServer>(row: RealCliVendorRow<
     );
 
     const past = row.limitPastCli;
-    if (past)
+    if (past) {
+      const change = changeOf(row);
       it.concurrent(
         `${past.what} past the CLI's own ${past.tries} (${past.status}): the supervisor continues the same ${row.sessionNoun}, the history carried, and the edit lands`,
         async () => {
@@ -285,20 +291,22 @@ export function realCliVendorTests<M extends ModelServer>(row: RealCliVendorRow<
             change.edit,
             // More failures than the CLI's own retries of its next request: it gives up, the supervisor does not.
             ...Array.from({ length: past.answers }, () => ({ error: { status: past.status } })),
-            past.done,
+            change.done,
           ]);
           const name = `${prefix}-limit-1`;
           const agent = await run(name, `${prefix}-limit`);
           expect(agent.status?.failureReason ?? "").toBe("");
           expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
           past.expectResumed(agent, model, ctx());
-          expect(await branchFile(name)).toBe(change.file.content);
+          expect(await branchFile(name)).toBe(file.content);
         },
         timeout,
       );
+    }
 
     const chaos = row.chaos;
-    if (chaos)
+    if (chaos) {
+      const change = changeOf(row);
       it.concurrent(
         "with ~30 % of model requests answered 429 (with and without retry-after), 529, 503 or a dropped stream at random (seeded): Succeeded with the model's edit",
         async () => {
@@ -317,10 +325,11 @@ export function realCliVendorTests<M extends ModelServer>(row: RealCliVendorRow<
           // The provider did limit it: some requests were answered by a fault, not by the script.
           const faulted = model.modelCalls().filter((c) => c.step && ("error" in c.step || "cut" in c.step));
           expect(faulted.length).toBeGreaterThan(0);
-          expect(await branchFile(name)).toBe(change.file.content);
+          expect(await branchFile(name)).toBe(file.content);
         },
         timeout,
       );
+    }
 
     const realtime = row.realtime;
     if (realtime)
