@@ -12,50 +12,29 @@
  *   that the model server proves received the earlier history.
  *
  * Each case has a model server of its own (the Station's GOOGLE_GEMINI_BASE_URL wins over the
- * installation's), so the cases run at the same time.
+ * installation's), so the cases run at the same time. The scenarios are vendor-scenarios.ts's; this
+ * file is gemini's row.
  */
-import { describe, expect, it } from "vitest";
-import { renderOutput, vendorFor } from "../../../src/cli/render-output.js";
+import { expect } from "vitest";
+import { renderOutput } from "../../../src/cli/render-output.js";
 import { parseJsonLine } from "../../../src/core/cli/vendors.js";
 import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import type { Agent } from "../../../src/core/types.js";
 import { GEMINI_MAX_ATTEMPTS } from "../../../src/run-pod/supervisor/cli-setup/gemini.js";
 import { RESUME_PROMPT } from "../../../src/run-pod/supervisor/provider-retry/resume-argv.js";
-import { geminiHistory, offeredTools, startGeminiServer } from "../../fakes/models/gemini-generate.js";
-import { bareGit, type ConversationStore } from "./realtime-helpers.js";
+import type { ModelStep } from "../../fakes/models/base.js";
 import {
-  createAgent,
-  FAST_PROVIDER_RETRIES,
-  finishedAgent,
-  forgeRecipe,
-  keySecret,
-  podLog,
-  type RealCliEnv,
-  realCliSuite,
-  SINK_HEADERS_KEY,
-} from "./setup.js";
+  type GeminiServer,
+  geminiHistory,
+  offeredTools,
+  startGeminiServer,
+} from "../../fakes/models/gemini-generate.js";
+import { type RealCliVendorRow, realCliVendorTests } from "./vendor-scenarios.js";
 
 const MODEL = "gemini-2.5-pro";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** gemini takes 2 s to start on an idle machine, 20 s and more on a loaded one; each turn starts it. */
 const RUN_TIMEOUT_MS = 420_000;
-
-let env: RealCliEnv;
-let store: ConversationStore;
-const suite = realCliSuite({
-  vendor: "gemini",
-  api: "gemini",
-  model: MODEL,
-  startModel: startGeminiServer,
-  baseUrl: (model) => model.origin,
-  runTimeoutMs: RUN_TIMEOUT_MS,
-  realtime: true,
-  onStart: (started) => {
-    env = started.env;
-    store = started.store as ConversationStore;
-  },
-});
-const { skip: SKIP, stationWithModel, run, cliEvents, post, prompt, untilAccepted } = suite;
 
 /**
  * The CLI's message in a failed Agent's reason, checking the exit code: the HTTP status mod 256, or
@@ -70,46 +49,53 @@ function failure(agent: Agent, httpStatus: number): string {
   return match?.[2] ?? "";
 }
 
-describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
-  it.concurrent(
-    "edits the clone through write_file: Succeeded, session and tokens from its lines, select and logs on them, disallowed tools never offered, the edit as a PR",
-    async () => {
-      const recipe = forgeRecipe(env, "acme/app");
-      const model = await stationWithModel("gm-edit", {
-        prompt: "Write the {topic} file.",
-        permission_mode: "bypass",
-        disallowed_tools: ["run_shell_command"],
-        resources: { ...recipe.resources, secrets: [keySecret("gemini")] },
-        delivery: recipe.delivery,
-        output: {
-          select: [{ event: "tool_call", tool: "write_file" }, { event: "result" }],
-          sinks: [{ type: "http", url: env.listener.url, headers_secret: SINK_HEADERS_KEY }],
-        },
-      });
-      model.script([
-        {
-          text: "Writing the notes.",
-          toolCall: {
-            name: "write_file",
-            input: { file_path: "app/NOTES.md", content: "# Notes\n\nWritten by gemini.\n" },
-          },
-          usage: { input: 1000, output: 50 },
-        },
-        { text: "Wrote app/NOTES.md.", usage: { input: 1200, output: 10 } },
-      ]);
-      const agent = await run("gm-edit-1", "gm-edit");
-      expect(agent.status?.failureReason ?? "").toBe("");
-      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+const NOTES = "# Notes\n\nWritten by gemini.\n";
+const WRITE_NOTES: ModelStep = {
+  text: "Writing the notes.",
+  toolCall: { name: "write_file", input: { file_path: "app/NOTES.md", content: NOTES } },
+  usage: { input: 1000, output: 50 },
+};
+
+const gemini: RealCliVendorRow<GeminiServer> = {
+  vendor: "gemini",
+  prefix: "gm",
+  suite: {
+    api: "gemini",
+    model: MODEL,
+    startModel: startGeminiServer,
+    baseUrl: (model) => model.origin,
+    runTimeoutMs: RUN_TIMEOUT_MS,
+    realtime: true,
+  },
+  modelCall: `POST /v1beta/models/${MODEL}:streamGenerateContent`,
+  sessionId: UUID,
+  sessionNoun: "session",
+  file: { path: "NOTES.md", status: "A", content: NOTES },
+  change: {
+    spec: { prompt: "Write the {topic} notes.", permission_mode: "bypass" },
+    edit: WRITE_NOTES,
+    done: { text: "Wrote app/NOTES.md.", usage: { input: 1300, output: 10 } },
+  },
+
+  edit: {
+    title:
+      "edits the clone through write_file: Succeeded, session and tokens from its lines, select and logs on them, disallowed tools never offered, the edit as a PR",
+    spec: {
+      prompt: "Write the {topic} file.",
+      permission_mode: "bypass",
+      disallowed_tools: ["run_shell_command"],
+    },
+    select: [{ event: "tool_call", tool: "write_file" }, { event: "result" }],
+    script: [WRITE_NOTES, { text: "Wrote app/NOTES.md.", usage: { input: 1200, output: 10 } }],
+    expectLines(agent, model, { suite }) {
       const output = agent.status?.output ?? "";
       const sessionId = agent.status?.sessionId ?? "";
-      expect(sessionId).toMatch(UUID);
       // The agent container's log also holds the supervisor's and its witness's own lines.
       const jsonLines = output.split("\n").filter((l) => parseJsonLine(l) !== undefined);
       const init = jsonLines.map((l) => parseJsonLine(l)).find((j) => j?.type === "init");
       expect(init).toMatchObject({ type: "init", session_id: sessionId, model: MODEL });
 
       // kubectl agent status / logs on gemini's lines.
-      expect(vendorFor(output.split("\n"), MODEL)).toBe("gemini");
       expect(
         runUsage({ vendor: "gemini", execution: "interactive", model: MODEL, lines: output })?.usage,
       ).toEqual({
@@ -128,109 +114,45 @@ describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
       ]);
       expect(rendered.at(-2)).toBe("Wrote app/NOTES.md.");
       expect(rendered.at(-1)).toMatch(/^\[result\] success · 2200 in \/ 60 out tokens · 1 tool call · /);
-      expect(output).toBe(await podLog(env, agent, "agent"));
 
       // output.select: the write call and the result, nothing else of the CLI's.
-      const selected = cliEvents("gm-edit-1");
+      const selected = suite.cliEvents("gm-edit-1");
       expect(selected.map((e) => e.type)).toEqual(["tool_use", "result"]);
       expect(selected[0]).toMatchObject({
         tool_name: "write_file",
         parameters: { file_path: "app/NOTES.md" },
       });
 
-      // Two chat calls to the named model, nothing else; the denied tool was never offered.
-      expect(model.journal().map((e) => `${e.method} ${e.path}`)).toEqual([
-        `POST /v1beta/models/${MODEL}:streamGenerateContent`,
-        `POST /v1beta/models/${MODEL}:streamGenerateContent`,
-      ]);
+      // The denied tool was never offered.
       const offered = offeredTools(model.modelCalls()[0] as never);
       expect(offered).toContain("write_file");
       expect(offered).not.toContain("run_shell_command");
-
-      // The edit is the pull request's diff.
-      const pulls = env.forge?.github.pulls.filter((p) => p.head === "agent/gm-edit-1") ?? [];
-      expect(pulls).toHaveLength(1);
-      expect(agent.status?.prUrl).toBe(pulls[0]?.htmlUrl);
-      expect(
-        await bareGit(env.forge?.root ?? "", "acme/app", [
-          "diff",
-          "--name-status",
-          "main",
-          "agent/gm-edit-1",
-        ]),
-      ).toBe("A\tNOTES.md\n");
-      expect(await bareGit(env.forge?.root ?? "", "acme/app", ["show", "agent/gm-edit-1:NOTES.md"])).toBe(
-        "# Notes\n\nWritten by gemini.\n",
-      );
     },
-    RUN_TIMEOUT_MS,
-  );
+  },
 
-  it.concurrent(
-    "a rejected key (401) ends Failed at once with the provider's answer",
-    async () => {
-      const model = await stationWithModel("gm-401", { prompt: "Say hi." });
-      model.fallback({ error: { status: 401 } });
-      const agent = await run("gm-401-1", "gm-401");
-      expect(agent.status?.phase).toBe("Failed");
+  unauthorized: {
+    how: "at once with the provider's answer",
+    reason: (agent) =>
       expect(failure(agent, 401)).toBe(
         "API error 401 UNAUTHENTICATED: Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
-      );
-      expect(model.modelCalls()).toHaveLength(1);
-    },
-    RUN_TIMEOUT_MS,
-  );
+      ),
+    calls: 1,
+  },
 
-  it.concurrent(
-    "a provider that stays at its rate limit (429): waited for and continued until the deadline, then Failed naming the provider's last answer",
-    async () => {
-      // gemini's own attempts at a 429 take about half a minute: two minutes leave room for a retry.
-      const model = await stationWithModel(
-        "gm-429",
-        { prompt: "Say hi." },
-        { deadlineMinutes: 2, env: FAST_PROVIDER_RETRIES },
-      );
-      model.fallback({ error: { status: 429 } });
-      const agent = await run("gm-429-1", "gm-429");
-      expect(agent.status).toMatchObject({ phase: "Failed", exitCode: 124 });
-      expect(agent.status?.failureReason).toMatch(
-        /^run deadline exceeded; the provider's last answer: gemini 429: .*Resource has been exhausted \(e\.g\. check quota\)/,
-      );
-      expect(agent.status?.providerRetries?.count ?? 0).toBeGreaterThanOrEqual(1);
-      expect(model.modelCalls().length).toBeGreaterThan(GEMINI_MAX_ATTEMPTS);
-    },
-    RUN_TIMEOUT_MS,
-  );
+  // gemini's own attempts at a 429 take about half a minute: the scenario's two minutes leave room for a retry.
+  rateLimited: {
+    how: "waited for and continued until the deadline",
+    reason:
+      /^run deadline exceeded; the provider's last answer: gemini 429: .*Resource has been exhausted \(e\.g\. check quota\)/,
+    minCalls: GEMINI_MAX_ATTEMPTS + 1,
+  },
 
-  it.concurrent(
-    "a rate limit past the CLI's own attempts (429): the supervisor continues the same session, the history carried, and the edit lands",
-    async () => {
-      const recipe = forgeRecipe(env, "acme/app");
-      const model = await stationWithModel(
-        "gm-limit",
-        {
-          prompt: "Write the {topic} notes.",
-          permission_mode: "bypass",
-          resources: { ...recipe.resources, secrets: [keySecret("gemini")] },
-          delivery: recipe.delivery,
-        },
-        { env: FAST_PROVIDER_RETRIES },
-      );
-      model.script([
-        {
-          text: "Writing the notes.",
-          toolCall: {
-            name: "write_file",
-            input: { file_path: "app/NOTES.md", content: "# Notes\n\nWritten by gemini.\n" },
-          },
-          usage: { input: 1000, output: 50 },
-        },
-        ...Array.from({ length: GEMINI_MAX_ATTEMPTS }, () => ({ error: { status: 429 } })),
-        { text: "Wrote app/NOTES.md.", usage: { input: 1300, output: 10 } },
-      ]);
-      const agent = await run("gm-limit-1", "gm-limit");
-      expect(agent.status?.failureReason ?? "").toBe("");
-      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
+  limitPastCli: {
+    what: "a rate limit",
+    tries: "attempts",
+    status: 429,
+    answers: GEMINI_MAX_ATTEMPTS,
+    expectResumed(agent, model) {
       const waits = (agent.status?.output ?? "")
         .split("\n")
         .filter((l) => l.includes('"kind":"provider-limit"'));
@@ -241,74 +163,16 @@ describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
       const last = JSON.stringify(model.modelCalls().at(-1)?.body ?? "");
       expect(last).toContain("write_file");
       expect(last).toContain(JSON.stringify(RESUME_PROMPT).slice(1, -1));
-      expect(await bareGit(env.forge?.root ?? "", "acme/app", ["show", "agent/gm-limit-1:NOTES.md"])).toBe(
-        "# Notes\n\nWritten by gemini.\n",
-      );
     },
-    RUN_TIMEOUT_MS,
-  );
+  },
 
-  it.concurrent(
-    "with ~30 % of model requests answered 429 (with and without retry-after), 529, 503 or a dropped stream at random (seeded): Succeeded with the model's edit",
-    async () => {
-      const recipe = forgeRecipe(env, "acme/app");
-      const model = await stationWithModel(
-        "gm-chaos",
-        {
-          prompt: "Write the {topic} notes.",
-          permission_mode: "bypass",
-          resources: { ...recipe.resources, secrets: [keySecret("gemini")] },
-          delivery: recipe.delivery,
-        },
-        { env: FAST_PROVIDER_RETRIES },
-      );
-      // Seed 23: the first request is answered 429 with retry-after (test/fakes/models/base.ts seededRandom).
-      model.faults({ rate: 0.3, seed: 23 });
-      model.script([
-        {
-          text: "Writing the notes.",
-          toolCall: {
-            name: "write_file",
-            input: { file_path: "app/NOTES.md", content: "# Notes\n\nWritten by gemini.\n" },
-          },
-          usage: { input: 1000, output: 50 },
-        },
-        { text: "Wrote app/NOTES.md.", usage: { input: 1300, output: 10 } },
-      ]);
-      const agent = await run("gm-chaos-1", "gm-chaos");
-      expect(agent.status?.failureReason ?? "", agent.status?.output).toBe("");
-      expect(agent.status).toMatchObject({ phase: "Succeeded", exitCode: 0 });
-      // The provider did limit it: some requests were answered by a fault, not by the script.
-      const faulted = model.modelCalls().filter((c) => c.step && ("error" in c.step || "cut" in c.step));
-      expect(faulted.length).toBeGreaterThan(0);
-      expect(await bareGit(env.forge?.root ?? "", "acme/app", ["show", "agent/gm-chaos-1:NOTES.md"])).toBe(
-        "# Notes\n\nWritten by gemini.\n",
-      );
-    },
-    RUN_TIMEOUT_MS,
-  );
+  // Seed 23: the first request is answered 429 with retry-after.
+  chaos: { seed: 23 },
 
-  it.concurrent(
-    "a realtime session of three turns continues one gemini session; a resume in a fresh pod sends the earlier history",
-    async () => {
-      const model = await stationWithModel("gm-rt", {
-        prompt: "Remember the number 42.",
-        execution: "realtime",
-        resources: { secrets: [keySecret("gemini")], conversation: { source: `${store.url}/conv` } },
-      });
-      model.script([{ text: "Noted: 42." }, { text: "You said 42." }, { text: "Still 42." }]);
-      await createAgent(env, "gm-rt-a", "gm-rt");
-      await untilAccepted("gm-rt-a", "Which number?");
-      expect(await prompt("gm-rt-a", "Say it once more.")).toMatchObject({ status: 202 });
-      expect(await post("gm-rt-a", "close")).toMatchObject({ status: 202 });
-      const first = await finishedAgent(env, "gm-rt-a", RUN_TIMEOUT_MS);
-      expect(first.status?.failureReason ?? "").toBe("");
-      expect(first.status?.phase).toBe("Succeeded");
-      const sessionId = first.status?.sessionId ?? "";
-      expect(sessionId).toMatch(UUID);
-
-      // One gemini process per turn, each continuing the session: every request carries the
-      // conversation so far (the initial prompt was turn 1).
+  realtime: {
+    script: [{ text: "Noted: 42." }, { text: "You said 42." }, { text: "Still 42." }],
+    third: "Say it once more.",
+    expectTurns(model) {
       const firstCalls = model.modelCalls();
       const userTexts = (i: number) =>
         geminiHistory(firstCalls[i] as never)
@@ -322,19 +186,9 @@ describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
         "Which number?",
         "Say it once more.",
       ]);
-      expect(store.saves(sessionId)).toBeGreaterThan(0);
-
-      // A fresh pod resumes it: the init restores the saved .gemini, the turn runs --resume=<id>.
-      model.script([{ text: "It was 42." }]);
-      const before = model.modelCalls().length;
-      await createAgent(env, "gm-rt-b", "gm-rt", { resumeSession: sessionId });
-      const { accepted } = await untilAccepted("gm-rt-b", "What was the number?");
-      expect(accepted.body).toEqual({ turn: 1, queued: 1, sessionId });
-      expect(await post("gm-rt-b", "close")).toMatchObject({ status: 202 });
-      const resumed = await finishedAgent(env, "gm-rt-b", RUN_TIMEOUT_MS);
-      expect(resumed.status?.failureReason ?? "").toBe("");
-      expect(resumed.status).toMatchObject({ phase: "Succeeded", sessionId });
-      const [resumedCall] = model.modelCalls().slice(before);
+    },
+    // The init restores the saved .gemini, the turn runs --resume=<id>.
+    expectResumed([resumedCall]) {
       const history = geminiHistory(resumedCall as never);
       expect(history.filter((t) => t.role === "model").map((t) => t.text)).toEqual([
         "Noted: 42.",
@@ -342,9 +196,9 @@ describe.skipIf(SKIP)("the real gemini CLI on the local plane", () => {
         "Still 42.",
       ]);
       expect(history.at(-1)).toMatchObject({ role: "user", text: "What was the number?" });
-      // The resumed turn announced the same session.
-      expect(resumed.status?.output ?? "").toContain(`"session_id":"${sessionId}"`);
     },
-    RUN_TIMEOUT_MS * 2,
-  );
-});
+    announced: (sessionId) => `"session_id":"${sessionId}"`,
+  },
+};
+
+realCliVendorTests(gemini);

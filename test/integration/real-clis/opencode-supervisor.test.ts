@@ -10,13 +10,15 @@
  * Each test has its own model server, so the runs go concurrently (opencode takes 4 s to start on
  * an idle machine and much longer on a busy one). The supervisor runs as the current user (the
  * cache lives under /root, which uid 1000 cannot enter); the real node's e2e runs it as uid 1000.
+ *
+ * The scenarios every CLI runs are supervisor-scenarios.ts's (this file is opencode's row);
+ * opencode's own (bypass and auto outside the workspace) follows them.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { renderOutput } from "../../../src/cli/render-output.js";
 import { cliArgv } from "../../../src/core/cli/argv.js";
-import { terminalVerdict } from "../../../src/core/cli/vendors.js";
 import { runUsage } from "../../../src/core/pricing/run-usage.js";
 import { lastCliError, lastSessionId } from "../../../src/core/readback/output.js";
 import { passesSelect } from "../../../src/sinks/select.js";
@@ -25,12 +27,8 @@ import {
   startAnthropicMessages,
   textsOf,
 } from "../../fakes/models/anthropic-messages.js";
-import {
-  BRIEF_PROVIDER_RIDE,
-  providerLimitEvents,
-  type SupervisedRun,
-  supervisorHarness,
-} from "./supervisor-harness.js";
+import { BRIEF_PROVIDER_RIDE, type SupervisedRun, supervisorHarness } from "./supervisor-harness.js";
+import { supervisedCliTests } from "./supervisor-scenarios.js";
 
 const MODEL = "opencode/anthropic/claude-sonnet-4-6";
 /** A run on a loaded 2-core machine: start-up alone has taken over a minute there. */
@@ -46,8 +44,10 @@ const harness = supervisorHarness({
   }),
   deadlineMs: RUN_TIMEOUT_MS - 30_000,
 });
-const SKIP = harness.skip;
 const modelServer = harness.modelServer;
+
+const argvFor = (prompt: string, def: Record<string, unknown> = {}) =>
+  cliArgv({ model: MODEL, prompt, ...def } as never, MODEL, prompt);
 
 interface Run extends Pick<SupervisedRun, "code" | "stdout" | "stderr"> {
   /** The CLI's own stdout lines as printed (the supervisor's own events have `kind`, not `type`). */
@@ -64,148 +64,128 @@ async function superviseOpencode(
   env: Record<string, string> = {},
 ): Promise<Run> {
   const dir = harness.runDir(name);
-  const argv = cliArgv({ model: MODEL, prompt, ...def } as never, MODEL, prompt);
-  const { code, stdout, stderr, cliText } = await harness.supervise(model, dir, argv, env);
+  const { code, stdout, stderr, cliText } = await harness.supervise(model, dir, argvFor(prompt, def), env);
   return { code, stdout, stderr, cliLines: cliText, ...dir };
 }
 
 const types = (run: Run) => run.cliLines.map((l) => JSON.parse(l).type);
 
-describe.skipIf(SKIP)("the real opencode CLI under the built supervisor", () => {
-  it.concurrent(
-    "edits a file through its own write tool; its last step_finish ends the run with cost and session",
-    async () => {
-      const model = await modelServer();
-      model.script([
+supervisedCliTests(
+  {
+    vendor: "opencode",
+    harness,
+    // opencode takes 4 s to start on an idle machine and much longer on a busy one: each test has a
+    // model server of its own and the runs go side by side.
+    model: modelServer,
+    concurrent: true,
+    timeoutMs: RUN_TIMEOUT_MS,
+    argv: argvFor,
+    // Only model calls, at the base URL plus /v1: no session-title request, nothing else.
+    modelCall: "POST /v1/messages",
+    sessionId: /^ses_/,
+    cliError: (run) => lastCliError("opencode", run.cliText.join("\n")),
+
+    edit: {
+      title:
+        "edits a file through its own write tool; its last step_finish ends the run with cost and session",
+      script: () => [
         {
           toolCall: { name: "write", input: { filePath: "hello.txt", content: "hi from opencode\n" } },
           text: "Writing hello.txt.",
           usage: { input: 1000, output: 50 },
         },
         { text: "Wrote hello.txt.", usage: { input: 1200, output: 10 } },
-      ]);
-      const run = await superviseOpencode("edit", model, "Write hello.txt");
-      expect(run.code, run.stderr).toBe(0);
-      expect(readFileSync(join(run.workspace, "hello.txt"), "utf8")).toBe("hi from opencode\n");
-      expect(types(run)).toEqual([
-        "step_start",
-        "text",
-        "tool_use",
-        "step_finish",
-        "step_start",
-        "text",
-        "step_finish",
-      ]);
-      expect(terminalVerdict("opencode", run.cliLines.at(-1) ?? "")).toEqual({ success: true });
-      const output = run.cliLines.join("\n");
-      expect(lastSessionId("opencode", output)).toMatch(/^ses_/);
-      // Priced by opencode from its catalog ($3 / $15 per million tokens for claude-sonnet-4-6).
-      const cost = runUsage({ vendor: "opencode", execution: "interactive", model: MODEL, lines: output });
-      expect(cost?.usage).toMatchObject({ inputTokens: 2200, outputTokens: 60 });
-      expect(cost?.costUsd).toBeCloseTo(0.0075, 6);
-      expect(renderOutput(output, "opencode")).toEqual([
-        expect.stringMatching(/^\[session\] ses_/),
-        "Writing hello.txt.",
-        "[tool] write · hello.txt",
-        "[tool result] Wrote file successfully.",
-        "Wrote hello.txt.",
-        "[result] success · cost $0.0075 · 2200 in / 60 out tokens · 2 steps",
-      ]);
-      const selected = run.cliLines.filter((l) =>
-        passesSelect([{ event: "tool_call", tool: "write" }], "opencode", l),
-      );
-      expect(selected.map((l) => JSON.parse(l).type)).toEqual(["tool_use"]);
+      ],
+      file: { path: "hello.txt", content: "hi from opencode\n" },
+      kind: (l) => String(l.type),
+      kinds: ["step_start", "text", "tool_use", "step_finish", "step_start", "text", "step_finish"],
+      session: (run) => lastSessionId("opencode", run.cliText.join("\n")) ?? "",
+      expectMore(run, { dir, requests }) {
+        const output = run.cliText.join("\n");
+        // Priced by opencode from its catalog ($3 / $15 per million tokens for claude-sonnet-4-6).
+        const cost = runUsage({ vendor: "opencode", execution: "interactive", model: MODEL, lines: output });
+        expect(cost?.usage).toMatchObject({ inputTokens: 2200, outputTokens: 60 });
+        expect(cost?.costUsd).toBeCloseTo(0.0075, 6);
+        expect(renderOutput(output, "opencode")).toEqual([
+          expect.stringMatching(/^\[session\] ses_/),
+          "Writing hello.txt.",
+          "[tool] write · hello.txt",
+          "[tool result] Wrote file successfully.",
+          "Wrote hello.txt.",
+          "[result] success · cost $0.0075 · 2200 in / 60 out tokens · 2 steps",
+        ]);
+        const selected = run.cliText.filter((l) =>
+          passesSelect([{ event: "tool_call", tool: "write" }], "opencode", l),
+        );
+        expect(selected.map((l) => JSON.parse(l).type)).toEqual(["tool_use"]);
 
-      // Only the two model calls, at the base URL plus /v1: no session-title request, nothing else.
-      const journal = model.journal();
-      expect(journal.map((e) => `${e.method} ${e.path}`)).toEqual(["POST /v1/messages", "POST /v1/messages"]);
-      expect(journal.map((e) => (e.body as { model?: string }).model)).toEqual([
-        "claude-sonnet-4-6",
-        "claude-sonnet-4-6",
-      ]);
-      expect(journal[0]?.headers["x-api-key"]).toBe("<present>");
-      // opencode 1.18 quotes a message argument that holds a space before sending it
-      // (docs/agent-clis.md, "opencode"): the model reads the prompt in double quotes.
-      expect(textsOf(journal[1]?.body)).toContain('"Write hello.txt"');
-      // The dependency install found its package listed: nothing came from npm.
-      expect(readdirSync(join(run.home, ".config/opencode/node_modules"))).toEqual([".keep"]);
-      expect(existsSync(join(run.home, ".npm"))).toBe(false);
+        expect(requests.map((e) => (e.body as { model?: string }).model)).toEqual([
+          "claude-sonnet-4-6",
+          "claude-sonnet-4-6",
+        ]);
+        expect(requests[0]?.headers["x-api-key"]).toBe("<present>");
+        // opencode 1.18 quotes a message argument that holds a space before sending it
+        // (docs/agent-clis.md, "opencode"): the model reads the prompt in double quotes.
+        expect(textsOf(requests[1]?.body)).toContain('"Write hello.txt"');
+        // The dependency install found its package listed: nothing came from npm.
+        expect(readdirSync(join(dir.home, ".config/opencode/node_modules"))).toEqual([".keep"]);
+        expect(existsSync(join(dir.home, ".npm"))).toBe(false);
+      },
     },
-    RUN_TIMEOUT_MS,
-  );
 
-  it.concurrent(
-    "a rejected key (401) fails at once with the provider's answer on an error line, exit 1",
-    async () => {
-      const model = await modelServer();
-      model.fallback({ error: { status: 401 } });
-      const run = await superviseOpencode("unauthorized", model, "Say hi");
-      expect(run.code, run.stderr).toBe(1);
-      expect(types(run)).toEqual(["error"]);
-      expect(lastCliError("opencode", run.cliLines.join("\n"))).toBe("invalid x-api-key (HTTP 401)");
+    unauthorized: {
+      title: "a rejected key (401) fails at once with the provider's answer on an error line, exit 1",
+      prompt: "Say hi",
+      code: 1,
       // Not retried.
-      expect(model.modelCalls(), JSON.stringify(model.journal(), null, 1)).toHaveLength(1);
+      calls: 1,
+      error: "invalid x-api-key (HTTP 401)",
+      expectMore: (run) => expect(run.cliLines.map((l) => l.type)).toEqual(["error"]),
     },
-    RUN_TIMEOUT_MS,
-  );
 
-  it.concurrent(
-    "a persistent rate limit (429): the CLI's own retries, then the supervisor's waits with the provider's retry-after, until the deadline (124)",
-    async () => {
-      const model = await modelServer();
-      model.fallback({ error: { status: 429 }, retryAfterSeconds: 1 });
+    limitToDeadline: {
+      title:
+        "a persistent rate limit (429): the CLI's own retries, then the supervisor's waits with the provider's retry-after, until the deadline (124)",
+      prompt: "Say hi",
+      answer: { error: { status: 429 }, retryAfterSeconds: 1 },
       // opencode's own five retries (each after the 1 s retry-after) and its start take most of
       // half a minute here: a minute leaves room for the supervisor's waits.
-      const run = await superviseOpencode(
-        "rate-limited",
-        model,
-        "Say hi",
-        {},
-        {
-          ...BRIEF_PROVIDER_RIDE,
-          AGENT_DEADLINE_MS: "60000",
-        },
-      );
-      expect(run.code, run.stderr).toBe(124);
-      expect(lastCliError("opencode", run.cliLines.join("\n"))).toBe(
-        "Number of request tokens has exceeded your per-minute rate limit (HTTP 429)",
-      );
-      const waits = providerLimitEvents(run.stdout);
-      expect(waits.length).toBeGreaterThanOrEqual(1);
-      expect(waits[0]).toMatchObject({ provider: "anthropic", status: 429, retryAfterSeconds: 1 });
+      env: { ...BRIEF_PROVIDER_RIDE, AGENT_DEADLINE_MS: "60000" },
+      error: "Number of request tokens has exceeded your per-minute rate limit (HTTP 429)",
+      event: { provider: "anthropic", status: 429, retryAfterSeconds: 1 },
     },
-    RUN_TIMEOUT_MS,
-  );
-
-  it.concurrent(
-    "permission_mode bypass (--auto) lets it write outside the workspace; auto refuses and ends the run",
-    async () => {
-      const outside = join(harness.root(), "outside");
-      mkdirSync(outside, { recursive: true });
-      const write = (file: string) => ({
-        toolCall: { name: "write", input: { filePath: join(outside, file), content: "x\n" } },
-      });
-      const bypassModel = await modelServer();
-      bypassModel.script([write("bypass.txt"), { text: "Done." }]);
-      const autoModel = await modelServer();
-      autoModel.script([write("auto.txt"), { text: "Done." }]);
-      const [bypass, auto] = await Promise.all([
-        superviseOpencode("bypass", bypassModel, "Write outside", { permission_mode: "bypass" }),
-        superviseOpencode("auto", autoModel, "Write outside", { permission_mode: "auto" }),
-      ]);
-      expect(bypass.code, bypass.stderr).toBe(0);
-      expect(readFileSync(join(outside, "bypass.txt"), "utf8")).toBe("x\n");
-      expect(auto.code, auto.stderr).toBe(0);
-      expect(existsSync(join(outside, "auto.txt"))).toBe(false);
-      const refused = JSON.parse(auto.cliLines.find((l) => JSON.parse(l).type === "tool_use") ?? "{}");
-      expect(refused.part.state).toMatchObject({
-        status: "error",
-        error: "The user rejected permission to use this specific tool call.",
-      });
-      // It asks nobody: one model call, the run ends after the refused step.
-      expect(autoModel.modelCalls()).toHaveLength(1);
-      expect(types(auto).at(-1)).toBe("step_finish");
-    },
-    RUN_TIMEOUT_MS,
-  );
-});
+  },
+  () => {
+    it.concurrent(
+      "permission_mode bypass (--auto) lets it write outside the workspace; auto refuses and ends the run",
+      async () => {
+        const outside = join(harness.root(), "outside");
+        mkdirSync(outside, { recursive: true });
+        const write = (file: string) => ({
+          toolCall: { name: "write", input: { filePath: join(outside, file), content: "x\n" } },
+        });
+        const bypassModel = await modelServer();
+        bypassModel.script([write("bypass.txt"), { text: "Done." }]);
+        const autoModel = await modelServer();
+        autoModel.script([write("auto.txt"), { text: "Done." }]);
+        const [bypass, auto] = await Promise.all([
+          superviseOpencode("bypass", bypassModel, "Write outside", { permission_mode: "bypass" }),
+          superviseOpencode("auto", autoModel, "Write outside", { permission_mode: "auto" }),
+        ]);
+        expect(bypass.code, bypass.stderr).toBe(0);
+        expect(readFileSync(join(outside, "bypass.txt"), "utf8")).toBe("x\n");
+        expect(auto.code, auto.stderr).toBe(0);
+        expect(existsSync(join(outside, "auto.txt"))).toBe(false);
+        const refused = JSON.parse(auto.cliLines.find((l) => JSON.parse(l).type === "tool_use") ?? "{}");
+        expect(refused.part.state).toMatchObject({
+          status: "error",
+          error: "The user rejected permission to use this specific tool call.",
+        });
+        // It asks nobody: one model call, the run ends after the refused step.
+        expect(autoModel.modelCalls()).toHaveLength(1);
+        expect(types(auto).at(-1)).toBe("step_finish");
+      },
+      RUN_TIMEOUT_MS,
+    );
+  },
+);
