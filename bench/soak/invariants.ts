@@ -1,0 +1,227 @@
+/**
+ * The soak's invariants (docs/soak.md#invariants): pure functions over snapshots the runner
+ * gathers (one LIST of Agents, Jobs and Stations at a time, plus what its watches saw over the
+ * run). Each returns the violations it finds; the runner counts them per invariant.
+ */
+
+export type Execution = "interactive" | "batch" | "realtime";
+export type ConcurrencyPolicy = "Allow" | "Forbid" | "Replace";
+
+export interface AgentSnap {
+  name: string;
+  uid: string;
+  station: string;
+  execution: Execution;
+  /** When the Agent's phase was first seen as it is now (ms since the epoch). */
+  phaseSince: number;
+  phase?: string;
+  exitCode?: number;
+  failureReason?: string;
+  conditions: { type: string; status: string; reason?: string }[];
+  /** metadata.deletionTimestamp set: left out of concurrency counts (a cleanup may still run). */
+  deleting: boolean;
+}
+
+export interface StationSnap {
+  name: string;
+  concurrencyPolicy: ConcurrencyPolicy;
+  maxConcurrentRuns?: number;
+}
+
+export interface Snapshot {
+  /** When it was taken (ms since the epoch). */
+  at: number;
+  agents: AgentSnap[];
+  stations: StationSnap[];
+}
+
+/** How long an Agent may stay in one phase (ms), from the seeds' rules (docs/soak.md#invariants). */
+export interface StuckBounds {
+  /** Pending while its Station has a free slot. */
+  pending: number;
+  /** Running, per execution: the run's deadline or the batch timeout, plus the read-back's slack. */
+  running: Record<Execution, number>;
+}
+
+export type InvariantName = "stuck" | "lost" | "two-jobs" | "concurrency" | "terminal-agrees";
+export const INVARIANTS: readonly InvariantName[] = [
+  "stuck",
+  "lost",
+  "two-jobs",
+  "concurrency",
+  "terminal-agrees",
+];
+
+export interface Violation {
+  invariant: InvariantName;
+  /** The Agent it is about (a Station's name for a concurrency violation). */
+  agent: string;
+  /** When it was seen (ms since the epoch). */
+  at: number;
+  detail: string;
+}
+
+export const isTerminal = (phase: string | undefined) => phase === "Succeeded" || phase === "Failed";
+
+const running = (a: AgentSnap) => a.phase === "Running" && !a.deleting;
+
+/**
+ * No Agent stuck: every Agent not terminal has changed phase within its bound. A Pending Agent
+ * whose Station is full waits for a slot (the seed's queue), which is not being stuck.
+ */
+export function stuckAgents(s: Snapshot, bounds: StuckBounds): Violation[] {
+  const out: Violation[] = [];
+  const stations = new Map(s.stations.map((st) => [st.name, st]));
+  for (const a of s.agents) {
+    if (isTerminal(a.phase) || a.deleting) continue;
+    const age = s.at - a.phaseSince;
+    const phase = a.phase ?? "Pending";
+    if (phase === "Pending") {
+      if (age <= bounds.pending) continue;
+      const st = stations.get(a.station);
+      const limit = st ? slotLimit(st) : undefined;
+      const busy = s.agents.filter((b) => b.station === a.station && running(b)).length;
+      if (limit !== undefined && busy >= limit) continue;
+      out.push({
+        invariant: "stuck",
+        agent: a.name,
+        at: s.at,
+        detail: `Pending for ${Math.round(age / 1000)} s (bound ${bounds.pending / 1000} s) while Station ${a.station} runs ${busy}${limit === undefined ? "" : ` of ${limit}`}`,
+      });
+    } else if (age > bounds.running[a.execution]) {
+      out.push({
+        invariant: "stuck",
+        agent: a.name,
+        at: s.at,
+        detail: `${phase} for ${Math.round(age / 1000)} s (bound ${bounds.running[a.execution] / 1000} s for ${a.execution})`,
+      });
+    }
+  }
+  return out;
+}
+
+/** The most a Station runs at once: 1 under Forbid, else maxConcurrentRuns when set. */
+function slotLimit(st: StationSnap): number | undefined {
+  if (st.concurrencyPolicy === "Forbid") return Math.min(1, st.maxConcurrentRuns ?? 1);
+  return st.maxConcurrentRuns;
+}
+
+/**
+ * No run lost (checked at the end): every Agent the soak created was seen terminal, or the soak
+ * deleted it. `seenTerminal` holds the uids the watch saw terminal (history limits prune them).
+ */
+export function lostAgents(
+  created: readonly { name: string; uid: string }[],
+  seenTerminal: ReadonlySet<string>,
+  deletedBySoak: ReadonlySet<string>,
+  final: Snapshot,
+): Violation[] {
+  const now = new Map(final.agents.map((a) => [a.uid, a]));
+  return created
+    .filter((c) => !seenTerminal.has(c.uid) && !deletedBySoak.has(c.name))
+    .map((c) => {
+      const a = now.get(c.uid);
+      return {
+        invariant: "lost" as const,
+        agent: c.name,
+        at: final.at,
+        detail: a
+          ? `not terminal at the end (phase ${a.phase ?? "none"})`
+          : "gone without having been seen terminal and without the soak deleting it",
+      };
+    });
+}
+
+/** Never two Jobs for one Agent: `jobsSeen` maps each Agent to every Job name its label carried. */
+export function twoJobs(jobsSeen: ReadonlyMap<string, ReadonlySet<string>>, at: number): Violation[] {
+  return [...jobsSeen]
+    .filter(([, jobs]) => jobs.size > 1)
+    .map(([agent, jobs]) => ({
+      invariant: "two-jobs" as const,
+      agent,
+      at,
+      detail: `${jobs.size} Jobs: ${[...jobs].sort().join(", ")}`,
+    }));
+}
+
+/**
+ * Never more Running than a Station allows: one under Forbid, maxConcurrentRuns otherwise. Agents
+ * being deleted are left out (a preempted batch Agent stays Running while its cleanup runs).
+ */
+export function overConcurrency(s: Snapshot): Violation[] {
+  const out: Violation[] = [];
+  for (const st of s.stations) {
+    const limit = slotLimit(st);
+    if (limit === undefined) continue;
+    const names = s.agents.filter((a) => a.station === st.name && running(a)).map((a) => a.name);
+    if (names.length > limit)
+      out.push({
+        invariant: "concurrency",
+        agent: st.name,
+        at: s.at,
+        detail: `${names.length} Running (${names.sort().join(", ")}) on Station ${st.name} (${st.concurrencyPolicy}, at most ${limit})`,
+      });
+  }
+  return out;
+}
+
+const cond = (a: AgentSnap, type: string) => a.conditions.find((c) => c.type === type);
+
+/**
+ * A terminal Agent's phase, exit code and conditions agree (docs/state-machine.md's conditions
+ * table): Succeeded has exit code 0 (when recorded), Complete=True and no Failed=True; Failed has a
+ * non-zero exit code (when recorded), Failed=True and no Complete=True; both Ready=False.
+ */
+export function terminalDisagreements(s: Snapshot): Violation[] {
+  const out: Violation[] = [];
+  for (const a of s.agents) {
+    if (!isTerminal(a.phase)) continue;
+    const problems: string[] = [];
+    const complete = cond(a, "Complete")?.status === "True";
+    const failed = cond(a, "Failed")?.status === "True";
+    const ready = cond(a, "Ready");
+    if (ready?.status !== "False") problems.push(`Ready is ${ready?.status ?? "missing"}, not False`);
+    if (a.phase === "Succeeded") {
+      if (a.exitCode !== undefined && a.exitCode !== 0) problems.push(`exitCode ${a.exitCode}`);
+      if (!complete) problems.push("no Complete=True");
+      if (failed) problems.push("Failed=True");
+    } else {
+      if (a.exitCode === 0) problems.push("exitCode 0");
+      if (!failed) problems.push("no Failed=True");
+      if (complete) problems.push("Complete=True");
+    }
+    if (problems.length > 0)
+      out.push({
+        invariant: "terminal-agrees",
+        agent: a.name,
+        at: s.at,
+        detail: `${a.phase}: ${problems.join("; ")}`,
+      });
+  }
+  return out;
+}
+
+/**
+ * The violations of the continuous checks, each counted once per Agent and invariant however many
+ * snapshots show it.
+ */
+export class ViolationLog {
+  readonly all: Violation[] = [];
+  private readonly seen = new Set<string>();
+
+  add(vs: readonly Violation[]): void {
+    for (const v of vs) {
+      // A Station over its limit again with other Agents is another violation; an Agent is counted once.
+      const key = v.invariant === "concurrency" ? `${v.invariant}/${v.detail}` : `${v.invariant}/${v.agent}`;
+      if (this.seen.has(key)) continue;
+      this.seen.add(key);
+      this.all.push(v);
+    }
+  }
+
+  counts(): Record<InvariantName, number> {
+    const c = Object.fromEntries(INVARIANTS.map((i) => [i, 0])) as Record<InvariantName, number>;
+    for (const v of this.all) c[v.invariant] += 1;
+    return c;
+  }
+}
