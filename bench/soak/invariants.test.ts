@@ -142,6 +142,20 @@ describe("the soak's invariants (docs/soak.md#invariants)", () => {
       over: true,
     },
     {
+      row: "Replace with two Running",
+      st: station({ concurrencyPolicy: "Replace", maxConcurrentRuns: 5 }),
+      running: 2,
+      deleting: 0,
+      over: true,
+    },
+    {
+      row: "maxConcurrentRuns 0 is no limit",
+      st: station({ maxConcurrentRuns: 0 }),
+      running: 9,
+      deleting: 0,
+      over: false,
+    },
+    {
       row: "no limit",
       st: station({ maxConcurrentRuns: undefined }),
       running: 9,

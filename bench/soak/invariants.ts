@@ -100,10 +100,13 @@ export function stuckAgents(s: Snapshot, bounds: StuckBounds): Violation[] {
   return out;
 }
 
-/** The most a Station runs at once: 1 under Forbid, else maxConcurrentRuns when set. */
+/**
+ * The most a Station runs at once: 1 under Forbid or Replace whatever maxConcurrentRuns says, else
+ * maxConcurrentRuns when set (0 = no limit).
+ */
 function slotLimit(st: StationSnap): number | undefined {
-  if (st.concurrencyPolicy === "Forbid") return Math.min(1, st.maxConcurrentRuns ?? 1);
-  return st.maxConcurrentRuns;
+  if (st.concurrencyPolicy !== "Allow") return 1;
+  return st.maxConcurrentRuns ? st.maxConcurrentRuns : undefined;
 }
 
 /**
@@ -145,7 +148,8 @@ export function twoJobs(jobsSeen: ReadonlyMap<string, ReadonlySet<string>>, at: 
 }
 
 /**
- * Never more Running than a Station allows: one under Forbid, maxConcurrentRuns otherwise. Agents
+ * Never more Running than a Station allows: one under Forbid or Replace, maxConcurrentRuns
+ * otherwise. Agents
  * being deleted are left out (a preempted batch Agent stays Running while its cleanup runs).
  */
 export function overConcurrency(s: Snapshot): Violation[] {
