@@ -119,7 +119,7 @@ describe("the soak's invariants (docs/soak.md#invariants)", () => {
     { row: "a batch Agent with no Job", jobs: { a: [] }, two: [] },
     { row: "two Jobs for one Agent", jobs: { a: ["agent-job-a", "agent-job-a-2"] }, two: ["a"] },
   ])("two Jobs: $row", ({ jobs, two }) => {
-    const seen = new Map(Object.entries(jobs).map(([k, v]) => [k, new Set(v)]));
+    const seen = new Map(Object.entries(jobs).map(([k, v]) => [k, new Set<string>(v)]));
     expect(twoJobs(seen, NOW).map((v) => v.agent)).toEqual(two);
   });
 
