@@ -86,7 +86,7 @@ export interface ObjectImages {
 
 const MODELS = {
   anthropic: "claude-sonnet-4-6",
-  gemini: "gemini-2.5-flash",
+  gemini: "gemini-3.1-flash-lite",
   openai: "gpt-5-mini",
 } as const;
 const KEY_NAMES = {

@@ -349,8 +349,19 @@ const executionOf = (part: string | undefined): Execution =>
   part?.startsWith("batch-") ? "batch" : "interactive";
 
 async function soak(a: SoakArgs): Promise<void> {
+  // First, so a run that fails while installing still says how to replay it.
+  console.log(`soak: seed ${a.seed}`);
   const work = await mkdtemp(join(tmpdir(), "soak-"));
   const target = a.kubeconfig ? await externalTarget(a) : await localTarget(work);
+  try {
+    await soakOn(target, a);
+  } finally {
+    await target.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+async function soakOn(target: Target, a: SoakArgs): Promise<void> {
   const ns = a.kubeconfig ? a.namespace : NS;
   const { client } = target;
   const durationMs = a.durationMs ?? Math.ceil(((a.agents ?? 0) / a.rate) * 60_000);
@@ -361,9 +372,8 @@ async function soak(a: SoakArgs): Promise<void> {
     a.agents ?? Math.ceil((durationMs / 60_000) * a.rate),
     target.parts,
   );
-  console.log(`soak: seed ${a.seed}`);
   console.log(
-    `soak: ${a.agents ? `${a.agents} Agents` : `${durationMs / 1000} s`} at ${a.rate}/min, ${schedule.length} faults of ${target.kinds.join(", ")}`,
+    `soak: seed ${a.seed}: ${a.agents ? `${a.agents} Agents` : `${durationMs / 1000} s`} at ${a.rate}/min, ${schedule.length} faults of ${target.kinds.join(", ")}`,
   );
   for (const line of formatSchedule(schedule)) console.log(line);
 
@@ -569,8 +579,6 @@ async function soak(a: SoakArgs): Promise<void> {
   for (const [k, v] of table(report)) console.log(`${(k ?? "").padEnd(44)} ${v ?? ""}`);
   const file = writeResult(`${new Date(startedAt).toISOString().replace(/[:.]/g, "-")}-soak.json`, report);
   console.log(`\nwrote ${file}\nreplay: npm run soak -- --seed ${a.seed}${replayFlags(a)}`);
-  await target.stop();
-  await rm(work, { recursive: true, force: true });
 }
 
 function replayFlags(a: SoakArgs): string {
