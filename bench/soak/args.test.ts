@@ -12,8 +12,9 @@ describe("the soak's command line (docs/soak.md#running-it)", () => {
   });
 
   it("a seed replays; without one a seed is drawn; ten minutes unless a duration or a count is given", () => {
-    expect(parseArgs(["--seed", "42", "--agents", "30", "--faults", "5"])).toEqual({
+    expect(parseArgs(["--seed", "42", "--agents", "30", "--faults", "5", "--drain", "4m"])).toEqual({
       seed: 42,
+      drainMs: 240_000,
       rate: 20,
       namespace: "ai-agents",
       agents: 30,

@@ -11,6 +11,8 @@ export interface SoakArgs {
   /** Agents created per minute. */
   rate: number;
   faults?: number;
+  /** How long to wait, after the last Agent is created, for every Agent to end (default: the longest stuck bound and a minute). */
+  drainMs?: number;
   kubeconfig?: string;
   namespace: string;
   execImage?: string;
@@ -43,6 +45,8 @@ export function parseArgs(argv: readonly string[]): SoakArgs {
     namespace: value("--namespace") ?? NS,
   };
   if (duration !== undefined) a.durationMs = parseDuration("--duration", duration);
+  const drain = value("--drain");
+  if (drain !== undefined) a.drainMs = parseDuration("--drain", drain);
   const agents = int("--agents", 1);
   if (agents !== undefined) a.agents = agents;
   const faults = int("--faults", 0);

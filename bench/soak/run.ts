@@ -528,11 +528,13 @@ async function soakOn(target: Target, a: SoakArgs): Promise<void> {
   })();
   tasks.push(creating);
   // The checks, and the controller's logs, until every Agent is accounted for.
-  const drainUntil = () => startedAt + durationMs + Math.max(...Object.values(BOUNDS.running)) + 60_000;
+  const drainMs = a.drainMs ?? Math.max(...Object.values(BOUNDS.running)) + 60_000;
+  let lastCreated = startedAt + durationMs;
   let lastLogs = 0;
   let creatingDone = false;
   void creating.then(() => {
     creatingDone = true;
+    lastCreated = Date.now();
   });
   for (;;) {
     await sleep(CHECK_EVERY_MS);
@@ -547,7 +549,8 @@ async function soakOn(target: Target, a: SoakArgs): Promise<void> {
         `${created.length} created, ${seenTerminal.size} terminal, ${open} open, ${injections.length}/${schedule.length} faults, ${violations.all.length} violations`,
       );
     const faultsDone = injections.length >= schedule.length;
-    if (stopping || (creatingDone && faultsDone && open === 0) || Date.now() > drainUntil()) break;
+    const drained = creatingDone && Date.now() > lastCreated + drainMs;
+    if (stopping || (creatingDone && faultsDone && open === 0) || drained) break;
   }
   clearInterval(ticker);
   stopping = true;
@@ -586,6 +589,7 @@ function replayFlags(a: SoakArgs): string {
     a.agents !== undefined ? ` --agents ${a.agents}` : ` --duration ${(a.durationMs ?? 0) / 1000}s`,
     ` --rate ${a.rate}`,
     a.faults !== undefined ? ` --faults ${a.faults}` : "",
+    a.drainMs !== undefined ? ` --drain ${a.drainMs / 1000}s` : "",
     a.kubeconfig
       ? ` --kubeconfig ${a.kubeconfig} --exec-image ${a.execImage} --namespace ${a.namespace}`
       : "",
