@@ -596,7 +596,11 @@ function replayFlags(a: SoakArgs): string {
   ].join("");
 }
 
-soak(parseArgs(process.argv.slice(2))).catch((err) => {
-  console.error(err);
+async function main(): Promise<void> {
+  await soak(parseArgs(process.argv.slice(2)));
+}
+
+main().catch((err) => {
+  console.error(`soak: ${err instanceof Error ? (err.stack ?? err.message) : err}`);
   process.exit(1);
 });
