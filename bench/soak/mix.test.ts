@@ -22,7 +22,12 @@ describe("the soak's mix (docs/soak.md#the-mix)", () => {
   });
 
   it("has an AgentDefinition and a Station per part, each Agent names its part's Station", () => {
-    const objects = mixObjects("ns", MIX_PARTS, { agentImage: "a", fakeCliImage: "f", execImage: "e" }) as {
+    const objects = mixObjects("ns", MIX_PARTS, {
+      agentImage: "a",
+      fakeCliImage: "f",
+      execImage: "e",
+      realNode: true,
+    }) as {
       kind: string;
       metadata: { name: string };
       spec: Record<string, unknown>;
@@ -35,6 +40,17 @@ describe("the soak's mix (docs/soak.md#the-mix)", () => {
     }
     const forbid = objects.find((o) => o.kind === "Station" && o.metadata.name === "cli-forbid");
     expect(forbid?.spec.concurrencyPolicy).toBe("Forbid");
+    const exec = objects.find((o) => o.kind === "Station" && o.metadata.name === "exec");
+    expect(exec?.spec.template).toMatchObject({
+      spec: { nodeSelector: { "harness.test.example/real-node": "true" } },
+    });
+    const elsewhere = mixObjects("ns", ["exec"], {
+      agentImage: "a",
+      fakeCliImage: "f",
+      execImage: "e",
+      realNode: false,
+    });
+    expect(JSON.stringify(elsewhere)).not.toContain("real-node");
     const e = drawMix(1, 1, ["kwok-ok"])[0];
     if (!e) throw new Error("no entry");
     expect(agentObject("ns", e)).toMatchObject({ spec: { stationRef: "kwok-ok" } });

@@ -82,6 +82,8 @@ export interface ObjectImages {
   fakeCliImage: string;
   /** An image with `sh` for the exec part (on another cluster: any image the nodes can pull). */
   execImage: string;
+  /** This machine's real node (tainted and labelled, docs/real-node.md); another cluster's nodes need no selector. */
+  realNode: boolean;
 }
 
 const MODELS = {
@@ -124,6 +126,7 @@ const station = (
 /** The AgentDefinition and Station of each part, named after the part. */
 export function mixObjects(ns: string, parts: readonly MixPart[], images: ObjectImages): unknown[] {
   const out: unknown[] = [];
+  const onNode = images.realNode ? REAL_NODE_SCHEDULING : {};
   const claudeKey = { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }] };
   for (const part of parts) {
     if (part === "kwok-ok" || part === "kwok-fail") {
@@ -162,7 +165,7 @@ export function mixObjects(ns: string, parts: readonly MixPart[], images: Object
           part,
           {
             spec: {
-              ...REAL_NODE_SCHEDULING,
+              ...onNode,
               containers: [
                 {
                   name: "agent",
@@ -197,7 +200,7 @@ export function mixObjects(ns: string, parts: readonly MixPart[], images: Object
         station(
           ns,
           part,
-          { spec: { ...REAL_NODE_SCHEDULING, containers: [{ name: "agent", image: images.execImage }] } },
+          { spec: { ...onNode, containers: [{ name: "agent", image: images.execImage }] } },
           { maxConcurrentRuns: 3 },
         ),
       );

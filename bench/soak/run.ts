@@ -21,7 +21,6 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { KubeClient } from "../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, LEASES, PODS, STATIONS } from "../../src/kube/resources.js";
 import { startFakeAnthropic } from "../../test/fakes/providers/anthropic.js";
-import type { FaultRule } from "../../test/fakes/providers/base.js";
 import { startFakeGemini } from "../../test/fakes/providers/gemini.js";
 import { startFakeOpenAI } from "../../test/fakes/providers/openai.js";
 import {
@@ -60,6 +59,7 @@ import {
   type MixPart,
   mixObjects,
 } from "./mix.js";
+import { providerRule } from "./provider-faults.js";
 import { buildReport, type Injection, type LogLine, parseTimestampedLog, table } from "./report.js";
 import { drawSchedule, FAULT_KINDS, type Fault, type FaultKind, formatSchedule } from "./schedule.js";
 
@@ -132,21 +132,6 @@ async function deleteRunPod(client: KubeClient, ns: string, pick: number): Promi
   return `deleted ${pod}`;
 }
 
-/** The provider call a provider fault hits, as a method and a path pattern on its fake. */
-function providerRule(call: string): Pick<FaultRule, "method" | "path"> {
-  switch (call) {
-    case "submit":
-      // Every POST but a cancel: the batch create (and OpenAI's file upload).
-      return { method: "POST", path: /^(?!.*[:/]cancel$)/ };
-    case "poll":
-      return { method: "GET" };
-    case "cancel":
-      return { method: "POST", path: /[:/]cancel$/ };
-    default:
-      return { method: "DELETE" };
-  }
-}
-
 /** This machine: the local plane with the real node and the system installed from deploy/. */
 async function localTarget(work: string): Promise<Target> {
   const problem = realNodeProblem();
@@ -200,6 +185,7 @@ async function localTarget(work: string): Promise<Target> {
       agentImage,
       fakeCliImage: fakeClis.name,
       execImage: agentImage,
+      realNode: true,
     });
     await applyObjects(client, NS, objects);
     const containerd = plane.state.realNode?.containerdSocket ?? "";
@@ -234,18 +220,9 @@ async function localTarget(work: string): Promise<Target> {
             return `kubelet restarted after ${fault.params.downMs} ms down`;
           case "provider-500":
           case "provider-429": {
-            const fake = providers[fault.target as keyof typeof providers];
-            const status = fault.kind === "provider-500" ? 500 : 429;
-            fake.inject({
-              kind: "status",
-              status,
-              ...(fault.params.retryAfter !== undefined
-                ? { retryAfter: Number(fault.params.retryAfter) }
-                : {}),
-              ...providerRule(String(fault.params.call)),
-              times: Number(fault.params.times),
-            });
-            return `${fault.target} answers ${status} to the next ${fault.params.times} ${fault.params.call} calls`;
+            const rule = providerRule(fault);
+            providers[fault.target as keyof typeof providers].inject(rule);
+            return `${fault.target} answers ${rule.kind === "status" ? rule.status : ""} to the next ${rule.times} ${fault.params.call} calls`;
           }
         }
       },
@@ -282,9 +259,12 @@ async function externalTarget(a: SoakArgs): Promise<Target> {
   await applyObjects(
     client,
     a.namespace,
-    mixObjects(a.namespace, parts, { agentImage: image, fakeCliImage: image, execImage: image }).map((o) =>
-      withoutRealNodeScheduling(o),
-    ),
+    mixObjects(a.namespace, parts, {
+      agentImage: image,
+      fakeCliImage: image,
+      execImage: image,
+      realNode: false,
+    }),
   );
   return {
     client,
@@ -301,14 +281,6 @@ async function externalTarget(a: SoakArgs): Promise<Target> {
         ? await evict(client, a.namespace, await picked.leader())
         : await deleteRunPod(client, a.namespace, Number(fault.params.pick)),
   };
-}
-
-/** This machine's real node is tainted and labelled; another cluster's nodes are not. */
-function withoutRealNodeScheduling(o: unknown): unknown {
-  const obj = o as { kind: string; spec: { template?: { spec?: Record<string, unknown> } } };
-  if (obj.kind !== "Station" || !obj.spec.template?.spec) return o;
-  const { nodeSelector: _n, tolerations: _t, ...spec } = obj.spec.template.spec;
-  return { ...obj, spec: { ...obj.spec, template: { ...obj.spec.template, spec } } };
 }
 
 async function applyObjects(client: KubeClient, ns: string, objects: unknown[]): Promise<void> {
