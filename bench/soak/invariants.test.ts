@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   type AgentSnap,
+  batchesTwice,
   lostAgents,
   overConcurrency,
   type Snapshot,
@@ -124,6 +125,35 @@ describe("the soak's invariants (docs/soak.md#invariants)", () => {
   });
 
   it.each([
+    {
+      row: "one batch per Agent across providers",
+      batches: [
+        { provider: "anthropic", id: "msgbatch_1", agentUid: "u1" },
+        { provider: "openai", id: "batch_1", agentUid: "u2" },
+      ],
+      twice: [],
+    },
+    {
+      row: "a lost submit resent: two batches for one Agent",
+      batches: [
+        { provider: "gemini", id: "batches/1", agentUid: "u1" },
+        { provider: "gemini", id: "batches/2", agentUid: "u1" },
+      ],
+      twice: ["a"],
+    },
+    {
+      row: "a batch of an Agent the soak did not create",
+      batches: [
+        { provider: "anthropic", id: "m1", agentUid: "other" },
+        { provider: "anthropic", id: "m2", agentUid: "other" },
+      ],
+      twice: ["other"],
+    },
+  ])("batch twice: $row", ({ batches, twice }) => {
+    expect(batchesTwice(batches, new Map([["u1", "a"]]), NOW).map((v) => v.agent)).toEqual(twice);
+  });
+
+  it.each([
     { row: "at the limit", st: station(), running: 2, deleting: 0, over: false },
     { row: "over maxConcurrentRuns", st: station(), running: 3, deleting: 0, over: true },
     { row: "a deleting Agent left out", st: station(), running: 2, deleting: 1, over: false },
@@ -214,6 +244,13 @@ describe("the soak's invariants (docs/soak.md#invariants)", () => {
     log.add([stuck, { ...stuck, at: 2, detail: "y" }]);
     const over = { invariant: "concurrency" as const, agent: "st", at: 1, detail: "3 Running (a, b, c)" };
     log.add([over, over, { ...over, detail: "3 Running (b, c, d)" }]);
-    expect(log.counts()).toEqual({ stuck: 1, lost: 0, "two-jobs": 0, concurrency: 2, "terminal-agrees": 0 });
+    expect(log.counts()).toEqual({
+      stuck: 1,
+      lost: 0,
+      "two-jobs": 0,
+      "batch-twice": 0,
+      concurrency: 2,
+      "terminal-agrees": 0,
+    });
   });
 });

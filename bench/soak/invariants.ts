@@ -43,11 +43,12 @@ export interface StuckBounds {
   running: Record<Execution, number>;
 }
 
-export type InvariantName = "stuck" | "lost" | "two-jobs" | "concurrency" | "terminal-agrees";
+export type InvariantName = "stuck" | "lost" | "two-jobs" | "batch-twice" | "concurrency" | "terminal-agrees";
 export const INVARIANTS: readonly InvariantName[] = [
   "stuck",
   "lost",
   "two-jobs",
+  "batch-twice",
   "concurrency",
   "terminal-agrees",
 ];
@@ -167,6 +168,35 @@ export function overConcurrency(s: Snapshot): Violation[] {
       });
   }
   return out;
+}
+
+/** A batch as a provider's own journal has it, with the Agent uid the controller submitted it for. */
+export interface ProviderBatch {
+  provider: string;
+  id: string;
+  agentUid: string;
+}
+
+/**
+ * None submitted twice for one Agent: the controller sends one batch per Agent, a lost submit is
+ * settled before any resend (docs/batch-runs.md). `names` maps the soak's uids to Agent names.
+ */
+export function batchesTwice(
+  batches: readonly ProviderBatch[],
+  names: ReadonlyMap<string, string>,
+  at: number,
+): Violation[] {
+  const byAgent = new Map<string, string[]>();
+  for (const b of batches)
+    byAgent.set(b.agentUid, [...(byAgent.get(b.agentUid) ?? []), `${b.provider}/${b.id}`]);
+  return [...byAgent]
+    .filter(([, ids]) => ids.length > 1)
+    .map(([uid, ids]) => ({
+      invariant: "batch-twice" as const,
+      agent: names.get(uid) ?? uid,
+      at,
+      detail: `${ids.length} batches: ${ids.sort().join(", ")}`,
+    }));
 }
 
 const cond = (a: AgentSnap, type: string) => a.conditions.find((c) => c.type === type);

@@ -49,6 +49,32 @@ describe("provider faults on the fakes (test/fakes/providers/README.md#faults)",
         params: { call: "poll", times: 3, retryAfter: 7 },
       }),
     ).toEqual({ kind: "status", status: 429, retryAfter: 7, method: "GET", times: 3 });
+    const lost = providerRule({
+      at: 0,
+      kind: "provider-lost-answer",
+      target: "openai",
+      windowMs: 5_000,
+      params: { call: "submit", times: 1 },
+    });
+    expect(lost).toMatchObject({ kind: "lose-answer", how: "reset", method: "POST", times: 1 });
+    expect(
+      providerRule({
+        at: 0,
+        kind: "provider-timeout",
+        target: "anthropic",
+        windowMs: 1,
+        params: { call: "cancel", times: 2 },
+      }),
+    ).toMatchObject({ kind: "hang", method: "POST", times: 2 });
+    expect(() =>
+      providerRule({
+        at: 0,
+        kind: "leader-evict",
+        target: "leader",
+        windowMs: 1,
+        params: { call: "poll", times: 1 },
+      }),
+    ).toThrow("leader-evict is not a provider fault");
     expect(() => providerCall("upload")).toThrow(
       'params.call must be submit, poll, cancel or delete, got "upload"',
     );

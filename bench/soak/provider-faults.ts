@@ -22,14 +22,28 @@ export function providerCall(call: string): Pick<FaultRule, "method" | "path"> {
   }
 }
 
-/** The fake's rule for a `provider-500` or `provider-429` fault. */
+/**
+ * The fake's rule for a provider fault: an error status (500, 429 or Anthropic's 529 overload, the
+ * last two with retry-after), a call that never answers (the controller's timeout decides), or a
+ * call handled and its answer lost (a create creates: the lost submit the controller must settle
+ * before any resend, docs/batch-runs.md).
+ */
 export function providerRule(fault: Fault): FaultRule {
-  const status = fault.kind === "provider-429" ? 429 : 500;
-  return {
-    kind: "status",
-    status,
-    ...(fault.params.retryAfter !== undefined ? { retryAfter: Number(fault.params.retryAfter) } : {}),
-    ...providerCall(String(fault.params.call)),
-    times: Number(fault.params.times),
-  };
+  const where = { ...providerCall(String(fault.params.call)), times: Number(fault.params.times) };
+  const retryAfter =
+    fault.params.retryAfter !== undefined ? { retryAfter: Number(fault.params.retryAfter) } : {};
+  switch (fault.kind) {
+    case "provider-500":
+      return { kind: "status", status: 500, ...where };
+    case "provider-429":
+      return { kind: "status", status: 429, ...retryAfter, ...where };
+    case "provider-529":
+      return { kind: "status", status: 529, ...retryAfter, ...where };
+    case "provider-timeout":
+      return { kind: "hang", ...where };
+    case "provider-lost-answer":
+      return { kind: "lose-answer", how: "reset", ...where };
+    default:
+      throw new Error(`provider fault: ${fault.kind} is not a provider fault`);
+  }
 }

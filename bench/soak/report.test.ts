@@ -85,6 +85,7 @@ describe("the soak's report (docs/soak.md#the-report)", () => {
       stuck: 1,
       lost: 0,
       "two-jobs": 0,
+      "batch-twice": 0,
       concurrency: 0,
       "terminal-agrees": 0,
     });

@@ -37,11 +37,13 @@ import { writeResult } from "../lib.js";
 import { parseArgs, type SoakArgs } from "./args.js";
 import {
   type AgentSnap,
+  batchesTwice,
   type ConcurrencyPolicy,
   type Execution,
   isTerminal,
   lostAgents,
   overConcurrency,
+  type ProviderBatch,
   type Snapshot,
   type StuckBounds,
   stuckAgents,
@@ -90,14 +92,16 @@ interface Target {
   inject(fault: Fault, picked: { leader: () => Promise<string> }): Promise<string>;
   /** Moves the fake providers' clocks (nothing on another cluster). */
   tick(): void;
+  /** Every batch the providers' own journals hold (none on another cluster). */
+  batches(): ProviderBatch[];
   stop(): Promise<void>;
 }
 
 /** The parts of the issue's mix and faults not built in this slice (docs/soak.md#not-yet). */
 const NOT_YET = [
   "mix: real CLI runs, realtime sessions through the prompt API's Service, budgets and provider limits, Station and definition edits",
-  "faults: dropped and frozen watches, slow and refused writes, a wedged leader, provider 529 and timeouts, model-server stalls and dropped streams, kwok node loss, clock skew",
-  "invariants: batches per Agent from the providers' journals, sink events, cost sums, realtime prompts, the controller's memory over time",
+  "faults: dropped and frozen watches, slow and refused writes, a wedged leader, model-server stalls and dropped streams, kwok node loss, clock skew",
+  "invariants: batches left running or uncleaned after their Agent, sink events, cost sums, realtime prompts, the controller's memory over time",
 ];
 
 async function controllerPods(client: KubeClient, ns: string): Promise<string[]> {
@@ -197,6 +201,24 @@ async function localTarget(work: string): Promise<Target> {
       tick: () => {
         for (const p of Object.values(providers)) p.advance(PROVIDER_SECONDS_PER_SECOND * 1_000);
       },
+      // Each vendor's batch carries the Agent's uid (docs/batch-providers.md#requests).
+      batches: () => [
+        ...[...providers.anthropic.batches.values()].map((b) => ({
+          provider: "anthropic",
+          id: b.id,
+          agentUid: b.requests[0]?.custom_id ?? "",
+        })),
+        ...[...providers.gemini.batches.values()].map((b) => ({
+          provider: "gemini",
+          id: b.id,
+          agentUid: b.displayName,
+        })),
+        ...[...providers.openai.batches.values()].map((b) => ({
+          provider: "openai",
+          id: b.id,
+          agentUid: b.metadata?.agent_uid ?? "",
+        })),
+      ],
       stop,
       inject: async (fault, picked) => {
         switch (fault.kind) {
@@ -218,11 +240,11 @@ async function localTarget(work: string): Promise<Target> {
           case "kubelet-restart":
             await restartKubelet(node, Number(fault.params.downMs));
             return `kubelet restarted after ${fault.params.downMs} ms down`;
-          case "provider-500":
-          case "provider-429": {
+          default: {
             const rule = providerRule(fault);
             providers[fault.target as keyof typeof providers].inject(rule);
-            return `${fault.target} answers ${rule.kind === "status" ? rule.status : ""} to the next ${rule.times} ${fault.params.call} calls`;
+            const what = rule.kind === "status" ? `answers ${rule.status} to` : `${rule.kind}: `;
+            return `${fault.target} ${what} the next ${rule.times} ${fault.params.call} calls`;
           }
         }
       },
@@ -275,6 +297,7 @@ async function externalTarget(a: SoakArgs): Promise<Target> {
       "on another cluster: exec runs only; no SIGKILL, API-server, etcd, kubelet or provider faults",
     ],
     tick: () => {},
+    batches: () => [],
     stop: () => client.close(),
     inject: async (fault, picked) =>
       fault.kind === "leader-evict"
@@ -424,6 +447,7 @@ async function soakOn(target: Target, a: SoakArgs): Promise<void> {
         })),
       };
       violations.add([
+        ...batchesTwice(target.batches(), new Map(created.map((c) => [c.uid, c.name])), at),
         ...stuckAgents(snapshot, BOUNDS),
         ...overConcurrency(snapshot),
         ...terminalDisagreements(snapshot),

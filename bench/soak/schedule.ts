@@ -15,6 +15,9 @@ export const FAULT_KINDS = [
   "kubelet-restart",
   "provider-500",
   "provider-429",
+  "provider-529",
+  "provider-timeout",
+  "provider-lost-answer",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -84,11 +87,16 @@ function drawFault(rand: () => number, kind: FaultKind): Omit<Fault, "at"> {
       return { kind, target: "node", windowMs: downMs + 15_000, params: { downMs } };
     }
     case "provider-500":
-    case "provider-429": {
+    case "provider-429":
+    case "provider-529":
+    case "provider-timeout":
+    case "provider-lost-answer": {
       const times = int(rand, 1, 5);
       const params: Record<string, number | string> = { call: pick(rand, PROVIDER_CALLS), times };
-      if (kind === "provider-429") params.retryAfter = int(rand, 1, 10);
-      return { kind, target: pick(rand, PROVIDERS), windowMs: times * 5_000, params };
+      if (kind === "provider-429" || kind === "provider-529") params.retryAfter = int(rand, 1, 10);
+      // A hung call lasts until the controller's request timeout.
+      const each = kind === "provider-timeout" ? 60_000 : 5_000;
+      return { kind, target: pick(rand, PROVIDERS), windowMs: times * each, params };
     }
   }
 }
