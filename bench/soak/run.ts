@@ -100,7 +100,7 @@ interface Target {
 /** The parts of the issue's mix and faults not built in this slice (docs/soak.md#not-yet). */
 const NOT_YET = [
   "mix: real CLI runs, realtime sessions through the prompt API's Service, budgets and provider limits, Station and definition edits",
-  "faults: dropped and frozen watches, slow and refused writes, a wedged leader, model-server stalls and dropped streams, kwok node loss, clock skew",
+  "faults: dropped and frozen watches, slow and refused writes, model-server stalls and dropped streams, kwok node loss, clock skew",
   "invariants: batches left running or uncleaned after their Agent, sink events, cost sums, realtime prompts, the controller's memory over time",
 ];
 
@@ -230,6 +230,19 @@ async function localTarget(work: string): Promise<Target> {
           }
           case "leader-evict":
             return await evict(client, NS, await picked.leader());
+          case "leader-wedge": {
+            // The install test's wedged leader: stopped, not killed; liveness restarts the container.
+            const leader = await picked.leader();
+            const pid = await controllerPid(client, containerd, leader);
+            process.kill(pid, "SIGSTOP");
+            // Harmless if the kubelet has restarted it meanwhile.
+            setTimeout(() => {
+              try {
+                process.kill(pid, "SIGCONT");
+              } catch {}
+            }, fault.windowMs).unref();
+            return `SIGSTOP ${leader} (pid ${pid})`;
+          }
           case "run-pod-delete":
             return await deleteRunPod(client, NS, Number(fault.params.pick));
           case "apiserver-restart":

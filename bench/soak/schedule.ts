@@ -9,6 +9,7 @@
 export const FAULT_KINDS = [
   "leader-sigkill",
   "leader-evict",
+  "leader-wedge",
   "run-pod-delete",
   "apiserver-restart",
   "etcd-compact",
@@ -75,6 +76,9 @@ function drawFault(rand: () => number, kind: FaultKind): Omit<Fault, "at"> {
       return { kind, target: "leader", windowMs: 30_000, params: {} };
     case "leader-evict":
       return { kind, target: "leader", windowMs: 30_000, params: {} };
+    case "leader-wedge":
+      // Stopped until its liveness probe has the kubelet restart it (about a minute).
+      return { kind, target: "leader", windowMs: 90_000, params: {} };
     case "run-pod-delete":
       // Which running run pod, resolved when the fault fires (pick modulo the pods then running).
       return { kind, target: "run-pod", windowMs: 10_000, params: { pick: int(rand, 0, 999) } };
