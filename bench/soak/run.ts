@@ -79,6 +79,8 @@ const BOUNDS: StuckBounds = {
   },
 };
 const CHECK_EVERY_MS = 3_000;
+/** How long a finished Agent stays before the soak deletes it. */
+const RETIRE_AFTER_MS = 30_000;
 const LOGS_EVERY_MS = 20_000;
 /** Virtual provider time per real second: the fakes' batches end in seconds. */
 const PROVIDER_SECONDS_PER_SECOND = 10;
@@ -396,6 +398,7 @@ async function soakOn(target: Target, a: SoakArgs): Promise<void> {
   const created: { name: string; uid: string; createdAt: number }[] = [];
   const deletedBySoak = new Set<string>();
   const seenTerminal = new Set<string>();
+  const retired = new Set<string>();
   const toTerminalMs: number[] = [];
   const phaseSeen = new Map<string, { phase: string; since: number }>();
   const jobsSeen = new Map<string, Set<string>>();
@@ -466,6 +469,18 @@ async function soakOn(target: Target, a: SoakArgs): Promise<void> {
         ...terminalDisagreements(snapshot),
       ]);
       lastSnapshot = snapshot;
+      // Checked: a finished Agent goes after a while, as a user's cleanup would take it (its batch
+      // is cleaned up at the provider then), so the namespace holds what runs, not the history.
+      for (const x of snaps)
+        if (
+          isTerminal(x.phase) &&
+          !x.deleting &&
+          at - x.phaseSince > RETIRE_AFTER_MS &&
+          !retired.has(x.uid)
+        ) {
+          retired.add(x.uid);
+          void client.delete(AGENTS, ns, x.name, { uid: x.uid }).catch(() => retired.delete(x.uid));
+        }
       return snapshot;
     } catch (err) {
       // The API server may be down for a restart the schedule asked for: the next round reads again.
