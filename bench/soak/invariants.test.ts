@@ -19,7 +19,7 @@ const agent = (name: string, o: Partial<AgentSnap> = {}): AgentSnap => ({
   uid: `uid-${name}`,
   station: "st",
   execution: "interactive",
-  phaseSince: NOW,
+  quietSince: NOW,
   conditions: [],
   deleting: false,
   ...o,
@@ -46,35 +46,45 @@ const failed = [
 
 describe("the soak's invariants (docs/soak.md#invariants)", () => {
   const bounds: StuckBounds = {
-    pending: 60_000,
+    pending: { interactive: 60_000, batch: 600_000, realtime: 60_000 },
     running: { interactive: 300_000, batch: 900_000, realtime: 300_000 },
   };
 
   it.each([
     {
       row: "Running within its bound",
-      agents: [agent("a", { phase: "Running", phaseSince: NOW - 299_000 })],
+      agents: [agent("a", { phase: "Running", quietSince: NOW - 299_000 })],
       stuck: [],
     },
     {
       row: "Running past its bound",
-      agents: [agent("a", { phase: "Running", phaseSince: NOW - 301_000 })],
+      agents: [agent("a", { phase: "Running", quietSince: NOW - 301_000 })],
       stuck: ["a"],
     },
     {
       row: "batch Running through poll errors until its timeout",
-      agents: [agent("a", { phase: "Running", execution: "batch", phaseSince: NOW - 800_000 })],
+      agents: [agent("a", { phase: "Running", execution: "batch", quietSince: NOW - 800_000 })],
       stuck: [],
     },
     {
       row: "Pending past its bound with a free slot",
-      agents: [agent("a", { phaseSince: NOW - 61_000 })],
+      agents: [agent("a", { quietSince: NOW - 61_000 })],
+      stuck: ["a"],
+    },
+    {
+      row: "a batch Pending in its submit back-off",
+      agents: [agent("a", { execution: "batch", quietSince: NOW - 300_000 })],
+      stuck: [],
+    },
+    {
+      row: "a batch Pending unchanged past the longest back-off",
+      agents: [agent("a", { execution: "batch", quietSince: NOW - 601_000 })],
       stuck: ["a"],
     },
     {
       row: "Pending past its bound behind a full Station",
       agents: [
-        agent("a", { phaseSince: NOW - 61_000 }),
+        agent("a", { quietSince: NOW - 61_000 }),
         agent("b", { phase: "Running" }),
         agent("c", { phase: "Running" }),
       ],
@@ -83,8 +93,8 @@ describe("the soak's invariants (docs/soak.md#invariants)", () => {
     {
       row: "terminal or being deleted, however old",
       agents: [
-        agent("a", { phase: "Succeeded", phaseSince: 0 }),
-        agent("b", { phase: "Running", phaseSince: 0, deleting: true }),
+        agent("a", { phase: "Succeeded", quietSince: 0 }),
+        agent("b", { phase: "Running", quietSince: 0, deleting: true }),
       ],
       stuck: [],
     },

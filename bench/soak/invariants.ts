@@ -12,8 +12,12 @@ export interface AgentSnap {
   uid: string;
   station: string;
   execution: Execution;
-  /** When the Agent's phase was first seen as it is now (ms since the epoch). */
-  phaseSince: number;
+  /**
+   * When the Agent's status was last seen to change (ms since the epoch): its phase, conditions or
+   * batch. A change is progress (a submit retried with its next attempt in the Ready message, a
+   * queue position moving); a status that stays the same past its bound is stuck.
+   */
+  quietSince: number;
   phase?: string;
   exitCode?: number;
   failureReason?: string;
@@ -35,10 +39,13 @@ export interface Snapshot {
   stations: StationSnap[];
 }
 
-/** How long an Agent may stay in one phase (ms), from the seeds' rules (docs/soak.md#invariants). */
+/** How long an Agent's status may stay the same (ms), from the rules of docs/soak.md#invariants. */
 export interface StuckBounds {
-  /** Pending while its Station has a free slot. */
-  pending: number;
+  /**
+   * Pending while its Station has a free slot, per execution: a batch's submit back-off waits up
+   * to 10 minutes between attempts (docs/batch-runs.md).
+   */
+  pending: Record<Execution, number>;
   /** Running, per execution: the run's deadline or the batch timeout, plus the read-back's slack. */
   running: Record<Execution, number>;
 }
@@ -59,6 +66,8 @@ export interface Violation {
   agent: string;
   /** When it was seen (ms since the epoch). */
   at: number;
+  /** Since when the trouble lasted (ms since the epoch): the report looks for faults from then. */
+  since?: number;
   detail: string;
 }
 
@@ -67,18 +76,18 @@ export const isTerminal = (phase: string | undefined) => phase === "Succeeded" |
 const running = (a: AgentSnap) => a.phase === "Running" && !a.deleting;
 
 /**
- * No Agent stuck: every Agent not terminal has changed phase within its bound. A Pending Agent
- * whose Station is full waits for a slot (the seed's queue), which is not being stuck.
+ * No Agent stuck: every Agent not terminal has changed its status within its bound. A Pending
+ * Agent whose Station is full waits for a slot (the Station's queue), which is not being stuck.
  */
 export function stuckAgents(s: Snapshot, bounds: StuckBounds): Violation[] {
   const out: Violation[] = [];
   const stations = new Map(s.stations.map((st) => [st.name, st]));
   for (const a of s.agents) {
     if (isTerminal(a.phase) || a.deleting) continue;
-    const age = s.at - a.phaseSince;
+    const age = s.at - a.quietSince;
     const phase = a.phase ?? "Pending";
     if (phase === "Pending") {
-      if (age <= bounds.pending) continue;
+      if (age <= bounds.pending[a.execution]) continue;
       const st = stations.get(a.station);
       const limit = st ? slotLimit(st) : undefined;
       const busy = s.agents.filter((b) => b.station === a.station && running(b)).length;
@@ -87,14 +96,16 @@ export function stuckAgents(s: Snapshot, bounds: StuckBounds): Violation[] {
         invariant: "stuck",
         agent: a.name,
         at: s.at,
-        detail: `Pending for ${Math.round(age / 1000)} s (bound ${bounds.pending / 1000} s) while Station ${a.station} runs ${busy}${limit === undefined ? "" : ` of ${limit}`}`,
+        since: a.quietSince,
+        detail: `Pending and unchanged for ${Math.round(age / 1000)} s (bound ${bounds.pending[a.execution] / 1000} s for ${a.execution}) while Station ${a.station} runs ${busy}${limit === undefined ? "" : ` of ${limit}`}`,
       });
     } else if (age > bounds.running[a.execution]) {
       out.push({
         invariant: "stuck",
         agent: a.name,
         at: s.at,
-        detail: `${phase} for ${Math.round(age / 1000)} s (bound ${bounds.running[a.execution] / 1000} s for ${a.execution})`,
+        since: a.quietSince,
+        detail: `${phase} and unchanged for ${Math.round(age / 1000)} s (bound ${bounds.running[a.execution] / 1000} s for ${a.execution})`,
       });
     }
   }
@@ -115,7 +126,7 @@ function slotLimit(st: StationSnap): number | undefined {
  * deleted it. `seenTerminal` holds the uids the watch saw terminal (history limits prune them).
  */
 export function lostAgents(
-  created: readonly { name: string; uid: string }[],
+  created: readonly { name: string; uid: string; createdAt?: number }[],
   seenTerminal: ReadonlySet<string>,
   deletedBySoak: ReadonlySet<string>,
   final: Snapshot,
@@ -129,6 +140,7 @@ export function lostAgents(
         invariant: "lost" as const,
         agent: c.name,
         at: final.at,
+        ...(c.createdAt !== undefined ? { since: c.createdAt } : {}),
         detail: a
           ? `not terminal at the end (phase ${a.phase ?? "none"})`
           : "gone without having been seen terminal and without the soak deleting it",

@@ -98,4 +98,25 @@ describe("the soak's report (docs/soak.md#the-report)", () => {
     expect(printed).toContain("  fault leader-sigkill | 1");
     expect(printed).toContain("  invariant stuck | 1");
   });
+
+  it("a violation that lasted looks for faults from when it began", () => {
+    const schedule = [fault(10_000, "leader-sigkill"), fault(500_000, "leader-evict")];
+    const report = buildReport({
+      seed: 1,
+      startedAt: T0,
+      endedAt: T0 + 900_000,
+      load: { start: [], end: [] },
+      schedule,
+      injections: [],
+      created: 1,
+      toTerminalMs: [],
+      violations: [{ invariant: "lost", agent: "a", at: T0 + 900_000, since: T0 + 5_000, detail: "gone" }],
+      logs: [],
+      notYet: [],
+    });
+    expect(report.violationList[0]?.faultsAround.map((f) => f.kind)).toEqual([
+      "leader-sigkill",
+      "leader-evict",
+    ]);
+  });
 });

@@ -99,7 +99,12 @@ export function buildReport(r: ReportInput) {
       return {
         ...v,
         atSeconds: Number((sinceStart / 1000).toFixed(1)),
-        faultsAround: faultsAround(r.schedule, sinceStart, AROUND_MS),
+        faultsAround: faultsAround(
+          r.schedule,
+          v.since === undefined ? sinceStart : v.since - r.startedAt,
+          sinceStart,
+          AROUND_MS,
+        ),
         controllerLog: logLinesAround(r.logs, v.at, LOG_AROUND_MS).map(
           (l) => `${new Date(l.at).toISOString()} ${l.pod} ${l.text}`,
         ),

@@ -61,10 +61,11 @@ import { drawSchedule, FAULT_KINDS, type Fault, type FaultKind, formatSchedule }
 const run = promisify(execFile);
 const log = (m: string) => console.error(`[soak ${new Date().toISOString().slice(11, 19)}] ${m}`);
 
-/** The stuck bounds from the seeds' rules (docs/soak.md#invariants): deadline or batch timeout, plus slack. */
+/** The stuck bounds (docs/soak.md#invariants): the deadline or the batch timeout, plus slack. */
 const SLACK_MS = 120_000;
 const BOUNDS: StuckBounds = {
-  pending: 180_000,
+  // A batch's submit back-off doubles up to 10 minutes between attempts (docs/batch-runs.md).
+  pending: { interactive: 180_000, realtime: 180_000, batch: 10 * 60_000 + SLACK_MS },
   running: {
     interactive: DEADLINE_MINUTES * 60_000 + SLACK_MS,
     realtime: DEADLINE_MINUTES * 60_000 + SLACK_MS,
@@ -340,12 +341,23 @@ interface AgentObj {
     phase?: string;
     exitCode?: number;
     failureReason?: string;
-    conditions?: { type: string; status: string; reason?: string }[];
+    batchId?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
   };
 }
 interface StationObj {
   metadata: { name: string };
   spec: { concurrencyPolicy?: ConcurrencyPolicy; maxConcurrentRuns?: number };
+}
+
+/** What counts as a change of an Agent's status: its phase, batch and conditions with their messages. */
+function statusPrint(a: AgentObj): string {
+  const s = a.status;
+  return JSON.stringify([
+    s?.phase,
+    s?.batchId,
+    (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message]),
+  ]);
 }
 
 const executionOf = (part: string | undefined): Execution =>
@@ -393,7 +405,7 @@ export async function soakOn(target: Target, a: SoakArgs): Promise<void> {
   const seenTerminal = new Set<string>();
   const retired = new Set<string>();
   const toTerminalMs: number[] = [];
-  const phaseSeen = new Map<string, { phase: string; since: number }>();
+  const statusSeen = new Map<string, { status: string; since: number }>();
   const jobsSeen = new Map<string, Set<string>>();
   const violations = new ViolationLog();
   const injections: Injection[] = [];
@@ -427,9 +439,10 @@ export async function soakOn(target: Target, a: SoakArgs): Promise<void> {
         .filter((x) => createdAt.has(x.metadata.uid))
         .map((x) => {
           const phase = x.status?.phase ?? "Pending";
-          const seen = phaseSeen.get(x.metadata.uid);
-          const since = seen?.phase === phase ? seen.since : at;
-          phaseSeen.set(x.metadata.uid, { phase, since });
+          const status = statusPrint(x);
+          const seen = statusSeen.get(x.metadata.uid);
+          const since = seen?.status === status ? seen.since : at;
+          statusSeen.set(x.metadata.uid, { status, since });
           if (isTerminal(phase) && !seenTerminal.has(x.metadata.uid)) {
             seenTerminal.add(x.metadata.uid);
             toTerminalMs.push(at - (createdAt.get(x.metadata.uid) as number));
@@ -439,7 +452,7 @@ export async function soakOn(target: Target, a: SoakArgs): Promise<void> {
             uid: x.metadata.uid,
             station: x.spec.stationRef,
             execution: executionOf(x.metadata.labels?.["soak.example/part"]),
-            phaseSince: since,
+            quietSince: since,
             phase,
             ...(x.status?.exitCode !== undefined ? { exitCode: x.status.exitCode } : {}),
             conditions: x.status?.conditions ?? [],
@@ -468,7 +481,7 @@ export async function soakOn(target: Target, a: SoakArgs): Promise<void> {
         if (
           isTerminal(x.phase) &&
           !x.deleting &&
-          at - x.phaseSince > RETIRE_AFTER_MS &&
+          at - x.quietSince > RETIRE_AFTER_MS &&
           !retired.has(x.uid)
         ) {
           retired.add(x.uid);

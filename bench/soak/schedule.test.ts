@@ -74,12 +74,14 @@ describe("the soak's fault schedule (docs/soak.md#the-fault-schedule)", () => {
     expect(() => drawSchedule({ ...base, seed: 1, ...(patch as object) })).toThrow(message);
   });
 
-  it("faultsAround finds the faults whose window is near a time; formatSchedule prints one line each", () => {
+  it("faultsAround finds the faults whose window is near a span; formatSchedule prints one line each", () => {
     const s = drawSchedule({ ...base, seed: 7 });
     const f = s[10];
     if (!f) throw new Error("no fault 10");
-    expect(faultsAround(s, f.at + 1, 0)).toContain(f);
-    expect(faultsAround(s, f.at + f.windowMs + 60_001, 60_000)).not.toContain(f);
+    expect(faultsAround(s, f.at + 1, f.at + 1, 0)).toContain(f);
+    expect(faultsAround(s, f.at + f.windowMs + 60_001, f.at + f.windowMs + 90_000, 60_000)).not.toContain(f);
+    // A span that began before the fault and was seen long after it still finds it.
+    expect(faultsAround(s, f.at - 500_000, f.at + f.windowMs + 500_000, 0)).toContain(f);
     const lines = formatSchedule(s);
     expect(lines).toHaveLength(s.length);
     expect(lines[10]).toContain(f.kind);

@@ -144,9 +144,17 @@ export function overlaps(a: Fault, b: Fault): boolean {
   return a.at < b.at + b.windowMs && b.at < a.at + a.windowMs;
 }
 
-/** The faults whose window is within `marginMs` of time `at` (for a violation's report). */
-export function faultsAround(schedule: readonly Fault[], at: number, marginMs: number): Fault[] {
-  return schedule.filter((f) => f.at - marginMs <= at && at <= f.at + f.windowMs + marginMs);
+/**
+ * The faults whose window comes within `marginMs` of the span from `from` to `to` (a violation's
+ * report: from when the trouble began to when it was seen).
+ */
+export function faultsAround(
+  schedule: readonly Fault[],
+  from: number,
+  to: number,
+  marginMs: number,
+): Fault[] {
+  return schedule.filter((f) => f.at - marginMs <= to && from <= f.at + f.windowMs + marginMs);
 }
 
 /** One line per fault, as printed at the start of a soak. */
