@@ -7,6 +7,7 @@ import {
   type Snapshot,
   type StationSnap,
   type StuckBounds,
+  statusFingerprint,
   stuckAgents,
   terminalDisagreements,
   twoJobs,
@@ -262,5 +263,23 @@ describe("the soak's invariants (docs/soak.md#invariants)", () => {
       concurrency: 2,
       "terminal-agrees": 0,
     });
+  });
+
+  it.each([
+    { row: "the same status", b: { phase: "Pending" }, changed: false },
+    { row: "no status and Pending", a: undefined, b: { phase: "Pending" }, changed: false },
+    { row: "another phase", b: { phase: "Running" }, changed: true },
+    { row: "a batch id", b: { phase: "Pending", batchId: "msgbatch_1" }, changed: true },
+    {
+      row: "the next submit attempt in the Ready message",
+      b: {
+        phase: "Pending",
+        conditions: [{ type: "Ready", status: "False", reason: "BatchSubmitRetrying", message: "attempt 3" }],
+      },
+      changed: true,
+    },
+  ])("a status change: $row", ({ b, changed, ...rest }) => {
+    const a = "a" in rest ? rest.a : { phase: "Pending" };
+    expect(statusFingerprint(a) !== statusFingerprint(b)).toBe(changed);
   });
 });

@@ -76,6 +76,27 @@ export const isTerminal = (phase: string | undefined) => phase === "Succeeded" |
 const running = (a: AgentSnap) => a.phase === "Running" && !a.deleting;
 
 /**
+ * What counts as a change of an Agent's status (AgentSnap.quietSince): its phase, its batch, and its
+ * conditions with their messages (a submit's next attempt and a queue position are in the Ready
+ * message). Timestamps alone are not progress.
+ */
+export function statusFingerprint(
+  status:
+    | {
+        phase?: string;
+        batchId?: string;
+        conditions?: { type: string; status: string; reason?: string; message?: string }[];
+      }
+    | undefined,
+): string {
+  return JSON.stringify([
+    status?.phase ?? "Pending",
+    status?.batchId ?? "",
+    (status?.conditions ?? []).map((c) => [c.type, c.status, c.reason ?? "", c.message ?? ""]),
+  ]);
+}
+
+/**
  * No Agent stuck: every Agent not terminal has changed its status within its bound. A Pending
  * Agent whose Station is full waits for a slot (the Station's queue), which is not being stuck.
  */

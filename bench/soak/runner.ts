@@ -39,6 +39,7 @@ import {
   type ProviderBatch,
   type Snapshot,
   type StuckBounds,
+  statusFingerprint,
   stuckAgents,
   terminalDisagreements,
   twoJobs,
@@ -350,16 +351,6 @@ interface StationObj {
   spec: { concurrencyPolicy?: ConcurrencyPolicy; maxConcurrentRuns?: number };
 }
 
-/** What counts as a change of an Agent's status: its phase, batch and conditions with their messages. */
-function statusPrint(a: AgentObj): string {
-  const s = a.status;
-  return JSON.stringify([
-    s?.phase,
-    s?.batchId,
-    (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message]),
-  ]);
-}
-
 const executionOf = (part: string | undefined): Execution =>
   part?.startsWith("batch-") ? "batch" : "interactive";
 
@@ -439,7 +430,7 @@ export async function soakOn(target: Target, a: SoakArgs): Promise<void> {
         .filter((x) => createdAt.has(x.metadata.uid))
         .map((x) => {
           const phase = x.status?.phase ?? "Pending";
-          const status = statusPrint(x);
+          const status = statusFingerprint(x.status);
           const seen = statusSeen.get(x.metadata.uid);
           const since = seen?.status === status ? seen.since : at;
           statusSeen.set(x.metadata.uid, { status, since });
