@@ -121,8 +121,31 @@ describe("the soak's invariants (docs/soak.md#invariants)", () => {
       final: [agent("a", { phase: "Running" })],
       lost: ["a"],
     },
-  ])("lost: $row", ({ seen, deleted, final, lost }) => {
-    const v = lostAgents([{ name: "a", uid: "uid-a" }], new Set(seen), new Set(deleted), snap(final));
+    {
+      row: "replaced on a Replace Station, gone",
+      seen: [],
+      deleted: [],
+      final: [],
+      replaced: ["uid-a"],
+      lost: [],
+    },
+    {
+      row: "last seen Running on a Replace Station, still Running at the end",
+      seen: [],
+      deleted: [],
+      final: [agent("a", { phase: "Running" })],
+      replaced: ["uid-a"],
+      lost: ["a"],
+    },
+  ])("lost: $row", ({ seen, deleted, final, lost, ...rest }) => {
+    const replaced = new Set("replaced" in rest ? rest.replaced : []);
+    const v = lostAgents(
+      [{ name: "a", uid: "uid-a" }],
+      new Set(seen),
+      new Set(deleted),
+      snap(final),
+      replaced,
+    );
     expect(v.map((x) => x.agent)).toEqual(lost);
   });
 

@@ -143,18 +143,22 @@ function slotLimit(st: StationSnap): number | undefined {
 }
 
 /**
- * No run lost (checked at the end): every Agent the soak created was seen terminal, or the soak
- * deleted it. `seenTerminal` holds the uids the watch saw terminal (history limits prune them).
+ * No run lost (checked at the end): every Agent the soak created was seen terminal, or was deleted
+ * by the soak, or by the controller replacing it: `replaced` holds the uids last seen Running on a
+ * Replace Station, whose oldest Running Agent a new run deletes (docs/reference/crds.md). `seenTerminal`
+ * holds the uids the checks saw terminal.
  */
 export function lostAgents(
   created: readonly { name: string; uid: string; createdAt?: number }[],
   seenTerminal: ReadonlySet<string>,
   deletedBySoak: ReadonlySet<string>,
   final: Snapshot,
+  replaced: ReadonlySet<string> = new Set(),
 ): Violation[] {
   const now = new Map(final.agents.map((a) => [a.uid, a]));
   return created
     .filter((c) => !seenTerminal.has(c.uid) && !deletedBySoak.has(c.name))
+    .filter((c) => !(replaced.has(c.uid) && !now.has(c.uid)))
     .map((c) => {
       const a = now.get(c.uid);
       return {

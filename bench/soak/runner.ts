@@ -395,6 +395,8 @@ export async function soakOn(target: Target, a: SoakArgs): Promise<void> {
   const deletedBySoak = new Set<string>();
   const seenTerminal = new Set<string>();
   const retired = new Set<string>();
+  /** Uids last seen Running on a Replace Station: a new run there deletes the oldest. */
+  const replaceable = new Set<string>();
   const toTerminalMs: number[] = [];
   const statusSeen = new Map<string, { status: string; since: number }>();
   const jobsSeen = new Map<string, Set<string>>();
@@ -459,6 +461,12 @@ export async function soakOn(target: Target, a: SoakArgs): Promise<void> {
           ...(s.spec.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: s.spec.maxConcurrentRuns } : {}),
         })),
       };
+      const replacing = new Set(
+        snapshot.stations.filter((st) => st.concurrencyPolicy === "Replace").map((st) => st.name),
+      );
+      for (const x of snaps)
+        if (replacing.has(x.station) && x.phase === "Running") replaceable.add(x.uid);
+        else replaceable.delete(x.uid);
       violations.add([
         ...batchesTwice(target.batches(), new Map(created.map((c) => [c.uid, c.name])), at),
         ...stuckAgents(snapshot, BOUNDS),
@@ -577,7 +585,7 @@ export async function soakOn(target: Target, a: SoakArgs): Promise<void> {
   stopping = true;
   await Promise.allSettled(tasks);
   const final = (await check()) ?? lastSnapshot ?? { at: Date.now(), agents: [], stations: [] };
-  violations.add(lostAgents(created, seenTerminal, deletedBySoak, final));
+  violations.add(lostAgents(created, seenTerminal, deletedBySoak, final, replaceable));
   violations.add(twoJobs(jobsSeen, final.at));
   await collectLogs();
   const endedAt = Date.now();
