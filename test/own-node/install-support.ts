@@ -189,3 +189,78 @@ export async function kubeletPodMessages(api: HarnessApi, reason: string): Promi
     )
     .map((e) => e.message ?? "");
 }
+
+/** docs/admission.md#without-cert-manager: the webhook's serving certificate, issued by the script. */
+export async function issueCertificate(kubeconfig: string, ...args: string[]): Promise<string> {
+  return (
+    await run(
+      "bash",
+      ["deploy/components/admission/issue-certificate.sh", ...args, `--kubeconfig=${kubeconfig}`],
+      {
+        cwd: REPO,
+      },
+    )
+  ).stdout;
+}
+
+/** The controller Deployment's replica counts. */
+export async function controllerReplicas(
+  api: HarnessApi,
+): Promise<{ readyReplicas?: number; updatedReplicas?: number; replicas?: number }> {
+  return (
+    (
+      (await api.ok("GET", `/apis/apps/v1/namespaces/${NS}/deployments/agent-controller`)) as {
+        status?: { readyReplicas?: number; updatedReplicas?: number; replicas?: number };
+      }
+    ).status ?? {}
+  );
+}
+
+/**
+ * The install of docs/install.md in one go, for callers that run things on the installed system
+ * rather than test the install itself (the soak, docs/soak.md): the Prometheus Operator CRDs,
+ * `kubectl apply -k` of the user overlay over test/install, the webhook's certificate, the Secrets,
+ * then both controller replicas Ready.
+ */
+export async function installSystem(o: {
+  kubectl: Kubectl;
+  api: HarnessApi;
+  kubeconfig: string;
+  /** Where the user overlay is written. */
+  overlayDir: string;
+  env: Record<string, string>;
+  podCidr: string;
+  /** agent-secrets' keys and values. */
+  secrets: Record<string, string>;
+  /** agent-realtime's api-token. */
+  apiToken: string;
+  readyTimeoutMs?: number;
+}): Promise<void> {
+  for (const crd of await prometheusOperatorCrds()) await o.kubectl("apply", "--server-side", "-f", crd);
+  await o.kubectl("apply", "-k", await writeUserOverlay(o.overlayDir, { env: o.env, podCidr: o.podCidr }));
+  await issueCertificate(o.kubeconfig);
+  await o.kubectl(
+    "-n",
+    NS,
+    "create",
+    "secret",
+    "generic",
+    "agent-secrets",
+    ...Object.entries(o.secrets).map(([k, v]) => `--from-literal=${k}=${v}`),
+  );
+  await o.kubectl(
+    "-n",
+    NS,
+    "create",
+    "secret",
+    "generic",
+    "agent-realtime",
+    `--from-literal=api-token=${o.apiToken}`,
+    `--from-literal=signing-key=${o.apiToken}-signing`,
+  );
+  await eventually(
+    "the controller Deployment's 2 replicas Ready",
+    async () => ((await controllerReplicas(o.api)).readyReplicas === 2 ? true : undefined),
+    o.readyTimeoutMs ?? 300_000,
+  );
+}

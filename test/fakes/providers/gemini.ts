@@ -72,6 +72,8 @@ export interface FakeGeminiOptions {
   /** The @type package seen in real payloads. */
   typePackage?: string;
   clock?: FakeClock;
+  /** Where it listens (default 127.0.0.1; a controller pod on the real node reaches podReachableHost()). */
+  host?: string;
 }
 
 export interface FakeGemini {
@@ -404,7 +406,12 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
     return fail(404, "Method not found.", "NOT_FOUND");
   };
 
-  const server = await startFakeServer({ clock, errorBody: (s, msg) => googleError(s, msg), handle });
+  const server = await startFakeServer({
+    clock,
+    errorBody: (s, msg) => googleError(s, msg),
+    handle,
+    host: options.host,
+  });
   return {
     url: server.origin,
     apiKey,

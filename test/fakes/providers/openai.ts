@@ -99,6 +99,8 @@ export interface FakeOpenAIOptions {
   /** Virtual ms a batch stays cancelling before it is cancelled and its files appear (10 min). */
   cancelMs?: number;
   clock?: FakeClock;
+  /** Where it listens (default 127.0.0.1; a controller pod on the real node reaches podReachableHost()). */
+  host?: string;
 }
 
 export interface FakeOpenAI {
@@ -602,7 +604,12 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     return fail(404, `Invalid URL (${req.method} ${req.path})`);
   };
 
-  const server = await startFakeServer({ clock, errorBody: (s, m) => openaiError(s, m), handle });
+  const server = await startFakeServer({
+    clock,
+    errorBody: (s, m) => openaiError(s, m),
+    handle,
+    host: options.host,
+  });
   return {
     url: `${server.origin}/v1`,
     apiKey,
