@@ -7,7 +7,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LINK_NAMES } from "../../scripts/build-agent.js";
 import { buildInitPlan, requiredExecutables } from "../../src/run-pod/init/plan.js";
 import { packagesFor } from "../../src/run-pod/init/prerequisites.js";
 import { dockerignoreExcludes, execForm, parseInstructions, parseStages, type Stage } from "./dockerfile.js";

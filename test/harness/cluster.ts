@@ -551,38 +551,43 @@ interface KwokLogs {
 /**
  * After a kwok restart, waits until kwok serves pod logs again. kwok answers a log request as soon
  * as it listens, with an empty body while it has not read the pod's kwok Logs object yet: a run
- * that ended right after the restart was once recorded with empty output. One Logs object whose
- * file has content stands for all of them (kwok reads them in one list when it starts).
+ * that ended right after the restart was once recorded with empty output. kwok reads every Logs
+ * object in one list when it starts, so one pod whose log comes back with content stands for all of
+ * them. Each check asks the pods whose Logs file has content in turn: one of them may not serve a
+ * log for reasons of its own (one answered 400 for two minutes after a restart on a loaded
+ * machine) while the others already do.
  */
 async function waitKwokServesLogs(state: PlaneState, timeoutMs: number): Promise<void> {
   const api = apiOf(state);
   const all = (await api.ok("GET", "/apis/kwok.x-k8s.io/v1alpha1/logs")) as { items?: KwokLogs[] };
   const hasContent = (file: string | undefined) =>
     file !== undefined && existsSync(file) && statSync(file).size > 0;
-  let sample: { ns: string; pod: string; container: string } | undefined;
+  const samples: { ns: string; pod: string; container: string }[] = [];
   for (const logs of all.items ?? []) {
     const entry = logs.spec?.logs?.find((e) => hasContent(e.logsFile) && e.containers?.[0] !== undefined);
     if (entry?.containers?.[0] === undefined) continue;
-    sample = { ns: logs.metadata.namespace, pod: logs.metadata.name, container: entry.containers[0] };
-    break;
+    samples.push({ ns: logs.metadata.namespace, pod: logs.metadata.name, container: entry.containers[0] });
+    if (samples.length === 20) break;
   }
-  if (sample === undefined) return;
-  const { ns, pod, container } = sample;
+  if (samples.length === 0) return;
   await waitFor(
     state,
     "kwok",
-    `serving pod logs again after its restart (${ns}/${pod})`,
+    `serving pod logs again after its restart (${samples.map((s) => `${s.ns}/${s.pod}`).join(", ")})`,
     timeoutMs,
     async () => {
-      const res = await api.request(
-        "GET",
-        `/api/v1/namespaces/${ns}/pods/${pod}/log?container=${encodeURIComponent(container)}`,
-      );
-      // The pod went away meanwhile: there is nothing to wait for.
-      if (res.status === 404) return true;
-      return res.status === 200 && res.body.length > 0
-        ? true
-        : `HTTP ${res.status}, ${res.body.length} bytes`;
+      const answers: string[] = [];
+      for (const { ns, pod, container } of samples) {
+        const res = await api.request(
+          "GET",
+          `/api/v1/namespaces/${ns}/pods/${pod}/log?container=${encodeURIComponent(container)}`,
+        );
+        if (res.status === 200 && res.body.length > 0) return true;
+        answers.push(`${pod}: HTTP ${res.status}, ${res.body.length} bytes`);
+      }
+      // Every sampled pod went away meanwhile: there is nothing to wait for.
+      if (answers.every((a) => a.includes("HTTP 404,"))) return true;
+      return answers.join("; ");
     },
   );
 }
