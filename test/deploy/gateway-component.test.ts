@@ -52,9 +52,14 @@ interface SecretVolume {
 
 let base: K8sObject[];
 let withGateway: K8sObject[];
+let withMonitoring: K8sObject[];
 
 beforeAll(async () => {
-  [base, withGateway] = await Promise.all([renderInstall([]), renderInstall(["gateway"])]);
+  [base, withGateway, withMonitoring] = await Promise.all([
+    renderInstall([]),
+    renderInstall(["gateway"]),
+    renderInstall(["gateway", "monitoring"]),
+  ]);
 }, 120_000);
 
 function onlyContainer(deployment: K8sObject): Container {
@@ -340,5 +345,16 @@ describe("components/gateway", () => {
       )
       .map((o) => o.spec.podSelector.matchLabels["agents.re-cinq.com/component"]);
     expect(selectors.sort()).toEqual(["gateway", "job"]);
+  });
+
+  it("is scraped by components/monitoring's PodMonitor agent-gateway on the container's metrics port", () => {
+    const monitor = findObject(withMonitoring, "PodMonitor", "agent-gateway");
+    const deployment = findObject(withMonitoring, "Deployment", "agent-gateway");
+    expect(monitor.spec.selector).toEqual({ matchLabels: deployment.spec.template.metadata.labels });
+    const metrics = onlyContainer(deployment).ports.find(
+      (p) => p.name === monitor.spec.podMetricsEndpoints[0].port,
+    );
+    expect(metrics?.containerPort).toBe(9090);
+    expect(monitor.spec.podMetricsEndpoints[0].path).toBe("/metrics");
   });
 });
