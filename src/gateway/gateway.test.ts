@@ -651,3 +651,16 @@ describe("no request makes the gateway call another host (docs/gateway.md#what-r
     ).toEqual([]);
   });
 });
+
+describe("the probes' endpoint (docs/gateway.md#ports)", () => {
+  it("answers GET /healthz on the metrics port, and the port the run pods call has no such route", async () => {
+    const health = await fetch(new URL("/healthz", gw.metricsUrl));
+    expect(health.status).toBe(200);
+    expect(await health.text()).toBe("ok");
+    const before = gw.anthropic.journal().length;
+    const onApi = await fetch(new URL("/healthz", gw.url));
+    expect(onApi.status).toBe(404);
+    await onApi.arrayBuffer();
+    expect(gw.anthropic.journal().length).toBe(before);
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * The shipped NetworkPolicies enforced by a real engine (docs/security.md "NetworkPolicies, tested",
  * docs/real-node.md "NetworkPolicies"): kube-router on the real node, the policies rendered verbatim
- * from deploy/ and its realtime and admission components through the overlay test/network-policy
+ * from deploy/ and its realtime, admission and gateway components through the overlay test/network-policy
  * (what a user's overlay sets: the pod CIDR and the nodes' pod-network addresses of the admission
  * policy, the egress to a private endpoint), and probe pods of the controller image carrying the
  * product's labels. Each path is probed with a TCP connect from inside a pod (kubectl exec). After
@@ -35,6 +35,7 @@ const NS = "ai-agents";
 const JOB = { "agents.re-cinq.com/component": "job" };
 const REALTIME = { ...JOB, "agents.re-cinq.com/execution": "realtime" };
 const CONTROLLER = { "agents.re-cinq.com/component": "controller" };
+const GATEWAY = { "agents.re-cinq.com/component": "gateway" };
 const ADMISSION_POLICY = "agent-controller-admission-ingress";
 /** The stand-in control-plane node: its address on the pod network (listed in test/network-policy). */
 const PEER_NODE = { ip: "10.213.0.250", veth: "aiagentnp0" };
@@ -208,7 +209,9 @@ describe.skipIf(problem !== "")(
       policies = objects.filter((o) => o.kind === "NetworkPolicy");
       expect(policies.map((p) => p.metadata.name).sort()).toEqual([
         "agent-controller-admission-ingress",
+        "agent-gateway",
         "agent-job-egress",
+        "agent-job-gateway-egress",
         "agent-job-private-egress",
         "agent-job-realtime-ingress",
       ]);
@@ -230,6 +233,11 @@ describe.skipIf(problem !== "")(
       await startPod(NS, "other-run", REALTIME, [{ containerPort: 8090 }]);
       await startPod(NS, "neighbour", { app: "neighbour" }, [{ containerPort: 8090 }]);
       await startPod("models", "model-gateway", { app: "model-gateway" }, [{ containerPort: 8080 }]);
+      // components/gateway's pods, with the named ports its Deployment declares (its policy names them).
+      await startPod(NS, "gateway", GATEWAY, [
+        { name: "api", containerPort: 8080 },
+        { name: "metrics", containerPort: 9090 },
+      ]);
       await startPod("elsewhere", "client", { app: "client" }, [{ containerPort: 8090 }]);
       await waitRunning();
       await startPeerNode();
@@ -287,6 +295,27 @@ describe.skipIf(problem !== "")(
       await probeUntil("the private endpoint reached again", probe, OPEN);
     });
 
+    it("a run pod reaches the gateway's API port 8080; a controller pod and other pods do not", async () => {
+      expect(await reach(pod("realtime-run"), pod("gateway"), 8080)).toBe("open");
+      for (const from of ["controller", "neighbour", "client"]) {
+        expect(await reach(pod(from), pod("gateway"), 8080), from).toMatch(BLOCKED);
+      }
+    });
+
+    it("any pod but a run pod reaches the gateway's metrics port 9090; a run pod's egress stops it", async () => {
+      for (const from of ["controller", "neighbour", "client"]) {
+        expect(await reach(pod(from), pod("gateway"), 9090), from).toBe("open");
+      }
+      // agent-job-gateway-egress opens 8080 only; agent-job-egress closes private addresses.
+      expect(await reach(pod("realtime-run"), pod("gateway"), 9090)).toMatch(BLOCKED);
+    });
+
+    it("the gateway reaches no pod: its egress is DNS and public 443", async () => {
+      expect(await reach(pod("gateway"), pod("neighbour"), 8090)).toMatch(BLOCKED);
+      expect(await reach(pod("gateway"), pod("controller"), 8081)).toMatch(BLOCKED);
+      expect(await reach(pod("gateway"), pod("model-gateway"), 8080)).toMatch(BLOCKED);
+    });
+
     it("with only the pod CIDR excepted, the node's pod-network address is cut off from 9443 (why the overlay lists it)", async () => {
       const path = `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/${ADMISSION_POLICY}`;
       const patch = (ops: unknown[]) => api.ok("PATCH", path, ops, "application/json-patch+json");
@@ -320,6 +349,17 @@ describe.skipIf(problem !== "")(
         () => reach(pod("realtime-run"), pod("model-gateway"), 8080),
         OPEN,
       );
+      await probeUntil(
+        "neighbour to the gateway's 8080",
+        () => reach(pod("neighbour"), pod("gateway"), 8080),
+        OPEN,
+      );
+      await probeUntil(
+        "run pod to the gateway's 9090",
+        () => reach(pod("realtime-run"), pod("gateway"), 9090),
+        OPEN,
+      );
+      await probeUntil("the gateway to a pod", () => reach(pod("gateway"), pod("neighbour"), 8090), OPEN);
     });
 
     it("leaves the firewall (the engine's chains and ipsets), the processes and the sysctls as they were after stop", async () => {

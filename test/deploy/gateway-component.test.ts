@@ -1,0 +1,360 @@
+/**
+ * components/gateway (docs/gateway.md#installing), rendered with `kubectl kustomize` the way
+ * docs/install.md installs it: the gateway's own objects, hardened; the controller told where the
+ * gateway is and given the key; the NetworkPolicies; and nothing of it without the component.
+ */
+import { readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { VENDOR_KEY_NAMES } from "../../src/gateway/adapters.js";
+import { parseGatewayConfig } from "../../src/gateway/config.js";
+import { CONTROLLER_IMAGE } from "../../src/version.js";
+import { execForm, parseStages } from "./dockerfile.js";
+import { isBuiltin, valueImportGraph } from "./imports.js";
+import { findObject, type K8sObject, objectKey, REPO_ROOT, renderInstall } from "./render.js";
+
+const GATEWAY = { "agents.re-cinq.com/component": "gateway" };
+
+interface Env {
+  name: string;
+  value?: string;
+  valueFrom?: unknown;
+}
+interface Port {
+  name: string;
+  containerPort: number;
+  protocol: string;
+}
+interface Mount {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+}
+interface Container {
+  name: string;
+  image: string;
+  command?: string[];
+  env: Env[];
+  ports: Port[];
+  volumeMounts: Mount[];
+  // biome-ignore lint/suspicious/noExplicitAny: asserted field by field
+  [field: string]: any;
+}
+interface SecretVolume {
+  name: string;
+  secret?: {
+    secretName: string;
+    optional?: boolean;
+    items?: { key: string; path: string }[];
+    defaultMode?: number;
+  };
+}
+
+let base: K8sObject[];
+let withGateway: K8sObject[];
+let withMonitoring: K8sObject[];
+
+beforeAll(async () => {
+  [base, withGateway, withMonitoring] = await Promise.all([
+    renderInstall([]),
+    renderInstall(["gateway"]),
+    renderInstall(["gateway", "monitoring"]),
+  ]);
+}, 120_000);
+
+function onlyContainer(deployment: K8sObject): Container {
+  const containers = deployment.spec.template.spec.containers as Container[];
+  expect(containers).toHaveLength(1);
+  return containers[0] as Container;
+}
+
+function envValue(container: Container, name: string): string {
+  const found = container.env.find((e) => e.name === name);
+  if (found?.value === undefined) throw new Error(`${container.name} has no literal env ${name}`);
+  return found.value;
+}
+
+/** The Secret volume mounted at the directory holding `file`, and the file's name in it. */
+function secretFileAt(deployment: K8sObject, container: Container, file: string) {
+  const mount = container.volumeMounts.find((m) => file.startsWith(`${m.mountPath}/`));
+  if (mount === undefined) throw new Error(`no volume mounted above ${file}`);
+  const volume = (deployment.spec.template.spec.volumes as SecretVolume[]).find((v) => v.name === mount.name);
+  return { mount, volume, path: file.slice(mount.mountPath.length + 1) };
+}
+
+describe("without components/gateway", () => {
+  it("renders no gateway object and leaves the controller without the gateway's variables and key", () => {
+    const gatewayish = base.filter(
+      (o) =>
+        o.metadata.name.includes("gateway") ||
+        o.metadata.labels?.["agents.re-cinq.com/component"] === "gateway" ||
+        JSON.stringify(o.spec ?? {}).includes('"agents.re-cinq.com/component":"gateway"'),
+    );
+    expect(gatewayish.map(objectKey)).toEqual([]);
+    const volumes = findObject(base, "Deployment", "agent-controller").spec.template.spec
+      .volumes as SecretVolume[];
+    expect(volumes.map((v) => v.secret?.secretName).filter((s) => s !== undefined)).toEqual([]);
+    const env = onlyContainer(findObject(base, "Deployment", "agent-controller")).env.map((e) => e.name);
+    expect(env).not.toContain("AGENT_GATEWAY_URL");
+    expect(env).not.toContain("AGENT_GATEWAY_CREDENTIAL_KEY_FILE");
+  });
+});
+
+describe("components/gateway", () => {
+  it("adds the gateway's Deployment, Service, ServiceAccount, PDB and NetworkPolicies, no RBAC, and changes only the controller Deployment", () => {
+    const before = new Map(base.map((o) => [objectKey(o), JSON.stringify(o)]));
+    const added = withGateway.filter((o) => !before.has(objectKey(o)));
+    expect(added.map(objectKey).sort()).toEqual([
+      "Deployment/ai-agents/agent-gateway",
+      "NetworkPolicy/ai-agents/agent-gateway",
+      "NetworkPolicy/ai-agents/agent-job-gateway-egress",
+      "PodDisruptionBudget/ai-agents/agent-gateway",
+      "Service/ai-agents/agent-gateway",
+      "ServiceAccount/ai-agents/agent-gateway",
+    ]);
+    for (const o of added) expect(o.metadata.labels, objectKey(o)).toEqual(GATEWAY);
+    const changed = withGateway
+      .filter((o) => before.has(objectKey(o)) && before.get(objectKey(o)) !== JSON.stringify(o))
+      .map(objectKey);
+    // agent-job-egress, the run pods' own policy, is not among them.
+    expect(changed).toEqual(["Deployment/ai-agents/agent-controller"]);
+  });
+
+  it("runs two hardened replicas of the controller image, spread over nodes, without a ServiceAccount token", () => {
+    const deployment = findObject(withGateway, "Deployment", "agent-gateway");
+    expect(deployment.spec.replicas).toBe(2);
+    expect(deployment.spec.selector.matchLabels).toEqual(GATEWAY);
+    expect(deployment.spec.template.metadata.labels).toEqual(GATEWAY);
+    const pod = deployment.spec.template.spec;
+    expect(pod.serviceAccountName).toBe("agent-gateway");
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(findObject(withGateway, "ServiceAccount", "agent-gateway").automountServiceAccountToken).toBe(
+      false,
+    );
+    expect(pod.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      fsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution).toEqual([
+      {
+        weight: 100,
+        podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: GATEWAY } },
+      },
+    ]);
+    const c = onlyContainer(deployment);
+    expect(c.image).toBe(CONTROLLER_IMAGE);
+    expect(c.image).toBe(onlyContainer(findObject(withGateway, "Deployment", "agent-controller")).image);
+    expect(c.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    for (const kind of ["requests", "limits"]) {
+      expect(Object.keys(c.resources[kind]).sort(), kind).toEqual(["cpu", "memory"]);
+    }
+    // The gateway's own close (30 s) fits between preStop and the kill.
+    expect(c.lifecycle.preStop.exec.command).toEqual(["sleep", "5"]);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(5 + 30);
+  });
+
+  it("starts the compiled src/gateway/main.ts in the image's working directory, which needs only production dependencies", () => {
+    const argv = onlyContainer(findObject(withGateway, "Deployment", "agent-gateway")).command ?? [];
+    expect(argv.slice(0, -1)).toEqual(["node", "--enable-source-maps"]);
+    const build = JSON.parse(readFileSync(join(REPO_ROOT, "tsconfig.build.json"), "utf8")) as {
+      compilerOptions: { outDir: string; rootDir: string };
+      include: string[];
+    };
+    expect(build.compilerOptions.rootDir).toBe(".");
+    const source = relative(build.compilerOptions.outDir, argv.at(-1) ?? "").replace(/\.js$/, ".ts");
+    expect(source).toBe("src/gateway/main.ts");
+    // The runtime stage (the controller image) runs in /app, where dist/ is copied.
+    const runtime = parseStages(readFileSync(join(REPO_ROOT, "Dockerfile"), "utf8")).at(-1);
+    const workdir = runtime?.instructions.filter((i) => i.keyword === "WORKDIR").at(-1)?.args;
+    expect(workdir).toBe("/app");
+    const copies = runtime?.instructions.filter((i) => i.keyword === "COPY").map((i) => i.args) ?? [];
+    expect(copies).toContain(
+      `--from=build /app/${build.compilerOptions.outDir} ./${build.compilerOptions.outDir}`,
+    );
+    expect(execForm(runtime?.instructions.find((i) => i.keyword === "ENTRYPOINT")?.args ?? "")?.[0]).toBe(
+      "node",
+    );
+
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    const graph = valueImportGraph(join(REPO_ROOT, source));
+    expect(graph.files.length).toBeGreaterThan(1);
+    for (const specifier of graph.packages.filter((p) => !isBuiltin(p))) {
+      expect(Object.keys(pkg.dependencies), `${specifier} is imported at run time`).toContain(specifier);
+    }
+    for (const file of graph.files) {
+      const rel = relative(REPO_ROOT, file);
+      expect(rel).not.toMatch(/\.test\.ts$/);
+      expect(
+        build.include.some((dir) => rel.startsWith(`${dir}/`)),
+        rel,
+      ).toBe(true);
+    }
+  });
+
+  it("sets an environment the gateway accepts, its ports the container's, probed on /healthz of the metrics port", () => {
+    const deployment = findObject(withGateway, "Deployment", "agent-gateway");
+    const c = onlyContainer(deployment);
+    for (const e of c.env) expect(e.value, `${e.name} is a literal`).toBeTypeOf("string");
+    const config = parseGatewayConfig(Object.fromEntries(c.env.map((e) => [e.name, e.value])));
+    expect(c.ports).toEqual([
+      { name: "api", containerPort: config.port, protocol: "TCP" },
+      { name: "metrics", containerPort: config.metricsPort, protocol: "TCP" },
+    ]);
+    expect(config.port).toBe(8080);
+    expect(config.metricsPort).toBe(9090);
+    const probe = { httpGet: { path: "/healthz", port: "metrics" } };
+    expect(c.livenessProbe).toMatchObject(probe);
+    expect(c.readinessProbe).toMatchObject(probe);
+    expect(deployment.spec.template.metadata.annotations).toEqual({
+      "prometheus.io/scrape": "true",
+      "prometheus.io/port": String(config.metricsPort),
+      "prometheus.io/path": "/metrics",
+    });
+  });
+
+  it("mounts the credential key from agent-gateway and each vendor's key from agent-secrets under the file name the gateway reads", () => {
+    const deployment = findObject(withGateway, "Deployment", "agent-gateway");
+    const c = onlyContainer(deployment);
+    const key = secretFileAt(deployment, c, envValue(c, "GATEWAY_CREDENTIAL_KEY_FILE"));
+    expect(key.mount.readOnly).toBe(true);
+    expect(key.volume?.secret).toEqual({
+      secretName: "agent-gateway",
+      items: [{ key: "credential-key", path: key.path }],
+      defaultMode: 0o440,
+    });
+
+    const dir = envValue(c, "GATEWAY_PROVIDER_KEYS_DIR");
+    const keysMount = c.volumeMounts.find((m) => m.mountPath === dir);
+    expect(keysMount?.readOnly).toBe(true);
+    const keys = (deployment.spec.template.spec.volumes as SecretVolume[]).find(
+      (v) => v.name === keysMount?.name,
+    )?.secret;
+    expect(keys?.secretName).toBe("agent-secrets");
+    // A missing entry is a per-request refusal, not a pod that cannot start.
+    expect(keys?.optional).toBe(true);
+    expect(keys?.defaultMode).toBe(0o440);
+    // Only the provider keys: agent-secrets' git tokens and sink headers never reach the gateway.
+    expect(keys?.items).toEqual([
+      { key: "anthropic-key", path: VENDOR_KEY_NAMES.anthropic },
+      { key: "openai-key", path: VENDOR_KEY_NAMES.openai },
+      { key: "gemini-key", path: VENDOR_KEY_NAMES.gemini },
+    ]);
+  });
+
+  it("keeps one replica through a voluntary disruption", () => {
+    expect(findObject(withGateway, "PodDisruptionBudget", "agent-gateway").spec).toEqual({
+      minAvailable: 1,
+      selector: { matchLabels: GATEWAY },
+    });
+  });
+
+  it("gives the controller AGENT_GATEWAY_URL (the Service) and AGENT_GATEWAY_CREDENTIAL_KEY_FILE (the same Secret key), nothing else changed", () => {
+    const controller = findObject(withGateway, "Deployment", "agent-controller");
+    const c = onlyContainer(controller);
+    const service = findObject(withGateway, "Service", "agent-gateway");
+    expect(service.spec.selector).toEqual(GATEWAY);
+    expect(service.spec.ports).toEqual([{ name: "api", port: 8080, targetPort: "api", protocol: "TCP" }]);
+    expect(envValue(c, "AGENT_GATEWAY_URL")).toBe(
+      `http://${service.metadata.name}.${service.metadata.namespace}.svc:${service.spec.ports[0].port}`,
+    );
+    const key = secretFileAt(controller, c, envValue(c, "AGENT_GATEWAY_CREDENTIAL_KEY_FILE"));
+    expect(key.mount.readOnly).toBe(true);
+    expect(key.volume?.secret).toEqual({
+      secretName: "agent-gateway",
+      items: [{ key: "credential-key", path: key.path }],
+      defaultMode: 0o440,
+    });
+
+    const before = findObject(base, "Deployment", "agent-controller");
+    const after = structuredClone(controller);
+    const pod = after.spec.template.spec;
+    pod.volumes = (pod.volumes as SecretVolume[]).filter((v) => v.name !== key.volume?.name);
+    const container = pod.containers[0] as Container;
+    container.env = container.env.filter((e) => !e.name.startsWith("AGENT_GATEWAY_"));
+    container.volumeMounts = container.volumeMounts.filter((m) => m.name !== key.mount.name);
+    expect(after).toEqual(before);
+  });
+
+  it("lets only run pods reach the API port, anyone the metrics port, and the gateway DNS and public 443 only", () => {
+    const runPods = findObject(base, "NetworkPolicy", "agent-job-egress").spec.podSelector;
+    const policy = findObject(withGateway, "NetworkPolicy", "agent-gateway").spec;
+    expect(policy.podSelector).toEqual({ matchLabels: GATEWAY });
+    expect(policy.policyTypes).toEqual(["Ingress", "Egress"]);
+    expect(policy.ingress).toEqual([
+      { from: [{ podSelector: runPods }], ports: [{ protocol: "TCP", port: "api" }] },
+      { ports: [{ protocol: "TCP", port: "metrics" }] },
+    ]);
+    // The named ports are the gateway container's.
+    const names = onlyContainer(findObject(withGateway, "Deployment", "agent-gateway")).ports.map(
+      (p) => p.name,
+    );
+    expect(names).toEqual(expect.arrayContaining(["api", "metrics"]));
+    expect(policy.egress).toEqual([
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+            podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+          },
+        ],
+        ports: [
+          { protocol: "UDP", port: 53 },
+          { protocol: "TCP", port: 53 },
+        ],
+      },
+      {
+        to: [
+          {
+            ipBlock: {
+              cidr: "0.0.0.0/0",
+              except: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"],
+            },
+          },
+        ],
+        ports: [{ protocol: "TCP", port: 443 }],
+      },
+    ]);
+  });
+
+  it("opens the run pods' path to the gateway's API port and nothing else, and selects no controller pod", () => {
+    const runPods = findObject(base, "NetworkPolicy", "agent-job-egress").spec.podSelector;
+    const apiPort = onlyContainer(findObject(withGateway, "Deployment", "agent-gateway")).ports.find(
+      (p) => p.name === "api",
+    )?.containerPort;
+    expect(findObject(withGateway, "NetworkPolicy", "agent-job-gateway-egress").spec).toEqual({
+      podSelector: runPods,
+      policyTypes: ["Egress"],
+      egress: [
+        { to: [{ podSelector: { matchLabels: GATEWAY } }], ports: [{ protocol: "TCP", port: apiPort }] },
+      ],
+    });
+    // The controller's egress stays open (batch calls the providers itself, docs/gateway.md#batch-runs-stay-direct).
+    const selectors = withGateway
+      .filter(
+        (o) =>
+          o.kind === "NetworkPolicy" && o.metadata.labels?.["agents.re-cinq.com/component"] === "gateway",
+      )
+      .map((o) => o.spec.podSelector.matchLabels["agents.re-cinq.com/component"]);
+    expect(selectors.sort()).toEqual(["gateway", "job"]);
+  });
+
+  it("is scraped by components/monitoring's PodMonitor agent-gateway on the container's metrics port", () => {
+    const monitor = findObject(withMonitoring, "PodMonitor", "agent-gateway");
+    const deployment = findObject(withMonitoring, "Deployment", "agent-gateway");
+    expect(monitor.spec.selector).toEqual({ matchLabels: deployment.spec.template.metadata.labels });
+    const metrics = onlyContainer(deployment).ports.find(
+      (p) => p.name === monitor.spec.podMetricsEndpoints[0].port,
+    );
+    expect(metrics?.containerPort).toBe(9090);
+    expect(monitor.spec.podMetricsEndpoints[0].path).toBe("/metrics");
+  });
+});
