@@ -294,3 +294,80 @@ describe("parseConfig rejects with exact messages", () => {
     }
   });
 });
+
+describe("the model gateway settings (docs/gateway.md#run-credentials)", () => {
+  const KEY = "k".repeat(32);
+  const files: Record<string, string> = {
+    "/keys/gateway": `${KEY}\n`,
+    "/keys/short": "too-short\n",
+  };
+  const readFile = (path: string): Uint8Array => {
+    const text = files[path];
+    if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+    return Buffer.from(text);
+  };
+  const parse = (env: Record<string, string>) => parseConfig({ ...base, ...env }, { readFile });
+
+  it("is off without either variable: no gateway setting at all", () => {
+    expect(parse({})).not.toHaveProperty("gateway");
+  });
+
+  it.each([
+    ["http://agent-gateway.ai-agents.svc:8080", "http://agent-gateway.ai-agents.svc:8080"],
+    ["https://gw.example.com/", "https://gw.example.com"],
+    ["HTTP://Agent-Gateway:8080", "http://agent-gateway:8080"],
+  ])("is on with the origin %s and the key file's key, its trailing newline dropped", (raw, url) => {
+    expect(
+      parse({ AGENT_GATEWAY_URL: raw, AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway" }).gateway,
+    ).toEqual({ url, credentialKey: Buffer.from(KEY) });
+  });
+
+  const BOTH =
+    "AGENT_GATEWAY_URL and AGENT_GATEWAY_CREDENTIAL_KEY_FILE must be set together (the model gateway's address and the key its run credentials are signed with);";
+  const ORIGIN =
+    "AGENT_GATEWAY_URL must be the gateway's http or https origin (scheme, host, optional port) without a path, credentials, query or fragment, got:";
+  it.each([
+    [{ AGENT_GATEWAY_URL: "http://gw:8080" }, `${BOTH} AGENT_GATEWAY_CREDENTIAL_KEY_FILE is not set`],
+    [{ AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway" }, `${BOTH} AGENT_GATEWAY_URL is not set`],
+    [{ AGENT_GATEWAY_URL: "", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway" }, `${ORIGIN} ""`],
+    [
+      { AGENT_GATEWAY_URL: "gw:8080", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway" },
+      `${ORIGIN} "gw:8080"`,
+    ],
+    [
+      { AGENT_GATEWAY_URL: "http://gw:8080/v1", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway" },
+      `${ORIGIN} "http://gw:8080/v1"`,
+    ],
+    [
+      { AGENT_GATEWAY_URL: "http://u:p@gw:8080", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway" },
+      `${ORIGIN} "http://u:p@gw:8080"`,
+    ],
+    [
+      { AGENT_GATEWAY_URL: "http://gw:8080?", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway" },
+      `${ORIGIN} "http://gw:8080?"`,
+    ],
+    [
+      { AGENT_GATEWAY_URL: "ftp://gw", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway" },
+      `${ORIGIN} "ftp://gw"`,
+    ],
+    [
+      { AGENT_GATEWAY_URL: "http://gw:8080", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: " " },
+      "AGENT_GATEWAY_CREDENTIAL_KEY_FILE must not be empty",
+    ],
+    [
+      { AGENT_GATEWAY_URL: "http://gw:8080", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/missing" },
+      "AGENT_GATEWAY_CREDENTIAL_KEY_FILE=/keys/missing: cannot read the gateway key (ENOENT: no such file or directory, open '/keys/missing')",
+    ],
+    [
+      { AGENT_GATEWAY_URL: "http://gw:8080", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/short" },
+      "AGENT_GATEWAY_CREDENTIAL_KEY_FILE=/keys/short: the gateway key has 9 bytes, at least 32 are needed",
+    ],
+  ] as const)("%j is refused", (env, message) => {
+    expect(() => parse(env)).toThrow(message);
+    try {
+      parse(env);
+    } catch (e) {
+      expect((e as Error).message).toBe(message);
+    }
+  });
+});

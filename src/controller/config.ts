@@ -20,6 +20,7 @@ import type { StationPolicy } from "../core/policy/station-policy.js";
 import { NEVER_FIELDS, WIDENABLE_FIELDS } from "../core/policy/station-template/fields.js";
 import { DEFAULT_MAX_HOLD_MS } from "../core/provider-limits/learner.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "../core/readback/output.js";
+import { credentialKeyFromFile } from "../core/run-job/gateway-credential.js";
 import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "../core/run-job/job.js";
 import { DEFAULT_STUCK_POD_SECONDS } from "../core/run-job/stuck-pod.js";
 import { DEFAULT_RECONCILE_ERROR_TRIES } from "../core/state-machine/contained.js";
@@ -121,6 +122,12 @@ export interface ControllerConfig {
   cliVersions: Record<CliVendor, string>;
   /** `AGENT_<API>_BASE_URL`: model API base URLs for the run pods' CLIs (docs/agent-clis.md); unset ones absent. */
   agentBaseUrls: Partial<Record<ModelApiFamily, string>>;
+  /**
+   * AGENT_GATEWAY_URL and the key AGENT_GATEWAY_CREDENTIAL_KEY_FILE holds: the model gateway the
+   * run pods' CLIs call with a per-run credential instead of a provider key (docs/gateway.md#run-credentials).
+   * Absent: the gateway is off and runs get the definition's keys, as the seeds describe.
+   */
+  gateway?: { url: string; credentialKey: Buffer };
   timings: ControllerTimings;
 }
 
@@ -139,6 +146,8 @@ export interface ConfigSources {
   serviceAccountNamespace?: string;
   /** Identity to use when POD_NAME is unset (e.g. the host name when run from a laptop). */
   fallbackPodName?: string;
+  /** Reads a file named by a setting (AGENT_GATEWAY_CREDENTIAL_KEY_FILE); throws when it cannot. */
+  readFile?: (path: string) => Uint8Array;
 }
 
 function strictBool(name: string, raw: string | undefined): boolean {
@@ -241,6 +250,67 @@ function agentBaseUrls(
     if (env[setting] !== undefined) out[api] = baseUrl(setting, env[setting], "");
   }
   return out;
+}
+
+/**
+ * AGENT_GATEWAY_URL: the gateway's origin (`http(s)://host[:port]`, a trailing slash dropped). No
+ * path: the gateway serves the vendors' own paths at its root (docs/gateway.md#routes), and each
+ * CLI's base URL is built from the origin.
+ */
+function gatewayOrigin(raw: string): string {
+  const name = "AGENT_GATEWAY_URL";
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (
+    !url ||
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    url.username !== "" ||
+    url.password !== "" ||
+    (url.pathname !== "/" && url.pathname !== "") ||
+    url.search !== "" ||
+    url.hash !== "" ||
+    raw.trim() !== raw ||
+    /[?#]/.test(raw)
+  ) {
+    throw new ConfigError(
+      `${name} must be the gateway's http or https origin (scheme, host, optional port) without a path, credentials, query or fragment, got: "${raw}"`,
+    );
+  }
+  return url.origin;
+}
+
+/** The model gateway: on with both AGENT_GATEWAY_URL and AGENT_GATEWAY_CREDENTIAL_KEY_FILE, off with neither. */
+function gatewaySettings(
+  env: Readonly<Record<string, string | undefined>>,
+  readFile: ((path: string) => Uint8Array) | undefined,
+): ControllerConfig["gateway"] {
+  const urlRaw = env.AGENT_GATEWAY_URL;
+  const keyFile = env.AGENT_GATEWAY_CREDENTIAL_KEY_FILE;
+  if (urlRaw === undefined && keyFile === undefined) return undefined;
+  if (urlRaw === undefined || keyFile === undefined) {
+    const missing = urlRaw === undefined ? "AGENT_GATEWAY_URL" : "AGENT_GATEWAY_CREDENTIAL_KEY_FILE";
+    throw new ConfigError(
+      `AGENT_GATEWAY_URL and AGENT_GATEWAY_CREDENTIAL_KEY_FILE must be set together (the model gateway's address and the key its run credentials are signed with); ${missing} is not set`,
+    );
+  }
+  const url = gatewayOrigin(urlRaw);
+  if (keyFile.trim() === "") throw new ConfigError("AGENT_GATEWAY_CREDENTIAL_KEY_FILE must not be empty");
+  if (!readFile) throw new ConfigError(`AGENT_GATEWAY_CREDENTIAL_KEY_FILE=${keyFile}: no file reader given`);
+  let bytes: Uint8Array;
+  try {
+    bytes = readFile(keyFile);
+  } catch (err) {
+    throw new ConfigError(
+      `AGENT_GATEWAY_CREDENTIAL_KEY_FILE=${keyFile}: cannot read the gateway key (${(err as Error).message})`,
+    );
+  }
+  const key = credentialKeyFromFile(bytes);
+  if (typeof key === "string") throw new ConfigError(`AGENT_GATEWAY_CREDENTIAL_KEY_FILE=${keyFile}: ${key}`);
+  return { url, credentialKey: key };
 }
 
 /** RFC 1123 label, the shape of a namespace name. */
@@ -381,6 +451,7 @@ export function parseConfig(
       throw new ConfigError("REALTIME_SIGNING_KEY must be set when REALTIME_ENABLED is true");
     }
   }
+  const gateway = gatewaySettings(env, sources.readFile);
   return {
     namespace: ns,
     podName,
@@ -422,6 +493,7 @@ export function parseConfig(
     githubServerUrl: baseUrl("GITHUB_SERVER_URL", env.GITHUB_SERVER_URL, DEFAULT_GITHUB_SERVER_URL),
     cliVersions: cliVersions(env),
     agentBaseUrls: agentBaseUrls(env),
+    ...(gateway ? { gateway } : {}),
     deliveryTargetRepos: repoList("DELIVERY_TARGET_REPOS", env.DELIVERY_TARGET_REPOS),
     deliveryBranchPrefix: branchPrefix("DELIVERY_BRANCH_PREFIX", env.DELIVERY_BRANCH_PREFIX),
     runPodPolicy: runPodPolicy(env),

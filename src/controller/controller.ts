@@ -115,6 +115,7 @@ export class AgentController {
       githubServerUrl: c.githubServerUrl,
       cliVersions: c.cliVersions,
       agentBaseUrls: c.agentBaseUrls,
+      ...(c.gateway ? { gateway: c.gateway } : {}),
       deliveryTargetRepos: c.deliveryTargetRepos,
       deliveryBranchPrefix: c.deliveryBranchPrefix,
       runPodPolicy: c.runPodPolicy,

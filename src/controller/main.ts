@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     config = parseConfig(process.env, {
       serviceAccountNamespace: readServiceAccountNamespace(),
       fallbackPodName: hostname(),
+      readFile: (path) => readFileSync(path),
     });
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -16,6 +16,14 @@ import type { RunningPodObservation } from "./run-job/stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
 
 /** Controller settings (docs/controller.md#configuration), already parsed and validated. */
+/** The model gateway as the Job builder needs it. */
+export interface GatewaySettings {
+  /** The gateway's origin, e.g. `http://agent-gateway.ai-agents.svc:8080`. */
+  url: string;
+  /** The key run credentials are signed with (src/core/run-job/gateway-credential.ts). */
+  credentialKey: Uint8Array;
+}
+
 export interface ControllerSettings {
   /** The one namespace served. */
   namespace: string;
@@ -43,6 +51,12 @@ export interface ControllerSettings {
   cliVersions?: Partial<Record<CliVendor, string>>;
   /** `AGENT_<API>_BASE_URL`: the model API base URLs the run pods' CLIs use unless a run sets its own. */
   agentBaseUrls?: Partial<Record<ModelApiFamily, string>>;
+  /**
+   * AGENT_GATEWAY_URL and AGENT_GATEWAY_CREDENTIAL_KEY_FILE's key: with it every CLI run talks to
+   * the model gateway with a per-run credential, and no run pod gets a provider key
+   * (docs/gateway.md#run-credentials). Absent: the gateway is off.
+   */
+  gateway?: GatewaySettings;
   /**
    * DELIVERY_TARGET_REPOS: when set, the only owner/name repositories an Agent's targetRepo may
    * name beside those its definition declares (an opt-in narrowing; unset, any repository).

@@ -6,8 +6,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { credentialKeyFromFile } from "../core/run-job/gateway-credential.js";
 import type { JsonLineLogger } from "../log.js";
-import { MIN_KEY_BYTES } from "./credential.js";
 import type { KeySource, RunLookup, RunState, UsageRecord, UsageStore } from "./ports.js";
 import type { GatewayVendor } from "./vendors.js";
 
@@ -51,13 +51,8 @@ export async function readCredentialKey(
   } catch (err) {
     throw new Error(`${variable}=${path}: cannot read the gateway key (${(err as Error).message})`);
   }
-  // A trailing newline is how such files are usually written; it is not part of the key.
-  const key = Buffer.from(bytes.toString("utf8").replace(/\r?\n$/, ""), "utf8");
-  if (key.byteLength < MIN_KEY_BYTES) {
-    throw new Error(
-      `${variable}=${path}: the gateway key has ${key.byteLength} bytes, at least ${MIN_KEY_BYTES} are needed`,
-    );
-  }
+  const key = credentialKeyFromFile(bytes);
+  if (typeof key === "string") throw new Error(`${variable}=${path}: ${key}`);
   return key;
 }
 

@@ -19,7 +19,7 @@ import {
   TEST_RUN,
 } from "../../test/support/gateway.js";
 import { rawBody, rawHttpExchange } from "../../test/support/raw-http.js";
-import { issueRunCredential } from "./credential.js";
+import { issueRunCredential } from "../core/run-job/gateway-credential.js";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const anthropicBody = (stream: boolean) => ({

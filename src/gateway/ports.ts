@@ -3,7 +3,7 @@
  * (docs/gateway.md#what-is-injected): whether a run may still call its model, the vendor key it
  * calls with, and where its metered usage goes. The gateway holds no Kubernetes client itself.
  */
-import type { RunRef } from "./credential.js";
+import type { RunRef } from "../core/run-job/gateway-credential.js";
 import type { MeteredUsage } from "./usage/reading.js";
 import type { GatewayVendor } from "./vendors.js";
 

@@ -15,8 +15,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Writable } from "node:stream";
 import type { Dispatcher } from "undici";
+import { type RunClaims, verifyRunCredential } from "../core/run-job/gateway-credential.js";
 import type { JsonLineLogger } from "../log.js";
-import { type RunClaims, verifyRunCredential } from "./credential.js";
 import { downstreamResponseHeaders, presentedCredentials, upstreamRequestHeaders } from "./headers.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { KeySource, RunLookup, UsageStore } from "./ports.js";

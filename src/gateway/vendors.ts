@@ -4,13 +4,14 @@
  * CLI in the shape it already prints.
  */
 
-export type GatewayVendor = "anthropic" | "openai" | "gemini";
+import type { GatewayVendor } from "../core/run-job/gateway-credential.js";
 
-export const GATEWAY_VENDORS: readonly GatewayVendor[] = ["anthropic", "openai", "gemini"];
-
-export function isGatewayVendor(value: unknown): value is GatewayVendor {
-  return typeof value === "string" && (GATEWAY_VENDORS as readonly string[]).includes(value);
-}
+// The vendor type lives beside the credential, in the core, which the controller issues it from.
+export {
+  GATEWAY_VENDORS,
+  type GatewayVendor,
+  isGatewayVendor,
+} from "../core/run-job/gateway-credential.js";
 
 /** The header (lower-case name, value) that carries the vendor's real key upstream. */
 export function upstreamAuthHeader(vendor: GatewayVendor, key: string): [string, string] {

@@ -4,7 +4,7 @@
  * knows. A small HTTP client that keeps every chunk of an answer as it arrives.
  */
 import { request as httpRequest, type IncomingMessage } from "node:http";
-import { issueRunCredential, type RunClaims } from "../../src/gateway/credential.js";
+import { issueRunCredential, type RunClaims } from "../../src/core/run-job/gateway-credential.js";
 import { GatewayMetrics } from "../../src/gateway/metrics.js";
 import type { RunState, UsageRecord } from "../../src/gateway/ports.js";
 import { type GatewayServers, startGatewayServers } from "../../src/gateway/server.js";

@@ -125,6 +125,37 @@ describe("providerEndpointOf", () => {
     if (e) expect(e.id).not.toContain("sk-ant-secret");
   });
 
+  it.each([
+    [
+      "claude-sonnet-4-6",
+      "ANTHROPIC_API_KEY",
+      "anthropic http://agent-gateway:8080 secret agent-secrets/team-a",
+    ],
+    ["gpt-5-codex", "OPENAI_API_KEY", "openai http://agent-gateway:8080 secret agent-secrets/team-a"],
+    ["gemini-2.5-pro", "GEMINI_API_KEY", "gemini http://agent-gateway:8080 secret agent-secrets/team-a"],
+    ["claude-sonnet-4-6", "OPENAI_API_KEY", "anthropic http://agent-gateway:8080 no key"],
+  ])(
+    "with the model gateway on, a %s run with the recipe's %s spends the limits of that key at the gateway, not of its per-run credential",
+    (model, entry, id) => {
+      const gatewayOn = {
+        ...settings,
+        gateway: { url: "http://agent-gateway:8080", credentialKey: Buffer.from("g".repeat(32)) },
+      };
+      const ids = ["run-1", "run-2"].map(
+        (name) =>
+          providerEndpointOf(
+            agent(name).spec({ model }).build(),
+            station().build(),
+            definition()
+              .spec(secrets([{ name: entry, ref: "team-a" }]))
+              .build(),
+            gatewayOn,
+          )?.id,
+      );
+      expect(ids).toEqual([id, id]);
+    },
+  );
+
   it("describes an endpoint for a message", () => {
     const e = providerEndpointOf(
       agent().spec({ model: "claude-sonnet-4-6" }).build(),

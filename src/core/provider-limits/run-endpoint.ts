@@ -3,7 +3,9 @@
  * (docs/provider-limits.md#one-limit-per-endpoint-and-key). A Job run is resolved from the env its
  * `agent` container gets (the Job builder's own list: the recipe's env and secrets, then the
  * Station's container env, then the installation's base URLs), so what is counted is what the CLI
- * will use. A batch run goes to the controller's batch API with the key its submit reads.
+ * will use. A batch run goes to the controller's batch API with the key its submit reads. With
+ * the model gateway on, a Job run's pod holds only its own credential: its endpoint is the gateway
+ * and its key the definition's entry the gateway sends upstream.
  * Apart from endpoint.ts because it builds the run's Job, which endpoint.ts's readers (admission)
  * must not depend on.
  */
@@ -62,6 +64,16 @@ export function providerEndpointOf(
     execution === "realtime" ? "realtime" : "interactive",
   );
   if (!built.ok) return undefined;
+  if (settings.gateway) {
+    // The pod holds a per-run credential; the limits belong to the key the gateway swaps it for,
+    // the definition's entry for the vendor (docs/gateway.md#run-credentials).
+    const ref = definition.spec.resources?.secrets?.find((s) => s.name === BATCH_KEY_NAME[provider])?.ref;
+    return withId({
+      provider,
+      endpoint: settings.gateway.url,
+      key: ref !== undefined ? `secret ${SECRET_NAME}/${ref}` : "no key",
+    });
+  }
   const container = built.job.spec?.template.spec?.containers.find((c) => c.name === "agent");
   return endpointFromEnv(provider, container?.env ?? []);
 }

@@ -2,7 +2,9 @@
  * The env of each container the controller adds to a run's pod: init, agent and courier
  * (docs/run-pod.md#injected-environment). An ordered list where the first entry for a name wins:
  * the controller's own names, then the recipe's, then (for the agent) the Station's, then the
- * installation's base URLs.
+ * installation's base URLs. With the model gateway on, the agent's list starts with the gateway's
+ * base URLs and the run credential (gateway-env.ts), and no provider key from the recipe's
+ * secrets reaches any container.
  */
 import { createHash, createHmac } from "node:crypto";
 import type { V1EnvVar } from "@kubernetes/client-node";
@@ -14,6 +16,7 @@ import type { ControllerSettings } from "../input.js";
 import { deliveryBranch } from "../policy/delivery-bounds.js";
 import type { Agent, AgentDefinition, Station } from "../types.js";
 import { deadlineBudget, deadlineMinutesOf } from "./deadline.js";
+import { gatewayAgentEnv, PROVIDER_KEY_VARIABLES } from "./gateway-env.js";
 import {
   AGENT_HOME,
   AGENT_RESULT_DIR,
@@ -87,6 +90,11 @@ export function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V
     if (!RESERVED_ENV.has(name)) env.add(secretEnv(name, key));
   };
 
+  // Before every other name, so nothing the recipe, the Station or the installation sets can
+  // point the CLI past the gateway or replace its credential (docs/gateway.md#run-credentials).
+  if (kind === "agent" && settings.gateway) {
+    for (const v of gatewayAgentEnv(settings.gateway, agent, ctx.model)) env.add(v);
+  }
   env.add({ name: "AGENT_SINKS", value: JSON.stringify(sinks) });
   // The courier delivers a declared clone, trusting the spec over a config the agent could rewrite.
   if (pod || delivery) env.add({ name: "AGENT_REPOS", value: JSON.stringify(res.repos ?? []) });
@@ -144,7 +152,11 @@ export function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V
   env.add(fieldEnv("POD_NAMESPACE", "metadata.namespace"));
   if (pod) {
     for (const e of res.env ?? []) if (!RESERVED_ENV.has(e.name)) env.add({ name: e.name, value: e.value });
-    for (const s of res.secrets ?? []) secret(s.name, s.ref);
+    for (const s of res.secrets ?? []) {
+      // The gateway reads these entries itself; the pod must not hold them.
+      if (settings.gateway && PROVIDER_KEY_VARIABLES.has(s.name)) continue;
+      secret(s.name, s.ref);
+    }
   }
   env.add({ name: "HOME", value: AGENT_HOME });
   env.add({ name: "PATH", value: RUN_PATH });
@@ -193,7 +205,8 @@ export function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V
  * own env (docs/agent-clis.md).
  */
 export function installationCliEnv(ctx: RunContext, before: V1EnvVar[]): V1EnvVar[] {
-  if (routeModel(ctx.model) === "exec") return [];
+  // With the gateway on, the gateway is every CLI's base URL (buildEnv), whatever is configured here.
+  if (routeModel(ctx.model) === "exec" || ctx.settings.gateway) return [];
   const taken = new Set(before.map((e) => e.name));
   const out: V1EnvVar[] = [];
   for (const api of MODEL_API_FAMILIES) {

@@ -21,6 +21,7 @@ import type { Agent, AgentDefinition, Station } from "../types.js";
 import { agentContainer, courierContainer, initContainer } from "./containers.js";
 import { deadlineMinutesOf } from "./deadline.js";
 import type { RunContext } from "./env.js";
+import { credentialProblem, providerKeyInPod, providerKeyRefusal } from "./gateway-env.js";
 import { LABEL_AGENT, LABEL_COMPONENT, LABEL_EXECUTION, LABEL_STATION } from "./layout.js";
 import { jobNameFor, shortenName } from "./names.js";
 import { podSecurityContext, runVolumes, stationContainer } from "./security.js";
@@ -48,7 +49,8 @@ export type JobBuildResult = { ok: true; job: V1Job } | { ok: false; reason: str
 
 /**
  * Builds the Job for an interactive run, a realtime run or a batch fallback. Returns a failure
- * reason (`invalid Station template: …` / `invalid AgentDefinition: …`) instead of throwing.
+ * reason (`invalid Station template: …` / `invalid AgentDefinition: …`, with the model gateway on
+ * `provider key in the run pod: …`) instead of throwing.
  */
 export function buildJob(
   agent: Agent,
@@ -72,6 +74,10 @@ export function buildJob(
       reason:
         "invalid AgentDefinition: tool_config.command must be a non-empty array of strings for the exec model",
     };
+  }
+  if (settings.gateway) {
+    const problem = credentialProblem(agent, model);
+    if (problem) return { ok: false, reason: problem };
   }
   const realtime = mode === "realtime";
   const prompt = renderPrompt(def.prompt, agent.spec.parameters);
@@ -118,6 +124,12 @@ export function buildJob(
   spec.restartPolicy = "Never";
   spec.securityContext = podSecurityContext();
   spec.automountServiceAccountToken = false;
+  if (settings.gateway) {
+    // The last word on the built pod, whatever added the key: the recipe, the Station's template
+    // or its sidecars (docs/gateway.md#run-credentials).
+    const leak = providerKeyInPod(spec, def);
+    if (leak) return { ok: false, reason: providerKeyRefusal(leak) };
+  }
 
   const job: V1Job = {
     apiVersion: "batch/v1",

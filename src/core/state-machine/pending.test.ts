@@ -109,6 +109,41 @@ const ROWS: Row[] = [
     actions: failedAtPending("invalid Station template: no container named agent", "invalid_spec"),
   },
   {
+    name: "with the model gateway on, a Station sidecar holding a provider key fails the Agent naming the container and variable (docs/gateway.md#run-credentials)",
+    in: {
+      settings: {
+        ...input().settings,
+        gateway: { url: "http://agent-gateway:8080", credentialKey: Buffer.from("g".repeat(32)) },
+      },
+      station: station()
+        .spec({
+          template: {
+            spec: {
+              containers: [
+                { name: "agent", image: "node:22" },
+                {
+                  name: "proxy",
+                  image: "proxy",
+                  env: [
+                    {
+                      name: "ANTHROPIC_API_KEY",
+                      valueFrom: { secretKeyRef: { name: "agent-secrets", key: "k" } },
+                    },
+                  ],
+                },
+              ],
+            },
+          },
+        })
+        .build(),
+    },
+    rules: ["unbuildable"],
+    actions: failedAtPending(
+      'provider key in the run pod: container "proxy" variable ANTHROPIC_API_KEY (Secret agent-secrets, key k); with the model gateway on, no run pod may hold a provider key (the gateway adds it; docs/gateway.md#run-credentials)',
+      "invalid_spec",
+    ),
+  },
+  {
     name: "Job run admitted: create the Job, then patch Running, then the queue metric",
     in: {},
     rules: ["job-create"],

@@ -39,6 +39,8 @@ describe("codexSetup", () => {
       wire_api: '"responses"',
       request_max_retries: "2",
       stream_max_retries: "2",
+      // At least the 10 minutes every hop keeps a silent stream open (docs/gateway.md#timeouts).
+      stream_idle_timeout_ms: "600000",
     });
     expect(table(toml, "analytics")).toEqual({ enabled: "false" });
     expect(table(toml, "features")).toEqual({ plugins: "false", unbounded_connection_retries: "false" });

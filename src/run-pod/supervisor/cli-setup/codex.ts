@@ -27,8 +27,13 @@ export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
  */
 export const CODEX_REQUEST_MAX_RETRIES = 2;
 export const CODEX_STREAM_MAX_RETRIES = 2;
-/** codex's own default: a reasoning model may say nothing for minutes before its first event. */
-export const CODEX_STREAM_IDLE_TIMEOUT_MS = 300_000;
+/**
+ * 10 minutes, twice codex's own default: a reasoning model may say nothing for minutes before its
+ * first event, and every hop of a model call keeps silence open at least this long (the model
+ * gateway's idle timeout is at least 10 minutes, docs/gateway.md#timeouts), so codex is never the
+ * hop that gives up on an answer still coming.
+ */
+export const CODEX_STREAM_IDLE_TIMEOUT_MS = 600_000;
 
 /** A TOML basic string: quotes, backslashes and control characters escaped (no injection). */
 export function tomlString(value: string): string {

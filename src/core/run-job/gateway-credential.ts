@@ -1,5 +1,5 @@
 /**
- * The per-run gateway credential (docs/gateway.md#run-credentials): a token naming one Agent
+ * The per-run model gateway credential (docs/gateway.md#run-credentials): a token naming one Agent
  * (namespace, name, uid) and the one vendor its run may call, signed with HMAC-SHA256 under the
  * gateway's own key.
  *
@@ -12,9 +12,21 @@
  * Format: `agw1.<base64url(JSON [namespace, name, uid, vendor])>.<base64url(MAC)>`, ASCII with no
  * spaces, so every CLI carries it unchanged in `x-api-key`, `Authorization: Bearer` or
  * `x-goog-api-key`.
+ *
+ * In the core because both sides need it: the controller's Job builder issues it, the gateway
+ * (src/gateway) verifies it, and neither may import the other. Pure: HMAC-SHA256 is deterministic.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { type GatewayVendor, isGatewayVendor } from "./vendors.js";
+import type { ModelApiFamily } from "../cli/agent-clis.js";
+
+/** The model APIs the gateway serves, one per vendor: the unit a credential authorises. */
+export type GatewayVendor = ModelApiFamily;
+
+export const GATEWAY_VENDORS: readonly GatewayVendor[] = ["anthropic", "openai", "gemini"];
+
+export function isGatewayVendor(value: unknown): value is GatewayVendor {
+  return typeof value === "string" && (GATEWAY_VENDORS as readonly string[]).includes(value);
+}
 
 export interface RunRef {
   namespace: string;
@@ -101,4 +113,22 @@ export function verifyRunCredential(key: Uint8Array, token: string): CredentialC
   const claims = { namespace, name, uid, vendor } as RunClaims;
   if (claimsProblem(claims)) return { ok: false, reason: "malformed" };
   return { ok: true, claims };
+}
+
+/**
+ * The gateway key as both sides read it from their key file (a mounted Secret key): the file's
+ * text with one trailing newline dropped (how such files are usually written; not part of the
+ * key). A string when the key is too short, naming the length found.
+ */
+export function credentialKeyFromFile(bytes: Uint8Array): Buffer | string {
+  const key = Buffer.from(
+    Buffer.from(bytes)
+      .toString("utf8")
+      .replace(/\r?\n$/, ""),
+    "utf8",
+  );
+  if (key.byteLength < MIN_KEY_BYTES) {
+    return `the gateway key has ${key.byteLength} bytes, at least ${MIN_KEY_BYTES} are needed`;
+  }
+  return key;
 }

@@ -1,13 +1,14 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { runToken } from "../prompt-api/run-token.js";
+import { realtimeRunToken as runToken } from "./env.js";
 import {
   CREDENTIAL_PREFIX,
+  credentialKeyFromFile,
   issueRunCredential,
   MAX_CREDENTIAL_LENGTH,
   type RunClaims,
   verifyRunCredential,
-} from "./credential.js";
+} from "./gateway-credential.js";
 
 const KEY = Buffer.from("k".repeat(32));
 const OTHER_KEY = Buffer.from("o".repeat(32));
@@ -98,5 +99,22 @@ describe("run credentials (docs/gateway.md#run-credentials)", () => {
     expect(() => issueRunCredential(KEY, { ...CLAIMS, namespace: "Not_A_Namespace" })).toThrow(/namespace/);
     expect(() => issueRunCredential(KEY, { ...CLAIMS, vendor: "mistral" as never })).toThrow(/vendor/);
     expect(() => issueRunCredential(Buffer.from("short"), CLAIMS)).toThrow(/32 bytes/);
+  });
+});
+
+describe("the gateway key from its file (docs/gateway.md#configuration)", () => {
+  it.each([
+    ["one trailing newline dropped", `${"k".repeat(32)}\n`, "k".repeat(32)],
+    ["a CRLF dropped", `${"k".repeat(32)}\r\n`, "k".repeat(32)],
+    ["only one newline dropped", `${"k".repeat(32)}\n\n`, `${"k".repeat(32)}\n`],
+    ["kept as written otherwise", ` ${"k".repeat(31)}`, ` ${"k".repeat(31)}`],
+  ])("%s", (_what, text, key) => {
+    expect(credentialKeyFromFile(Buffer.from(text))).toEqual(Buffer.from(key));
+  });
+
+  it("a key under 32 bytes, after the newline is dropped, is refused with its length", () => {
+    expect(credentialKeyFromFile(Buffer.from(`${"k".repeat(31)}\n`))).toBe(
+      "the gateway key has 31 bytes, at least 32 are needed",
+    );
   });
 });
