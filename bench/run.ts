@@ -17,7 +17,9 @@
  * CLI's first model request); `--provider-limits` bench/provider-limits.ts (runs against a model
  * provider enforcing requests and tokens per minute, with and without the controller's throttling);
  * `--real-node` bench/real-node.ts (N Agents on the real node with the real claude: where the time
- * from `kubectl create` to the CLI's first model request goes). Prints a table and
+ * from `kubectl create` to the CLI's first model request goes); `--gateway` bench/gateway/run.ts (the
+ * model gateway's added latency per streamed event, RSS, CPU and metering beside a direct path and a
+ * minimal pass-through). Prints a table and
  * writes bench/results/<time>-n<N>.json (gitignored).
  */
 import { mkdirSync } from "node:fs";
@@ -29,6 +31,7 @@ import type { Agent } from "../src/core/types.js";
 import { KubeClient } from "../src/kube/client.js";
 import { AGENTS, JOBS } from "../src/kube/resources.js";
 import { cliStartup } from "./cli-startup.js";
+import { gatewayBench } from "./gateway/run.js";
 import {
   type Args,
   agentObj,
@@ -320,6 +323,7 @@ async function main() {
   if (process.argv.includes("--cli-startup")) return cliStartup(process.argv.slice(2));
   if (process.argv.includes("--provider-limits")) return providerLimitsBench(process.argv.slice(2));
   if (process.argv.includes("--real-node")) return realNodeBench(process.argv.slice(2));
+  if (process.argv.includes("--gateway")) return gatewayBench(process.argv.slice(2));
   if (a.build) await build();
   mkdirSync(RESULTS, { recursive: true });
   if (a.scale) await scale(a);
