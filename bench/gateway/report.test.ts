@@ -35,8 +35,10 @@ describe("parseGatewayArgs: the gateway bench's flags (docs/gateway.md#benchmark
         "4",
         "--abort-every",
         "0",
+        "--body-kib",
+        "64",
       ]),
-    ).toEqual({ streams: 10, rssStreams: 20, events: 5, paceMs: 2, rounds: 4, abortEvery: 0 });
+    ).toEqual({ streams: 10, rssStreams: 20, events: 5, paceMs: 2, rounds: 4, abortEvery: 0, bodyKib: 64 });
   });
 
   it.each([

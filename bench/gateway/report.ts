@@ -19,6 +19,8 @@ export interface GatewayBenchArgs {
   rounds: number;
   /** Every n-th stream is aborted by the client halfway (0: none). */
   abortEvery: number;
+  /** KiB of conversation added to each request body (0: a one-line prompt), for the body parse's share of the first byte. */
+  bodyKib: number;
 }
 
 export const DEFAULT_ARGS: Readonly<GatewayBenchArgs> = {
@@ -28,6 +30,7 @@ export const DEFAULT_ARGS: Readonly<GatewayBenchArgs> = {
   paceMs: 20,
   rounds: 3,
   abortEvery: 10,
+  bodyKib: 0,
 };
 
 const FLAGS: Readonly<Record<string, keyof GatewayBenchArgs>> = {
@@ -37,6 +40,7 @@ const FLAGS: Readonly<Record<string, keyof GatewayBenchArgs>> = {
   "--pace-ms": "paceMs",
   "--rounds": "rounds",
   "--abort-every": "abortEvery",
+  "--body-kib": "bodyKib",
 };
 
 /** The bench's flags; a bad value is an error naming the flag. */
@@ -47,7 +51,7 @@ export function parseGatewayArgs(argv: readonly string[]): GatewayBenchArgs {
     if (i < 0) continue;
     const raw = argv[i + 1];
     const n = Number(raw);
-    const min = field === "abortEvery" ? 0 : field === "rounds" ? 2 : 1;
+    const min = field === "abortEvery" || field === "bodyKib" ? 0 : field === "rounds" ? 2 : 1;
     if (raw === undefined || !/^[0-9]+$/.test(raw) || n < min) {
       throw new Error(`${flag} must be an integer of at least ${min}, got: ${JSON.stringify(raw ?? "")}`);
     }

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --gateway [--streams N] [--rss-streams M] [--events E] [--pace-ms P]
- * [--rounds R] [--abort-every K]`: a benchmark, not a test (docs/gateway.md#benchmark).
+ * [--rounds R] [--abort-every K] [--body-kib B]`: a benchmark, not a test (docs/gateway.md#benchmark).
  *
  * One run, side by side, the same streaming workload (workload.ts) against a paced fake Anthropic
  * Messages provider (fake-provider.ts) sent (a) directly to it, (b) through a minimal undici
@@ -70,6 +70,7 @@ async function phase(
     paceMs: a.paceMs,
     rounds: a.rounds,
     abortEvery: a.abortEvery,
+    bodyKib: a.bodyKib,
   });
   const rssPeak = rss?.stop();
   const cpu1 = await proxy?.ask<number>("cpuSeconds");
@@ -228,7 +229,7 @@ export async function gatewayBench(argv: string[]): Promise<void> {
     const g = result.added.gateway;
     const p = result.added.passthrough;
     printTable(
-      `gateway bench: ${a.streams} streams × ${a.events} events every ${a.paceMs} ms, ${a.rounds} rounds, every ${a.abortEvery || "–"}th aborted; load (1/5/15 min) at start ${loads.start?.join(" ")}, end ${loads.end?.join(" ")}`,
+      `gateway bench: ${a.streams} streams × ${a.events} events every ${a.paceMs} ms, ${a.rounds} rounds, every ${a.abortEvery || "–"}th aborted${a.bodyKib ? `, ${a.bodyKib} KiB of history per request` : ""}; load (1/5/15 min) at start ${loads.start?.join(" ")}, end ${loads.end?.join(" ")}`,
       ["figure", "direct", "pass-through", "gateway", "target"],
       [
         [

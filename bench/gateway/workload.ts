@@ -23,6 +23,7 @@ export interface PhaseOptions {
   paceMs: number;
   rounds: number;
   abortEvery: number;
+  bodyKib: number;
 }
 
 export interface PhaseResult {
@@ -51,6 +52,11 @@ export async function runPhase(target: Target, o: PhaseOptions): Promise<PhaseRe
   };
   const started = clockMs();
   const spreadMs = (o.events * o.paceMs) / o.concurrency;
+  // Earlier turns of a conversation, as a CLI resends them: what the gateway's body parse reads.
+  const history = Array.from({ length: o.bodyKib }, (_, i) => ({
+    role: i % 2 === 0 ? "user" : "assistant",
+    content: "x".repeat(1000),
+  }));
   try {
     await Promise.all(
       Array.from({ length: o.concurrency }, async (_, client) => {
@@ -60,6 +66,7 @@ export async function runPhase(target: Target, o: PhaseOptions): Promise<PhaseRe
           const abort = o.abortEvery > 0 && n % o.abortEvery === o.abortEvery - 1;
           await oneStream(pool, target, streamId(target.name, o.concurrency, round, client), {
             events: o.events,
+            history,
             abortAfter: abort ? Math.ceil(o.events / 2) : undefined,
             measured: round > 0,
             result,
@@ -78,14 +85,23 @@ async function oneStream(
   pool: Pool,
   target: Target,
   id: string,
-  s: { events: number; abortAfter: number | undefined; measured: boolean; result: PhaseResult },
+  s: {
+    events: number;
+    history: unknown[];
+    abortAfter: number | undefined;
+    measured: boolean;
+    result: PhaseResult;
+  },
 ): Promise<void> {
   const body = JSON.stringify({
     model: "claude-sonnet-4-6",
     max_tokens: 4096,
     stream: true,
     metadata: { user_id: id },
-    messages: [{ role: "user", content: "Summarise the repository's README in three sentences." }],
+    messages: [
+      ...s.history,
+      { role: "user", content: "Summarise the repository's README in three sentences." },
+    ],
   });
   const controller = new AbortController();
   const t0 = clockMs();
