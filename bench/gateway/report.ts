@@ -61,7 +61,7 @@ export function parseGatewayArgs(argv: readonly string[]): GatewayBenchArgs {
 }
 
 /**
- * The text of a paced delta: `@` and the fake's send time (ms on the shared clock, see `clockMs`),
+ * The text of a paced delta: `@` and the fake's send time (ms on the shared clock, `clockMs`),
  * then filler so an event is about the size of a real one. The client reads the time back.
  */
 export const stampedText = (sentAtMs: number) => `@${sentAtMs.toFixed(3)} lorem ipsum dolor sit`;
@@ -76,11 +76,12 @@ export function sentAtOf(e: SseEvent): number | undefined {
 }
 
 /**
- * Milliseconds on a clock every process of the bench shares: the process's time origin (wall
- * clock at its start) plus the monotonic time since. A constant offset between two processes'
- * origins cancels in the figures, which are differences between paths through the same two.
+ * Milliseconds, to the microsecond, on a clock every process of the bench shares: Node's hrtime is
+ * the kernel's CLOCK_MONOTONIC on Linux, one clock for the whole machine, so the fake's send time
+ * and the client's receive time subtract exactly across processes (`performance.now()` counts from
+ * each process's own start and would not).
  */
-export const clockMs = () => performance.timeOrigin + performance.now();
+export const clockMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 
 export interface Summary {
   n: number;

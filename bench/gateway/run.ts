@@ -223,7 +223,7 @@ export async function gatewayBench(argv: string[]): Promise<void> {
       usage: { ...usage, equalShare: share, mismatched: usage.mismatched.slice(0, 20) },
       targets: TARGETS,
       notes:
-        "event delay: client receive time minus the fake's send time carried in each delta (one clock: time origin + monotonic time); added: the path's percentile minus the direct path's (events are not paired); ttfb: request start to the first body byte; first stream of each client left out (warm-up); streamsPerCoreSecond: streams of the phase over the proxy process's CPU seconds in it; RSS: /proc VmRSS sampled every 100 ms during the phase",
+        "event delay: client receive time minus the fake's send time carried in each delta (one clock for both processes: CLOCK_MONOTONIC through process.hrtime); added: the path's percentile minus the direct path's (events are not paired); ttfb: request start to the first body byte; first stream of each client left out (warm-up); streamsPerCoreSecond: streams of the phase over the proxy process's CPU seconds in it; RSS: /proc VmRSS sampled every 100 ms during the phase",
     };
     const f = (s: Summary) => `${s.p50.toFixed(2)}/${s.p99.toFixed(2)}`;
     const g = result.added.gateway;
