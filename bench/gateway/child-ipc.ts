@@ -1,6 +1,7 @@
 /**
  * The child side of the bench's IPC (children.ts is the parent's): say ready with the port the
- * child serves, answer the parent's questions by name (and `cpuSeconds`, its own CPU time), and stop on SIGTERM or when the parent goes.
+ * child serves, answer the parent's questions by name (and `cpuSeconds`, its own CPU time), and
+ * stop on SIGTERM or when the parent goes.
  */
 export function serveParent(
   ready: Record<string, unknown>,
