@@ -538,7 +538,9 @@ describe("refusals the CLI prints (docs/gateway.md#refusals)", () => {
       );
       expect(answer.status).toBe(403);
       expect(answer.json()).toMatchObject({
-        error: { message: "gateway: no openai API key is configured for Agent ai-agents/fix-readme" },
+        error: {
+          message: "gateway: no openai API key for Agent ai-agents/fix-readme: the test gives it none",
+        },
       });
       expect(gw.openai.journal().length).toBe(before);
     } finally {

@@ -69,7 +69,10 @@ export async function startGatewayUnderTest(
     {
       upstreams: pools,
       credentialKey: GATEWAY_TEST_KEY,
-      keys: { keyFor: async (_run, vendor) => (missingKeys.has(vendor) ? undefined : REAL_KEYS[vendor]) },
+      keys: {
+        keyFor: async (_run, vendor) =>
+          missingKeys.has(vendor) ? { missing: "the test gives it none" } : { key: REAL_KEYS[vendor] },
+      },
       runs: { runState: async (run) => runStates.get(run.uid) ?? { state: "active" } },
       usage: {
         async record(entry) {
