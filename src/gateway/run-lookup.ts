@@ -73,9 +73,9 @@ export function runStateOf(run: RunRef, agent: Agent | undefined): RunState {
 }
 
 /** Why the API server could not be asked, in words for the refusal the CLI prints. */
-export function unreachableCause(err: unknown): string {
+export function unreachableCause(err: unknown, read = "the Agent"): string {
   if (err instanceof KubeApiError) {
-    return `the Kubernetes API server answered ${err.status}${err.reason ? ` ${err.reason}` : ""} to its read of the Agent`;
+    return `the Kubernetes API server answered ${err.status}${err.reason ? ` ${err.reason}` : ""} to its read of ${read}`;
   }
   return "the Kubernetes API server cannot be reached";
 }
