@@ -601,6 +601,32 @@ describe("refusals the CLI prints (docs/gateway.md#refusals)", () => {
     }
   });
 
+  it("a key that cannot be read now (its Station or definition unreadable): 503 saying so, not forwarded", async () => {
+    gw.unreadableKeys.set("gemini", "the Kubernetes API server cannot be reached");
+    try {
+      const before = gw.gemini.journal().length;
+      const answer = await send(
+        gw.url,
+        "POST",
+        "/v1beta/models/gemini-2.5-pro:generateContent",
+        { "x-goog-api-key": gw.credential("gemini") },
+        { contents: [] },
+      );
+      expect(answer.status).toBe(503);
+      expect(answer.json()).toEqual({
+        error: {
+          code: 503,
+          status: "UNAVAILABLE",
+          message:
+            "gateway: cannot read the gemini API key for Agent ai-agents/fix-readme now (the Kubernetes API server cannot be reached); try again later",
+        },
+      });
+      expect(gw.gemini.journal().length).toBe(before);
+    } finally {
+      gw.unreadableKeys.delete("gemini");
+    }
+  });
+
   it("no key for the vendor: refused, not forwarded without one", async () => {
     gw.missingKeys.add("openai");
     try {

@@ -41,6 +41,8 @@ export interface GatewayUnderTest {
   runStates: Map<string, RunState | { unconfirmed: string }>;
   /** Vendors the key source has no key for. */
   missingKeys: Set<GatewayVendor>;
+  /** Vendors whose key the key source cannot read now (it throws this message). */
+  unreadableKeys: Map<GatewayVendor, string>;
   usage: UsageRecord[];
   /** Resolves with the `n`-th usage record (1-based) once it is recorded. */
   usageRecord(n: number): Promise<UsageRecord>;
@@ -61,6 +63,7 @@ export async function startGatewayUnderTest(
   });
   const runStates = new Map<string, RunState | { unconfirmed: string }>();
   const missingKeys = new Set<GatewayVendor>();
+  const unreadableKeys = new Map<GatewayVendor, string>();
   const usage: UsageRecord[] = [];
   const waiters: Array<{ n: number; resolve: (r: UsageRecord) => void }> = [];
   const metrics = new GatewayMetrics();
@@ -70,8 +73,11 @@ export async function startGatewayUnderTest(
       upstreams: pools,
       credentialKey: GATEWAY_TEST_KEY,
       keys: {
-        keyFor: async (_run, vendor) =>
-          missingKeys.has(vendor) ? { missing: "the test gives it none" } : { key: REAL_KEYS[vendor] },
+        keyFor: async (_run, vendor) => {
+          const unreadable = unreadableKeys.get(vendor);
+          if (unreadable !== undefined) throw new Error(unreadable);
+          return missingKeys.has(vendor) ? { missing: "the test gives it none" } : { key: REAL_KEYS[vendor] };
+        },
       },
       runs: {
         runState: async (run) => {
@@ -107,6 +113,7 @@ export async function startGatewayUnderTest(
     credential: (vendor, run = {}) => issueRunCredential(GATEWAY_TEST_KEY, { ...TEST_RUN, ...run, vendor }),
     runStates,
     missingKeys,
+    unreadableKeys,
     usage,
     usageRecord: (n) =>
       usage.length >= n
