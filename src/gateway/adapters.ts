@@ -1,14 +1,14 @@
 /**
- * The first adapters of the gateway's ports (docs/gateway.md#what-is-injected), enough for the
- * process to run on its own: keys from a mounted directory, usage written as log lines, and a run
- * lookup that does not yet ask the cluster. Each is meant to be replaced: keys per definition from
- * agent-secrets, a durable usage record the controller reads, the Agent's phase from the API server.
+ * The adapters of the gateway's ports that need no cluster (docs/gateway.md#what-is-injected):
+ * usage written as log lines, and for a gateway run outside a cluster (`GATEWAY_MODE=standalone`)
+ * one key per vendor from a directory and a run lookup that asks nobody. In a cluster the run
+ * lookup is run-lookup.ts and the keys are definition-keys.ts.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { credentialKeyFromFile } from "../core/run-job/gateway-credential.js";
 import type { JsonLineLogger } from "../log.js";
-import type { KeySource, RunLookup, RunState, UsageRecord, UsageStore } from "./ports.js";
+import type { KeySource, ProviderKey, RunLookup, RunState, UsageRecord, UsageStore } from "./ports.js";
 import type { GatewayVendor } from "./vendors.js";
 
 /** The file (and agent-secrets entry) that holds each vendor's key: the names the CLIs read. */
@@ -23,19 +23,21 @@ const KEY_CACHE_MS = 30_000;
 
 /** One key per vendor for every run, read from `<dir>/<VENDOR_KEY_NAMES[vendor]>`. */
 export function directoryKeySource(dir: string, now: () => number = Date.now): KeySource {
-  const cache = new Map<GatewayVendor, { key: string | undefined; at: number }>();
+  const cache = new Map<GatewayVendor, { found: ProviderKey; at: number }>();
   return {
     async keyFor(_run, vendor) {
       const hit = cache.get(vendor);
-      if (hit && now() - hit.at < KEY_CACHE_MS) return hit.key;
-      let key: string | undefined;
+      if (hit && now() - hit.at < KEY_CACHE_MS) return hit.found;
+      const file = VENDOR_KEY_NAMES[vendor];
+      let found: ProviderKey = { missing: `GATEWAY_PROVIDER_KEYS_DIR has no file ${file}` };
       try {
-        key = (await readFile(join(dir, VENDOR_KEY_NAMES[vendor]), "utf8")).trim() || undefined;
+        const key = (await readFile(join(dir, file), "utf8")).trim();
+        found = key === "" ? { missing: `the file ${file} in GATEWAY_PROVIDER_KEYS_DIR is empty` } : { key };
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       }
-      cache.set(vendor, { key, at: now() });
-      return key;
+      cache.set(vendor, { found, at: now() });
+      return found;
     },
   };
 }
@@ -72,8 +74,9 @@ export function loggingUsageStore(logger: JsonLineLogger): UsageStore {
 }
 
 /**
- * Every credential whose signature holds counts as an active run: the lookup of the Agent's phase
- * is not wired yet, so an ended run's credential keeps working until it is (docs/gateway.md).
+ * Every credential whose signature holds counts as an active run: for a gateway outside a cluster
+ * (`GATEWAY_MODE=standalone`), which has no Agent to ask about, so an ended run's credential keeps
+ * working there (docs/gateway.md#configuration).
  */
 export const unwiredRunLookup: RunLookup = {
   async runState(): Promise<RunState> {

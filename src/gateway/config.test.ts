@@ -3,7 +3,14 @@ import { DEFAULT_UPSTREAMS, parseGatewayConfig } from "./config.js";
 
 const BASE = {
   GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway-key",
+  GATEWAY_MODE: "standalone",
   GATEWAY_PROVIDER_KEYS_DIR: "/keys/providers",
+};
+const CLUSTER = {
+  GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway-key",
+  GATEWAY_MODE: "cluster",
+  GATEWAY_NAMESPACE: "ai-agents",
+  GATEWAY_AGENT_SECRETS_DIR: "/var/run/agent-secrets",
 };
 
 describe("gateway settings (docs/gateway.md#configuration)", () => {
@@ -16,8 +23,33 @@ describe("gateway settings (docs/gateway.md#configuration)", () => {
       idleTimeoutMs: 900_000,
       maxRequestBytes: 32 * 1024 * 1024,
       credentialKeyFile: "/keys/gateway-key",
-      providerKeysDir: "/keys/providers",
+      runs: { mode: "standalone", providerKeysDir: "/keys/providers" },
     });
+  });
+
+  it("cluster mode: the namespace served and the mounted agent-secrets", () => {
+    expect(parseGatewayConfig(CLUSTER).runs).toEqual({
+      mode: "cluster",
+      namespace: "ai-agents",
+      agentSecretsDir: "/var/run/agent-secrets",
+    });
+  });
+
+  it.each([
+    [
+      { GATEWAY_MODE: undefined },
+      "GATEWAY_MODE is not set: cluster or standalone (docs/gateway.md#configuration)",
+    ],
+    [{ GATEWAY_MODE: "kubernetes" }, 'GATEWAY_MODE="kubernetes": must be cluster or standalone'],
+    [{ GATEWAY_NAMESPACE: "" }, "GATEWAY_NAMESPACE is not set (GATEWAY_MODE=cluster)"],
+    [{ GATEWAY_NAMESPACE: "AI_Agents" }, 'GATEWAY_NAMESPACE="AI_Agents": not a namespace name'],
+    [{ GATEWAY_AGENT_SECRETS_DIR: undefined }, "GATEWAY_AGENT_SECRETS_DIR is not set (GATEWAY_MODE=cluster)"],
+    [
+      { GATEWAY_PROVIDER_KEYS_DIR: "/keys" },
+      "GATEWAY_PROVIDER_KEYS_DIR is set, but GATEWAY_MODE=cluster does not read it",
+    ],
+  ])("cluster mode: %j is refused naming the variable", (env, message) => {
+    expect(() => parseGatewayConfig({ ...CLUSTER, ...env })).toThrow(message);
   });
 
   it("an upstream is reduced to its origin", () => {
@@ -27,7 +59,18 @@ describe("gateway settings (docs/gateway.md#configuration)", () => {
 
   it.each([
     [{ GATEWAY_CREDENTIAL_KEY_FILE: "" }, "GATEWAY_CREDENTIAL_KEY_FILE is not set"],
-    [{ GATEWAY_PROVIDER_KEYS_DIR: undefined }, "GATEWAY_PROVIDER_KEYS_DIR is not set"],
+    [
+      { GATEWAY_PROVIDER_KEYS_DIR: undefined },
+      "GATEWAY_PROVIDER_KEYS_DIR is not set (GATEWAY_MODE=standalone)",
+    ],
+    [
+      { GATEWAY_NAMESPACE: "ai-agents" },
+      "GATEWAY_NAMESPACE is set, but GATEWAY_MODE=standalone does not read it",
+    ],
+    [
+      { GATEWAY_AGENT_SECRETS_DIR: "/s" },
+      "GATEWAY_AGENT_SECRETS_DIR is set, but GATEWAY_MODE=standalone does not read it",
+    ],
     [{ GATEWAY_PORT: "80a" }, 'GATEWAY_PORT="80a": must be an integer from 1 to 65535'],
     [
       { GATEWAY_IDLE_TIMEOUT_MS: "60000" },

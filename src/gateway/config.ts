@@ -19,9 +19,32 @@ export interface GatewayConfig {
   maxRequestBytes: number;
   /** A file holding the key the run credentials are signed with (a mounted Secret key). */
   credentialKeyFile: string;
-  /** A directory holding one file per vendor key (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY). */
-  providerKeysDir: string;
+  /** Where runs and their keys are looked up (`GATEWAY_MODE`). */
+  runs: RunSource;
 }
+
+/**
+ * `cluster` (the component's): each credential's Agent read from the API server, each run's key
+ * the agent-secrets entry its definition names. `standalone` (a gateway outside a cluster, e.g.
+ * `npm run gateway` in front of a local test): one key per vendor from a directory, and every
+ * credential whose signature holds counts as a running Agent.
+ */
+export type RunSource =
+  | {
+      mode: "cluster";
+      /** The namespace the gateway serves: its Role's, and the one whose agent-secrets is mounted. */
+      namespace: string;
+      /** agent-secrets mounted whole (one file per key). */
+      agentSecretsDir: string;
+    }
+  | {
+      mode: "standalone";
+      /** A directory holding one file per vendor key (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY). */
+      providerKeysDir: string;
+    };
+
+export const GATEWAY_MODES = ["cluster", "standalone"] as const;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export const DEFAULT_UPSTREAMS: Readonly<Record<GatewayVendor, string>> = {
   anthropic: "https://api.anthropic.com",
@@ -76,10 +99,48 @@ export function upstreamOrigin(name: string, raw: string): string {
   return url.origin;
 }
 
-function required(env: Env, name: string): string {
+function required(env: Env, name: string, why = ""): string {
   const raw = env[name];
-  if (raw === undefined || raw.trim() === "") throw new GatewayConfigError(`${name} is not set`);
+  if (raw === undefined || raw.trim() === "") throw new GatewayConfigError(`${name} is not set${why}`);
   return raw;
+}
+
+function unset(env: Env, name: string, mode: string): void {
+  const raw = env[name];
+  if (raw !== undefined && raw !== "") {
+    throw new GatewayConfigError(`${name} is set, but GATEWAY_MODE=${mode} does not read it`);
+  }
+}
+
+/** GATEWAY_MODE and the variables of that mode; the other mode's variables must be unset. */
+export function parseRunSource(env: Env): RunSource {
+  const mode = env.GATEWAY_MODE;
+  if (mode === undefined || mode === "") {
+    throw new GatewayConfigError(
+      "GATEWAY_MODE is not set: cluster or standalone (docs/gateway.md#configuration)",
+    );
+  }
+  if (mode === "cluster") {
+    unset(env, "GATEWAY_PROVIDER_KEYS_DIR", mode);
+    const namespace = required(env, "GATEWAY_NAMESPACE", " (GATEWAY_MODE=cluster)");
+    if (!DNS_LABEL.test(namespace)) {
+      throw new GatewayConfigError(`GATEWAY_NAMESPACE=${JSON.stringify(namespace)}: not a namespace name`);
+    }
+    return {
+      mode,
+      namespace,
+      agentSecretsDir: required(env, "GATEWAY_AGENT_SECRETS_DIR", " (GATEWAY_MODE=cluster)"),
+    };
+  }
+  if (mode === "standalone") {
+    unset(env, "GATEWAY_NAMESPACE", mode);
+    unset(env, "GATEWAY_AGENT_SECRETS_DIR", mode);
+    return {
+      mode,
+      providerKeysDir: required(env, "GATEWAY_PROVIDER_KEYS_DIR", " (GATEWAY_MODE=standalone)"),
+    };
+  }
+  throw new GatewayConfigError(`GATEWAY_MODE=${JSON.stringify(mode)}: must be cluster or standalone`);
 }
 
 export function parseGatewayConfig(env: Env): GatewayConfig {
@@ -110,6 +171,6 @@ export function parseGatewayConfig(env: Env): GatewayConfig {
       MAX_REQUEST_BYTES,
     ),
     credentialKeyFile: required(env, "GATEWAY_CREDENTIAL_KEY_FILE"),
-    providerKeysDir: required(env, "GATEWAY_PROVIDER_KEYS_DIR"),
+    runs: parseRunSource(env),
   };
 }

@@ -525,6 +525,108 @@ describe("refusals the CLI prints (docs/gateway.md#refusals)", () => {
     expect(gw.anthropic.journal().length).toBe(before);
   });
 
+  it.each([
+    {
+      vendor: "anthropic" as const,
+      path: "/v1/messages",
+      headers: (c: string) => ({ "x-api-key": c }),
+      body: { type: "error", error: { type: "api_error" } },
+    },
+    {
+      vendor: "openai" as const,
+      path: "/v1/responses",
+      headers: (c: string) => ({ authorization: `Bearer ${c}` }),
+      body: { error: { type: "server_error", code: "service_unavailable" } },
+    },
+    {
+      vendor: "gemini" as const,
+      path: "/v1beta/models/gemini-2.5-pro:generateContent",
+      headers: (c: string) => ({ "x-goog-api-key": c }),
+      body: { error: { code: 503, status: "UNAVAILABLE" } },
+    },
+  ])(
+    "a run the gateway cannot confirm ($vendor): 503 in the vendor's shape, saying who and why, nothing forwarded",
+    async ({ vendor, path, headers, body }) => {
+      const uid = "77777777-2222-3333-4444-555555555555";
+      gw.runStates.set(uid, { unconfirmed: "the Kubernetes API server cannot be reached" });
+      try {
+        const journals = [gw.anthropic, gw.openai, gw.gemini].map((s) => s.journal().length);
+        const answer = await send(
+          gw.url,
+          "POST",
+          path,
+          headers(gw.credential(vendor, { name: "unsure-run", uid })),
+          {
+            model: "m",
+          },
+        );
+        expect(answer.status).toBe(503);
+        const message =
+          "gateway: cannot confirm that Agent ai-agents/unsure-run is still running (the Kubernetes API server cannot be reached); try again later";
+        const json = answer.json() as { error: { message: string } };
+        expect(json).toMatchObject(body);
+        expect(json.error.message).toBe(message);
+        expect([gw.anthropic, gw.openai, gw.gemini].map((s) => s.journal().length)).toEqual(journals);
+      } finally {
+        gw.runStates.delete(uid);
+      }
+    },
+  );
+
+  it("a credential of a namespace the gateway does not serve: 403 naming both", async () => {
+    const uid = "88888888-2222-3333-4444-555555555555";
+    gw.runStates.set(uid, { state: "foreign", served: "ai-agents" });
+    try {
+      const before = gw.anthropic.journal().length;
+      const credential = gw.credential("anthropic", { namespace: "team-b", name: "their-run", uid });
+      const answer = await send(
+        gw.url,
+        "POST",
+        "/v1/messages",
+        { "x-api-key": credential },
+        anthropicBody(true),
+      );
+      expect(answer.status).toBe(403);
+      expect(answer.json()).toMatchObject({
+        type: "error",
+        error: {
+          type: "permission_error",
+          message:
+            "gateway: Agent team-b/their-run is not in namespace ai-agents, the only one this gateway serves",
+        },
+      });
+      expect(gw.anthropic.journal().length).toBe(before);
+    } finally {
+      gw.runStates.delete(uid);
+    }
+  });
+
+  it("a key that cannot be read now (its Station or definition unreadable): 503 saying so, not forwarded", async () => {
+    gw.unreadableKeys.set("gemini", "the Kubernetes API server cannot be reached");
+    try {
+      const before = gw.gemini.journal().length;
+      const answer = await send(
+        gw.url,
+        "POST",
+        "/v1beta/models/gemini-2.5-pro:generateContent",
+        { "x-goog-api-key": gw.credential("gemini") },
+        { contents: [] },
+      );
+      expect(answer.status).toBe(503);
+      expect(answer.json()).toEqual({
+        error: {
+          code: 503,
+          status: "UNAVAILABLE",
+          message:
+            "gateway: cannot read the gemini API key for Agent ai-agents/fix-readme now (the Kubernetes API server cannot be reached); try again later",
+        },
+      });
+      expect(gw.gemini.journal().length).toBe(before);
+    } finally {
+      gw.unreadableKeys.delete("gemini");
+    }
+  });
+
   it("no key for the vendor: refused, not forwarded without one", async () => {
     gw.missingKeys.add("openai");
     try {
@@ -538,7 +640,9 @@ describe("refusals the CLI prints (docs/gateway.md#refusals)", () => {
       );
       expect(answer.status).toBe(403);
       expect(answer.json()).toMatchObject({
-        error: { message: "gateway: no openai API key is configured for Agent ai-agents/fix-readme" },
+        error: {
+          message: "gateway: no openai API key for Agent ai-agents/fix-readme: the test gives it none",
+        },
       });
       expect(gw.openai.journal().length).toBe(before);
     } finally {

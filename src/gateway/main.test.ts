@@ -16,14 +16,19 @@ describe("npm run gateway with bad settings (docs/gateway.md#configuration)", ()
     [
       {
         GATEWAY_CREDENTIAL_KEY_FILE: "/k",
+        GATEWAY_MODE: "standalone",
         GATEWAY_PROVIDER_KEYS_DIR: dir,
         GATEWAY_OPENAI_UPSTREAM: "https://api.openai.com/v1",
       },
       'GATEWAY_OPENAI_UPSTREAM="https://api.openai.com/v1": must be an origin only (scheme, host, port), without a path, query or fragment',
     ],
     [
-      { GATEWAY_CREDENTIAL_KEY_FILE: shortKey, GATEWAY_PROVIDER_KEYS_DIR: dir },
+      { GATEWAY_CREDENTIAL_KEY_FILE: shortKey, GATEWAY_MODE: "standalone", GATEWAY_PROVIDER_KEYS_DIR: dir },
       `GATEWAY_CREDENTIAL_KEY_FILE=${shortKey}: the gateway key has 9 bytes, at least 32 are needed`,
+    ],
+    [
+      { GATEWAY_CREDENTIAL_KEY_FILE: "/k", GATEWAY_MODE: "cluster", GATEWAY_AGENT_SECRETS_DIR: dir },
+      "GATEWAY_NAMESPACE is not set (GATEWAY_MODE=cluster)",
     ],
   ])("%j stops at start with the message and exit code 1", (env, message) => {
     const res = spawnSync(process.execPath, ["--import", "tsx", MAIN], {

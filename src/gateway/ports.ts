@@ -12,18 +12,33 @@ export type RunState =
   /** The Agent reached a terminal phase (Succeeded, Failed, …): its credential no longer works. */
   | { state: "terminal"; phase: string }
   /** No Agent of that namespace, name and uid exists (deleted, or recreated under a new uid). */
-  | { state: "deleted" };
+  | { state: "deleted" }
+  /** The credential names a namespace other than the one this gateway serves (its agent-secrets). */
+  | { state: "foreign"; served: string };
+
+/**
+ * The lookup could not tell whether the run may go on (the API server did not answer, or refused
+ * the gateway's read) and had no recent answer to stand in: the request is refused, never let
+ * through (fail closed). The message says why, for the refusal the CLI prints.
+ */
+export class RunUnconfirmedError extends Error {
+  override name = "RunUnconfirmedError";
+}
 
 export interface RunLookup {
   runState(run: RunRef): Promise<RunState>;
 }
 
+/** The vendor key for a run, or why there is none (said to the CLI after "no <vendor> API key for <Agent>: "). */
+export type ProviderKey = { key: string } | { missing: string };
+
 export interface KeySource {
   /**
-   * The vendor's real API key for this run (later: the entry its definition's `resources.secrets`
-   * names, read from agent-secrets), or undefined when there is none.
+   * The vendor's real API key for this run: the agent-secrets entry its definition's
+   * `resources.secrets` names (definition-keys.ts), or one fixed file per vendor (adapters.ts).
+   * Throws only when it cannot tell (the API server did not answer): a 503, not a refusal.
    */
-  keyFor(run: RunRef, vendor: GatewayVendor): Promise<string | undefined>;
+  keyFor(run: RunRef, vendor: GatewayVendor): Promise<ProviderKey>;
 }
 
 /** One metered model call, as the provider's own answer reported it. */

@@ -19,7 +19,14 @@ import { type RunClaims, verifyRunCredential } from "../core/run-job/gateway-cre
 import type { JsonLineLogger } from "../log.js";
 import { downstreamResponseHeaders, presentedCredentials, upstreamRequestHeaders } from "./headers.js";
 import type { GatewayMetrics } from "./metrics.js";
-import type { KeySource, RunLookup, UsageStore } from "./ports.js";
+import {
+  type KeySource,
+  type ProviderKey,
+  type RunLookup,
+  type RunState,
+  RunUnconfirmedError,
+  type UsageStore,
+} from "./ports.js";
 import { readBoundedBody } from "./request-body.js";
 import { type MatchedTarget, matchTarget } from "./routes.js";
 import { Meter, usageReaderFor } from "./usage/meter.js";
@@ -154,14 +161,19 @@ export async function proxyRequest(
     return;
   }
   const vendor = claims.vendor;
-  let runState: Awaited<ReturnType<RunLookup["runState"]>>;
-  let key: string | undefined;
+  let runState: RunState;
   try {
     runState = await deps.runs.runState(claims);
-    key = runState.state === "active" ? await deps.keys.keyFor(claims, vendor) : undefined;
   } catch (err) {
-    deps.logger.error("lookup failed", { agent: who(claims), error: (err as Error).message });
-    refuse(vendor, "bad-gateway", "lookup-failed", `gateway: cannot check ${who(claims)} now; try again`);
+    // Fail closed: a run the gateway cannot confirm is not served (docs/gateway.md#refusals).
+    const cause = err instanceof RunUnconfirmedError ? err.message : "the run lookup failed";
+    deps.logger.error("run lookup failed", { agent: who(claims), error: (err as Error).message });
+    refuse(
+      vendor,
+      "unavailable",
+      "run-unconfirmed",
+      `gateway: cannot confirm that ${who(claims)} is still running (${cause}); try again later`,
+    );
     return;
   }
   if (runState.state === "terminal") {
@@ -182,10 +194,34 @@ export async function proxyRequest(
     );
     return;
   }
-  if (key === undefined || key === "") {
-    refuse(vendor, "forbidden", "no-key", `gateway: no ${vendor} API key is configured for ${who(claims)}`);
+  if (runState.state === "foreign") {
+    refuse(
+      vendor,
+      "forbidden",
+      "other-namespace",
+      `gateway: ${who(claims)} is not in namespace ${runState.served}, the only one this gateway serves`,
+    );
     return;
   }
+  let found: ProviderKey;
+  try {
+    found = await deps.keys.keyFor(claims, vendor);
+  } catch (err) {
+    deps.logger.error("key lookup failed", { agent: who(claims), error: (err as Error).message });
+    refuse(
+      vendor,
+      "unavailable",
+      "key-unconfirmed",
+      `gateway: cannot read the ${vendor} API key for ${who(claims)} now (${(err as Error).message}); try again later`,
+    );
+    return;
+  }
+  if (!("key" in found) || found.key === "") {
+    const why = "missing" in found ? found.missing : "the key is empty";
+    refuse(vendor, "forbidden", "no-key", `gateway: no ${vendor} API key for ${who(claims)}: ${why}`);
+    return;
+  }
+  const key = found.key;
 
   let body: Buffer | undefined;
   if (method !== "GET" && method !== "HEAD") {

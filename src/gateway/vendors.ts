@@ -34,6 +34,7 @@ export type ErrorKind =
   | "bad-request"
   | "upgrade-required"
   | "bad-gateway"
+  | "unavailable"
   | "gateway-timeout";
 
 const STATUS: Readonly<Record<ErrorKind, number>> = {
@@ -44,6 +45,7 @@ const STATUS: Readonly<Record<ErrorKind, number>> = {
   "bad-request": 400,
   "upgrade-required": 426,
   "bad-gateway": 502,
+  unavailable: 503,
   "gateway-timeout": 504,
 };
 
@@ -56,6 +58,7 @@ const ANTHROPIC_TYPE: Readonly<Record<ErrorKind, string>> = {
   "bad-request": "invalid_request_error",
   "upgrade-required": "invalid_request_error",
   "bad-gateway": "api_error",
+  unavailable: "api_error",
   "gateway-timeout": "timeout_error",
 };
 
@@ -68,6 +71,7 @@ const GOOGLE_STATUS: Readonly<Record<ErrorKind, string>> = {
   "bad-request": "INVALID_ARGUMENT",
   "upgrade-required": "FAILED_PRECONDITION",
   "bad-gateway": "UNAVAILABLE",
+  unavailable: "UNAVAILABLE",
   "gateway-timeout": "DEADLINE_EXCEEDED",
 };
 
@@ -79,6 +83,7 @@ const OPENAI_CODE: Readonly<Record<ErrorKind, string>> = {
   "bad-request": "invalid_request",
   "upgrade-required": "websocket_not_supported",
   "bad-gateway": "bad_gateway",
+  unavailable: "service_unavailable",
   "gateway-timeout": "timeout",
 };
 

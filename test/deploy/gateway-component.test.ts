@@ -6,7 +6,6 @@
 import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { VENDOR_KEY_NAMES } from "../../src/gateway/adapters.js";
 import { parseGatewayConfig } from "../../src/gateway/config.js";
 import { CONTROLLER_IMAGE } from "../../src/version.js";
 import { execForm, parseStages } from "./dockerfile.js";
@@ -101,7 +100,7 @@ describe("without components/gateway", () => {
 });
 
 describe("components/gateway", () => {
-  it("adds the gateway's Deployment, Service, ServiceAccount, PDB and NetworkPolicies, no RBAC, and changes only the controller Deployment", () => {
+  it("adds the gateway's Deployment, Service, ServiceAccount, Role, PDB and NetworkPolicies, and changes only the controller Deployment", () => {
     const before = new Map(base.map((o) => [objectKey(o), JSON.stringify(o)]));
     const added = withGateway.filter((o) => !before.has(objectKey(o)));
     expect(added.map(objectKey).sort()).toEqual([
@@ -109,6 +108,8 @@ describe("components/gateway", () => {
       "NetworkPolicy/ai-agents/agent-gateway",
       "NetworkPolicy/ai-agents/agent-job-gateway-egress",
       "PodDisruptionBudget/ai-agents/agent-gateway",
+      "Role/ai-agents/agent-gateway",
+      "RoleBinding/ai-agents/agent-gateway",
       "Service/ai-agents/agent-gateway",
       "ServiceAccount/ai-agents/agent-gateway",
     ]);
@@ -120,14 +121,15 @@ describe("components/gateway", () => {
     expect(changed).toEqual(["Deployment/ai-agents/agent-controller"]);
   });
 
-  it("runs two hardened replicas of the controller image, spread over nodes, without a ServiceAccount token", () => {
+  it("runs two hardened replicas of the controller image, spread over nodes, with the ServiceAccount's token in its own pods only", () => {
     const deployment = findObject(withGateway, "Deployment", "agent-gateway");
     expect(deployment.spec.replicas).toBe(2);
     expect(deployment.spec.selector.matchLabels).toEqual(GATEWAY);
     expect(deployment.spec.template.metadata.labels).toEqual(GATEWAY);
     const pod = deployment.spec.template.spec;
     expect(pod.serviceAccountName).toBe("agent-gateway");
-    expect(pod.automountServiceAccountToken).toBe(false);
+    // GATEWAY_MODE=cluster reads Agents, Stations and AgentDefinitions with it.
+    expect(pod.automountServiceAccountToken).toBe(true);
     expect(findObject(withGateway, "ServiceAccount", "agent-gateway").automountServiceAccountToken).toBe(
       false,
     );
@@ -200,11 +202,27 @@ describe("components/gateway", () => {
     }
   });
 
-  it("sets an environment the gateway accepts, its ports the container's, probed on /healthz of the metrics port", () => {
+  it("sets an environment the gateway accepts in cluster mode, serving its own namespace, its ports the container's, probed on /healthz of the metrics port", () => {
     const deployment = findObject(withGateway, "Deployment", "agent-gateway");
     const c = onlyContainer(deployment);
-    for (const e of c.env) expect(e.value, `${e.name} is a literal`).toBeTypeOf("string");
-    const config = parseGatewayConfig(Object.fromEntries(c.env.map((e) => [e.name, e.value])));
+    // The namespace comes from the pod itself, so an overlay that moves the install moves it too.
+    const namespace = c.env.find((e) => e.name === "GATEWAY_NAMESPACE");
+    expect(namespace).toEqual({
+      name: "GATEWAY_NAMESPACE",
+      valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+    });
+    for (const e of c.env.filter((e) => e !== namespace)) {
+      expect(e.value, `${e.name} is a literal`).toBeTypeOf("string");
+    }
+    const config = parseGatewayConfig({
+      ...Object.fromEntries(c.env.map((e) => [e.name, e.value])),
+      GATEWAY_NAMESPACE: deployment.metadata.namespace,
+    });
+    expect(config.runs).toEqual({
+      mode: "cluster",
+      namespace: "ai-agents",
+      agentSecretsDir: envValue(c, "GATEWAY_AGENT_SECRETS_DIR"),
+    });
     expect(c.ports).toEqual([
       { name: "api", containerPort: config.port, protocol: "TCP" },
       { name: "metrics", containerPort: config.metricsPort, protocol: "TCP" },
@@ -221,7 +239,7 @@ describe("components/gateway", () => {
     });
   });
 
-  it("mounts the credential key from agent-gateway and each vendor's key from agent-secrets under the file name the gateway reads", () => {
+  it("mounts the credential key from agent-gateway and agent-secrets whole, read-only, where the gateway reads them", () => {
     const deployment = findObject(withGateway, "Deployment", "agent-gateway");
     const c = onlyContainer(deployment);
     const key = secretFileAt(deployment, c, envValue(c, "GATEWAY_CREDENTIAL_KEY_FILE"));
@@ -232,22 +250,49 @@ describe("components/gateway", () => {
       defaultMode: 0o440,
     });
 
-    const dir = envValue(c, "GATEWAY_PROVIDER_KEYS_DIR");
+    const dir = envValue(c, "GATEWAY_AGENT_SECRETS_DIR");
     const keysMount = c.volumeMounts.find((m) => m.mountPath === dir);
     expect(keysMount?.readOnly).toBe(true);
     const keys = (deployment.spec.template.spec.volumes as SecretVolume[]).find(
       (v) => v.name === keysMount?.name,
     )?.secret;
-    expect(keys?.secretName).toBe("agent-secrets");
-    // A missing entry is a per-request refusal, not a pod that cannot start.
-    expect(keys?.optional).toBe(true);
-    expect(keys?.defaultMode).toBe(0o440);
-    // Only the provider keys: agent-secrets' git tokens and sink headers never reach the gateway.
-    expect(keys?.items).toEqual([
-      { key: "anthropic-key", path: VENDOR_KEY_NAMES.anthropic },
-      { key: "openai-key", path: VENDOR_KEY_NAMES.openai },
-      { key: "gemini-key", path: VENDOR_KEY_NAMES.gemini },
+    // Every key, each under its own name: the entry a definition names is not known in advance.
+    // Optional: a missing entry is a per-request refusal, not a pod that cannot start.
+    expect(keys).toEqual({ secretName: "agent-secrets", optional: true, defaultMode: 0o440 });
+    // No other Secret, and no Secret read through the API (the Role below has none).
+    const secrets = (deployment.spec.template.spec.volumes as SecretVolume[]).flatMap((v) =>
+      v.secret ? [v.secret.secretName] : [],
+    );
+    expect(secrets.sort()).toEqual(["agent-gateway", "agent-secrets"]);
+  });
+
+  it("may get Agents, Stations and AgentDefinitions of its namespace and nothing else: no list, no write, no status, no Secret", () => {
+    expect(findObject(withGateway, "Role", "agent-gateway").rules).toEqual([
+      {
+        apiGroups: ["agents.re-cinq.com"],
+        resources: ["agents", "stations", "agentdefinitions"],
+        verbs: ["get"],
+      },
     ]);
+    const binding = findObject(withGateway, "RoleBinding", "agent-gateway");
+    expect(binding.roleRef).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: "agent-gateway",
+    });
+    expect(binding.subjects).toEqual([
+      { kind: "ServiceAccount", name: "agent-gateway", namespace: "ai-agents" },
+    ]);
+    // Nothing else binds the gateway's ServiceAccount, and no ClusterRole comes with the component.
+    const bindings = withGateway.filter(
+      (o) =>
+        (o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding") &&
+        JSON.stringify(o.subjects ?? []).includes('"name":"agent-gateway"'),
+    );
+    expect(bindings.map(objectKey)).toEqual(["RoleBinding/ai-agents/agent-gateway"]);
+    expect(withGateway.filter((o) => o.kind === "ClusterRole").map(objectKey)).toEqual(
+      base.filter((o) => o.kind === "ClusterRole").map(objectKey),
+    );
   });
 
   it("keeps one replica through a voluntary disruption", () => {
@@ -284,7 +329,7 @@ describe("components/gateway", () => {
     expect(after).toEqual(before);
   });
 
-  it("lets only run pods reach the API port, anyone the metrics port, and the gateway DNS and public 443 only", () => {
+  it("lets only run pods reach the API port, anyone the metrics port, and the gateway DNS, public 443 and the Kubernetes API only", () => {
     const runPods = findObject(base, "NetworkPolicy", "agent-job-egress").spec.podSelector;
     const policy = findObject(withGateway, "NetworkPolicy", "agent-gateway").spec;
     expect(policy.podSelector).toEqual({ matchLabels: GATEWAY });
@@ -321,6 +366,15 @@ describe("components/gateway", () => {
           },
         ],
         ports: [{ protocol: "TCP", port: 443 }],
+      },
+      // The API server's own address differs per cluster (and is what engines see after the
+      // kubernetes Service's translation): its two usual ports, anywhere.
+      {
+        to: [{ ipBlock: { cidr: "0.0.0.0/0" } }],
+        ports: [
+          { protocol: "TCP", port: 443 },
+          { protocol: "TCP", port: 6443 },
+        ],
       },
     ]);
   });

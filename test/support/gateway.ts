@@ -6,7 +6,7 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { issueRunCredential, type RunClaims } from "../../src/core/run-job/gateway-credential.js";
 import { GatewayMetrics } from "../../src/gateway/metrics.js";
-import type { RunState, UsageRecord } from "../../src/gateway/ports.js";
+import { type RunState, RunUnconfirmedError, type UsageRecord } from "../../src/gateway/ports.js";
 import { type GatewayServers, startGatewayServers } from "../../src/gateway/server.js";
 import { upstreamPools } from "../../src/gateway/upstreams.js";
 import type { GatewayVendor } from "../../src/gateway/vendors.js";
@@ -37,10 +37,12 @@ export interface GatewayUnderTest {
   metrics: GatewayMetrics;
   /** A run credential for TEST_RUN (or the run given), allowing `vendor`. */
   credential(vendor: GatewayVendor, run?: Partial<Omit<RunClaims, "vendor">>): string;
-  /** The state the run lookup answers, by uid (active when unset). */
-  runStates: Map<string, RunState>;
+  /** The state the run lookup answers, by uid (active when unset); a message: it cannot confirm the run. */
+  runStates: Map<string, RunState | { unconfirmed: string }>;
   /** Vendors the key source has no key for. */
   missingKeys: Set<GatewayVendor>;
+  /** Vendors whose key the key source cannot read now (it throws this message). */
+  unreadableKeys: Map<GatewayVendor, string>;
   usage: UsageRecord[];
   /** Resolves with the `n`-th usage record (1-based) once it is recorded. */
   usageRecord(n: number): Promise<UsageRecord>;
@@ -59,8 +61,9 @@ export async function startGatewayUnderTest(
     upstreams: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin },
     idleTimeoutMs: 600_000,
   });
-  const runStates = new Map<string, RunState>();
+  const runStates = new Map<string, RunState | { unconfirmed: string }>();
   const missingKeys = new Set<GatewayVendor>();
+  const unreadableKeys = new Map<GatewayVendor, string>();
   const usage: UsageRecord[] = [];
   const waiters: Array<{ n: number; resolve: (r: UsageRecord) => void }> = [];
   const metrics = new GatewayMetrics();
@@ -69,8 +72,20 @@ export async function startGatewayUnderTest(
     {
       upstreams: pools,
       credentialKey: GATEWAY_TEST_KEY,
-      keys: { keyFor: async (_run, vendor) => (missingKeys.has(vendor) ? undefined : REAL_KEYS[vendor]) },
-      runs: { runState: async (run) => runStates.get(run.uid) ?? { state: "active" } },
+      keys: {
+        keyFor: async (_run, vendor) => {
+          const unreadable = unreadableKeys.get(vendor);
+          if (unreadable !== undefined) throw new Error(unreadable);
+          return missingKeys.has(vendor) ? { missing: "the test gives it none" } : { key: REAL_KEYS[vendor] };
+        },
+      },
+      runs: {
+        runState: async (run) => {
+          const state = runStates.get(run.uid) ?? { state: "active" };
+          if ("unconfirmed" in state) throw new RunUnconfirmedError(state.unconfirmed);
+          return state;
+        },
+      },
       usage: {
         async record(entry) {
           usage.push(entry);
@@ -98,6 +113,7 @@ export async function startGatewayUnderTest(
     credential: (vendor, run = {}) => issueRunCredential(GATEWAY_TEST_KEY, { ...TEST_RUN, ...run, vendor }),
     runStates,
     missingKeys,
+    unreadableKeys,
     usage,
     usageRecord: (n) =>
       usage.length >= n
