@@ -22,6 +22,8 @@ import { serveParent } from "./child-ipc.js";
 
 const logger = jsonLineLogger("gateway");
 const config = parseGatewayConfig(process.env);
+// The bench runs the gateway outside a cluster: no Agent lookup, keys from fixed files.
+if (config.runs.mode !== "standalone") throw new Error("the gateway bench needs GATEWAY_MODE=standalone");
 const credentialKey = await readCredentialKey(config.credentialKeyFile);
 const records: UsageRecord[] = [];
 const logged = loggingUsageStore(logger);
@@ -36,7 +38,7 @@ const servers = await startGatewayServers(
   {
     upstreams,
     credentialKey,
-    keys: directoryKeySource(config.providerKeysDir),
+    keys: directoryKeySource(config.runs.providerKeysDir),
     runs: unwiredRunLookup,
     usage,
     metrics: new GatewayMetrics(),

@@ -134,6 +134,7 @@ export async function gatewayBench(argv: string[]): Promise<void> {
       "gateway-child",
       {
         GATEWAY_CREDENTIAL_KEY_FILE: join(dir, "credential-key"),
+        GATEWAY_MODE: "standalone",
         GATEWAY_PROVIDER_KEYS_DIR: join(dir, "keys"),
         GATEWAY_ANTHROPIC_UPSTREAM: origin,
         GATEWAY_OPENAI_UPSTREAM: origin,
