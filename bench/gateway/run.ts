@@ -54,6 +54,8 @@ interface PhaseFigures {
   rssPeakMiB?: number;
 }
 
+let phasesRun = 0;
+
 async function phase(
   target: Target,
   proxy: Child | undefined,
@@ -64,7 +66,9 @@ async function phase(
   const rssIdle = proxy?.rssBytes();
   const cpu0 = await proxy?.ask<number>("cpuSeconds");
   const rss = proxy && sampleRss(proxy);
+  phasesRun += 1;
   const r: PhaseResult = await runPhase(target, {
+    phase: phasesRun,
     concurrency,
     events: a.events,
     paceMs: a.paceMs,

@@ -18,6 +18,8 @@ export interface Target {
 }
 
 export interface PhaseOptions {
+  /** The phase's number within the run, so no two phases send the same stream id. */
+  phase: number;
   concurrency: number;
   events: number;
   paceMs: number;
@@ -36,9 +38,12 @@ export interface PhaseResult {
   wallSeconds: number;
 }
 
-/** The stream ids a phase sends, `<target>-<concurrency>-<round>-<client>`: DNS labels (run names). */
-export const streamId = (target: string, concurrency: number, round: number, client: number) =>
-  `${target}-${concurrency}-${round}-${client}`;
+/**
+ * The stream ids a phase sends, `<target>-p<phase>-<round>-<client>`: DNS labels (run names),
+ * unique across the run's phases (the memory phase may have as many streams as the latency one).
+ */
+export const streamId = (target: string, phase: number, round: number, client: number) =>
+  `${target}-p${phase}-${round}-${client}`;
 
 export async function runPhase(target: Target, o: PhaseOptions): Promise<PhaseResult> {
   const pool = new Pool(target.origin, { connections: o.concurrency, keepAliveTimeout: 60_000 });
@@ -64,7 +69,7 @@ export async function runPhase(target: Target, o: PhaseOptions): Promise<PhaseRe
         for (let round = 0; round < o.rounds; round++) {
           const n = round * o.concurrency + client;
           const abort = o.abortEvery > 0 && n % o.abortEvery === o.abortEvery - 1;
-          await oneStream(pool, target, streamId(target.name, o.concurrency, round, client), {
+          await oneStream(pool, target, streamId(target.name, o.phase, round, client), {
             events: o.events,
             history,
             abortAfter: abort ? Math.ceil(o.events / 2) : undefined,
