@@ -34,6 +34,24 @@ describe("agentsToPrune (docs/reconcile.md#concurrency-and-pruning)", () => {
   ])("%s", (_n, spec, want) => {
     expect(agentsToPrune(station().spec(spec).build(), agents).map((a) => a.metadata.name)).toEqual(want);
   });
+  it("runs that finished in the same second: the later created is kept, then name order", () => {
+    // completedAt has whole seconds; four failures in one second under a limit of 3.
+    const sameSecond = (name: string, createdMin: number) =>
+      agent(name)
+        .created(T0 + createdMin * 60_000)
+        .completed("Failed", T0 + 10 * 60_000)
+        .build();
+    const four = [sameSecond("a-last", 4), sameSecond("b-first", 1), sameSecond("c", 2), sameSecond("d", 3)];
+    const st = station().spec({ failedRunsHistoryLimit: 3 }).build();
+    expect(agentsToPrune(st, four).map((a) => a.metadata.name)).toEqual(["b-first"]);
+    expect(four.filter((a) => beyondHistoryLimit(st, [...four], a)).map((a) => a.metadata.name)).toEqual([
+      "b-first",
+    ]);
+    const twins = [sameSecond("y", 1), sameSecond("x", 1)];
+    expect(
+      agentsToPrune(station().spec({ failedRunsHistoryLimit: 1 }).build(), twins).map((a) => a.metadata.name),
+    ).toEqual(["y"]);
+  });
   it("ignores other Stations' Agents and Agents already being deleted", () => {
     const other = agent("o").spec({ stationRef: "other" }).completed("Failed", T0).build();
     const gone = agent("g").completed("Failed", T0).deleting().build();

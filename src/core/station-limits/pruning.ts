@@ -6,6 +6,10 @@ const completed = (a: Agent): number => {
   const t = a.status?.completedAt;
   return t === undefined ? 0 : new Date(t).getTime() || 0;
 };
+const created = (a: Agent): number => {
+  const t = a.metadata.creationTimestamp;
+  return t === undefined ? 0 : new Date(t).getTime() || 0;
+};
 
 function limitsOf(station: Station) {
   return {
@@ -14,16 +18,22 @@ function limitsOf(station: Station) {
   } as const;
 }
 
-/** In a phase's history, `a` is kept before `b`: newer completedAt first, ties by name. */
+/**
+ * In a phase's history, `a` is kept before `b`: newer completedAt first. completedAt has whole
+ * seconds, so runs that finished in the same second are ordered by the newer creation first (the
+ * later run is kept, as it would be with finer times), then by name, so the order is stable.
+ */
 const keptBefore = (a: Agent, b: Agent) =>
-  completed(b) - completed(a) || (a.metadata.name ?? "").localeCompare(b.metadata.name ?? "");
+  completed(b) - completed(a) ||
+  created(b) - created(a) ||
+  (a.metadata.name ?? "").localeCompare(b.metadata.name ?? "");
 
 const inHistory = (stationName: string | undefined, phase: "Succeeded" | "Failed") => (a: Agent) =>
   a.spec.stationRef === stationName && phaseOf(a) === phase && !a.metadata.deletionTimestamp;
 
 /**
  * The Station's terminal Agents beyond its history limits: per phase, newest completedAt kept
- * (ties broken by name, so the result is stable). Pending and Running are never pruned, nor are
+ * (ties by newer creation, then name: `keptBefore`). Pending and Running are never pruned, nor are
  * Agents already being deleted.
  */
 export function agentsToPrune(station: Station, stationAgents: readonly Agent[]): Agent[] {
@@ -33,8 +43,8 @@ export function agentsToPrune(station: Station, stationAgents: readonly Agent[])
     // Each completedAt parsed once, not once per comparison (a Station may hold thousands).
     const group = stationAgents
       .filter(inHistory(station.metadata.name, phase))
-      .map((a) => ({ a, t: completed(a), name: a.metadata.name ?? "" }));
-    group.sort((x, y) => y.t - x.t || x.name.localeCompare(y.name));
+      .map((a) => ({ a, t: completed(a), c: created(a), name: a.metadata.name ?? "" }));
+    group.sort((x, y) => y.t - x.t || y.c - x.c || x.name.localeCompare(y.name));
     for (const g of group.slice(limits[phase])) victims.push(g.a);
   }
   return victims;
