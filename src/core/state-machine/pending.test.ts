@@ -67,6 +67,10 @@ const openAISubmit = (request: Record<string, unknown>) => ({
   apiKey: OPENAI_KEY,
   request: { agentUid: "uid-run-1", model: "gpt-5-mini", prompt: "Fix T-1.", maxTokens: 16000, ...request },
 });
+const GATEWAY_ON = {
+  ...input().settings,
+  gateway: { url: "http://agent-gateway:8080", credentialKey: Buffer.from("g".repeat(32)) },
+};
 const QUOTA =
   '403 Forbidden: jobs.batch "agent-job-run-1" is forbidden: exceeded quota: jobs, requested: count/jobs.batch=1, used: count/jobs.batch=1, limited: count/jobs.batch=1';
 
@@ -115,6 +119,9 @@ const ROWS: Row[] = [
         ...input().settings,
         gateway: { url: "http://agent-gateway:8080", credentialKey: Buffer.from("g".repeat(32)) },
       },
+      definition: definition()
+        .spec({ resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }] } })
+        .build(),
       station: station()
         .spec({
           template: {
@@ -142,6 +149,32 @@ const ROWS: Row[] = [
       'provider key in the run pod: container "proxy" variable ANTHROPIC_API_KEY (Secret agent-secrets, key k); with the model gateway on, no run pod may hold a provider key (the gateway adds it; docs/gateway.md#run-credentials)',
       "invalid_spec",
     ),
+  },
+  {
+    name: "with the model gateway on, a definition naming no key for its model's vendor fails the Agent naming the definition, variable, model and vendor (docs/gateway.md#provider-keys)",
+    in: {
+      settings: GATEWAY_ON,
+      agent: agent().spec({ model: "gpt-5-codex" }).build(),
+      definition: definition()
+        .spec({ resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }] } })
+        .build(),
+    },
+    rules: ["unbuildable"],
+    actions: failedAtPending(
+      `model gateway: AgentDefinition ${NS}/def has no resources.secrets entry named OPENAI_API_KEY or CODEX_API_KEY (the key for model "gpt-5-codex", vendor openai); the gateway would refuse every call of the run (docs/gateway.md#provider-keys)`,
+      "invalid_spec",
+    ),
+  },
+  {
+    name: "with the model gateway off, the same definition starts its Job, as the seeds describe",
+    in: {
+      agent: agent().spec({ model: "gpt-5-codex" }).build(),
+      definition: definition()
+        .spec({ resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }] } })
+        .build(),
+    },
+    rules: ["job-create"],
+    actions: jobStarted(),
   },
   {
     name: "Job run admitted: create the Job, then patch Running, then the queue metric",
