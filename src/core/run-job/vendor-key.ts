@@ -40,6 +40,7 @@ export function noVendorKeyEntry(where: string, vendor: GatewayVendor): string {
  */
 export function vendorKeyProblem(
   definition: AgentDefinition,
+  /** The Agent's, named when the definition's metadata has none (the two share a namespace). */
   namespace: string,
   model: string,
 ): string | undefined {
