@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { vendorKeyProblem } from "../core/run-job/vendor-key.js";
 import type { AgentDefinition, Station } from "../core/types.js";
 import { KubeApiError } from "../kube/errors.js";
 import {
@@ -168,6 +169,19 @@ describe("the key per definition, from agent-secrets (docs/gateway.md#provider-k
   ])("%s", async (_case, stationRef, def, vendor, expected) => {
     expect(await source({ stationRef, def }).keys.keyFor(RUN, vendor)).toEqual(expected);
   });
+
+  it.each<[string, GatewayVendor, string]>([
+    ["no-keys", "anthropic", "claude-sonnet-4-6"],
+    ["seed", "gemini", "gemini-2.5-pro"],
+  ])(
+    "a definition %s without a %s key: refused in the words the controller fails the run with, so it never starts",
+    async (def, vendor, model) => {
+      const found = await source({ stationRef: "st", def }).keys.keyFor(RUN, vendor);
+      const why = "missing" in found ? found.missing : "";
+      expect(why).toMatch(/has no resources\.secrets entry named/);
+      expect(vendorKeyProblem(DEFINITIONS[def] as AgentDefinition, "ai-agents", model)).toContain(why);
+    },
+  );
 
   it("refuses a run of another namespace: the mounted agent-secrets is its own namespace's", async () => {
     const { keys, calls } = source({ stationRef: "st" });

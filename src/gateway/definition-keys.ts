@@ -19,7 +19,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunRef } from "../core/run-job/gateway-credential.js";
-import { CREDENTIAL_VARIABLES } from "../core/run-job/gateway-env.js";
+import { noVendorKeyEntry, vendorKeyEntry } from "../core/run-job/vendor-key.js";
 import type { AgentDefinition, Station } from "../core/types.js";
 import type { KeySource, ProviderKey } from "./ports.js";
 import { unreachableCause } from "./run-lookup.js";
@@ -110,13 +110,9 @@ export function definitionKeySource(options: DefinitionKeySourceOptions): KeySou
       if (def === undefined) {
         return { missing: `the AgentDefinition ${ns}/${defName} of Station ${stationRef} does not exist` };
       }
-      const variables = CREDENTIAL_VARIABLES[vendor];
-      const entries = def.spec?.resources?.secrets ?? [];
-      const entry = variables.map((v) => entries.find((e) => e.name === v)).find((e) => e !== undefined);
+      const entry = vendorKeyEntry(def.spec, vendor);
       const where = `AgentDefinition ${ns}/${defName}`;
-      if (entry === undefined) {
-        return { missing: `${where} has no resources.secrets entry named ${variables.join(" or ")}` };
-      }
+      if (entry === undefined) return { missing: noVendorKeyEntry(where, vendor) };
       if (!isSecretKey(entry.ref)) {
         return {
           missing: `${where}'s resources.secrets entry ${entry.name} names ${JSON.stringify(entry.ref)}, which is not a Secret key`,

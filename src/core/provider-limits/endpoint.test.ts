@@ -133,7 +133,15 @@ describe("providerEndpointOf", () => {
     ],
     ["gpt-5-codex", "OPENAI_API_KEY", "openai http://agent-gateway:8080 secret agent-secrets/team-a"],
     ["gemini-2.5-pro", "GEMINI_API_KEY", "gemini http://agent-gateway:8080 secret agent-secrets/team-a"],
-    ["claude-sonnet-4-6", "OPENAI_API_KEY", "anthropic http://agent-gateway:8080 no key"],
+    // The entry the gateway sends for OpenAI when OPENAI_API_KEY is absent (docs/gateway.md#provider-keys).
+    ["gpt-5-codex", "CODEX_API_KEY", "openai http://agent-gateway:8080 secret agent-secrets/team-a"],
+    [
+      "gemini-2.5-pro",
+      "GOOGLE_GENERATIVE_AI_API_KEY",
+      "gemini http://agent-gateway:8080 secret agent-secrets/team-a",
+    ],
+    // No key for its vendor: the Job builder refuses the run, so it spends no limit.
+    ["claude-sonnet-4-6", "OPENAI_API_KEY", undefined],
   ])(
     "with the model gateway on, a %s run with the recipe's %s spends the limits of that key at the gateway, not of its per-run credential",
     (model, entry, id) => {

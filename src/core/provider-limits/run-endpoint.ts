@@ -14,6 +14,7 @@ import { effectiveModel, routeModel, VENDOR_CAPABILITIES } from "../cli/routing.
 import type { ControllerSettings } from "../input.js";
 import { executionOf } from "../policy/spec-checks.js";
 import { buildJob, SECRET_NAME } from "../run-job/job.js";
+import { vendorKeyEntry } from "../run-job/vendor-key.js";
 import type { Agent, AgentDefinition, Station } from "../types.js";
 import {
   BATCH_KEY_NAME,
@@ -67,7 +68,7 @@ export function providerEndpointOf(
   if (settings.gateway) {
     // The pod holds a per-run credential; the limits belong to the key the gateway swaps it for,
     // the definition's entry for the vendor (docs/gateway.md#run-credentials).
-    const ref = definition.spec.resources?.secrets?.find((s) => s.name === BATCH_KEY_NAME[provider])?.ref;
+    const ref = vendorKeyEntry(definition.spec, provider)?.ref;
     return withId({
       provider,
       endpoint: settings.gateway.url,

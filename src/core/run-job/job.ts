@@ -25,6 +25,7 @@ import { credentialProblem, providerKeyInPod, providerKeyRefusal } from "./gatew
 import { LABEL_AGENT, LABEL_COMPONENT, LABEL_EXECUTION, LABEL_STATION } from "./layout.js";
 import { jobNameFor, shortenName } from "./names.js";
 import { podSecurityContext, runVolumes, stationContainer } from "./security.js";
+import { vendorKeyProblem } from "./vendor-key.js";
 
 export {
   agentDeadlineMs,
@@ -50,6 +51,7 @@ export type JobBuildResult = { ok: true; job: V1Job } | { ok: false; reason: str
 /**
  * Builds the Job for an interactive run, a realtime run or a batch fallback. Returns a failure
  * reason (`invalid Station template: …` / `invalid AgentDefinition: …`, with the model gateway on
+ * `model gateway: …` for a definition that names no key for the model's vendor and
  * `provider key in the run pod: …`) instead of throwing.
  */
 export function buildJob(
@@ -76,7 +78,8 @@ export function buildJob(
     };
   }
   if (settings.gateway) {
-    const problem = credentialProblem(agent, model);
+    const problem =
+      credentialProblem(agent, model) ?? vendorKeyProblem(definition, agent.metadata.namespace ?? "", model);
     if (problem) return { ok: false, reason: problem };
   }
   const realtime = mode === "realtime";

@@ -3,6 +3,8 @@
  * checks, batch submits (recorded, refused, backed off, docs/decisions.md D-101), unbuildable Jobs,
  * budgets, admission and Replace, Job creation and its failures.
  */
+
+import { describe, expect, it } from "vitest";
 import { agent, definition, input, iso, NS, station, T0 } from "../../../test/support/core-builders.js";
 import { PROVIDER_HOLD_ROWS } from "../../../test/support/provider-hold-rows.js";
 import {
@@ -24,6 +26,7 @@ import {
   type Row,
 } from "../../../test/support/state-machine-rows.js";
 import * as pending from "./pending.js";
+import { reconcile } from "./reconcile.js";
 
 const SUBMIT_401 = "anthropic POST /v1/messages/batches: HTTP 401: authentication_error: invalid x-api-key";
 const SUBMIT_529 = "anthropic POST /v1/messages/batches: HTTP 529: overloaded_error: Overloaded";
@@ -67,6 +70,19 @@ const openAISubmit = (request: Record<string, unknown>) => ({
   apiKey: OPENAI_KEY,
   request: { agentUid: "uid-run-1", model: "gpt-5-mini", prompt: "Fix T-1.", maxTokens: 16000, ...request },
 });
+const GATEWAY_ON = {
+  ...input().settings,
+  gateway: { url: "http://agent-gateway:8080", credentialKey: Buffer.from("g".repeat(32)) },
+};
+/** A codex run whose definition names only the Anthropic key, with the gateway on. */
+const NO_OPENAI_KEY = {
+  settings: GATEWAY_ON,
+  agent: agent().spec({ model: "gpt-5-codex" }).build(),
+  definition: definition()
+    .spec({ resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }] } })
+    .build(),
+};
+const NO_OPENAI_KEY_REASON = `model gateway: AgentDefinition ${NS}/def has no resources.secrets entry named OPENAI_API_KEY or CODEX_API_KEY (the key for model "gpt-5-codex", vendor openai); the gateway would refuse every call of the run (docs/gateway.md#provider-keys)`;
 const QUOTA =
   '403 Forbidden: jobs.batch "agent-job-run-1" is forbidden: exceeded quota: jobs, requested: count/jobs.batch=1, used: count/jobs.batch=1, limited: count/jobs.batch=1';
 
@@ -115,6 +131,9 @@ const ROWS: Row[] = [
         ...input().settings,
         gateway: { url: "http://agent-gateway:8080", credentialKey: Buffer.from("g".repeat(32)) },
       },
+      definition: definition()
+        .spec({ resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }] } })
+        .build(),
       station: station()
         .spec({
           template: {
@@ -142,6 +161,23 @@ const ROWS: Row[] = [
       'provider key in the run pod: container "proxy" variable ANTHROPIC_API_KEY (Secret agent-secrets, key k); with the model gateway on, no run pod may hold a provider key (the gateway adds it; docs/gateway.md#run-credentials)',
       "invalid_spec",
     ),
+  },
+  {
+    name: "with the model gateway on, a definition naming no key for its model's vendor fails the Agent naming the definition, variable, model and vendor (docs/gateway.md#provider-keys)",
+    in: NO_OPENAI_KEY,
+    rules: ["unbuildable"],
+    actions: failedAtPending(NO_OPENAI_KEY_REASON, "invalid_spec"),
+  },
+  {
+    name: "with the model gateway off, the same definition starts its Job, as the seeds describe",
+    in: {
+      agent: agent().spec({ model: "gpt-5-codex" }).build(),
+      definition: definition()
+        .spec({ resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }] } })
+        .build(),
+    },
+    rules: ["job-create"],
+    actions: jobStarted(),
   },
   {
     name: "Job run admitted: create the Job, then patch Running, then the queue metric",
@@ -458,3 +494,31 @@ const ROWS: Row[] = [
 ];
 
 describeRules("Pending rules", ROWS, pending);
+
+describe("a Job builder refusal reaches the conditions and a Kubernetes Event (docs/gateway.md#issued-by-the-job-builder)", () => {
+  it("a definition naming no key for its model's vendor: Ready False and Failed True with the reason, a Warning Event Failed noting it", () => {
+    const actions = reconcile(input({ now: NOW, ...NO_OPENAI_KEY }));
+    const status = actions.find((a) => a.type === "patchStatus")?.status as {
+      conditions?: { type: string; status: string; reason: string; message: string }[];
+    };
+    expect(status.conditions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          type: "Ready",
+          status: "False",
+          reason: "Failed",
+          message: NO_OPENAI_KEY_REASON,
+        }),
+        expect.objectContaining({
+          type: "Failed",
+          status: "True",
+          reason: "InvalidSpec",
+          message: NO_OPENAI_KEY_REASON,
+        }),
+      ]),
+    );
+    expect(actions.filter((a) => a.type === "recordEvent").map((a) => a.event)).toContainEqual(
+      expect.objectContaining({ type: "Warning", reason: "Failed", note: NO_OPENAI_KEY_REASON }),
+    );
+  });
+});

@@ -256,7 +256,7 @@ export const unbuildable: Rule = {
   from: "Pending",
   to: "Failed",
   when: "the Job cannot be built (Job runs, and batch runs with onTimeout: fallback)",
-  does: "patch Failed, failureReason `invalid Station template: <detail>` / `invalid AgentDefinition: <detail>` (docs/decisions.md D-17); with the model gateway on also `provider key in the run pod: <where>` (docs/gateway.md#run-credentials)",
+  does: "patch Failed, failureReason `invalid Station template: <detail>` / `invalid AgentDefinition: <detail>` (docs/decisions.md D-17); with the model gateway on also `model gateway: AgentDefinition <ns>/<name> has no resources.secrets entry named <NAME>…` (docs/gateway.md#provider-keys) and `provider key in the run pod: <where>` (docs/gateway.md#run-credentials)",
   guard: (c) =>
     pending(c) &&
     (c.execution !== "batch" || onTimeout(c) === "fallback") &&
