@@ -97,6 +97,7 @@ describe("the model gateway on: each CLI is pointed at it with its run's credent
     ["opencode with an OpenAI model", { model: "opencode/openai/gpt-5" }, {}, "openai"],
     ["opencode with a Google model", { model: "opencode/google/gemini-2.5-pro" }, {}, "gemini"],
     ["bare opencode (it picks the Anthropic key it finds)", { model: "opencode" }, {}, "anthropic"],
+    ["opencode naming a provider only", { model: "opencode/openai" }, {}, "openai"],
     [
       "opencode with a provider the gateway does not serve",
       { model: "opencode/openrouter/x" },

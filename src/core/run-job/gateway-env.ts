@@ -62,7 +62,8 @@ export function gatewayVendorOf(model: string): GatewayVendor | undefined {
     case "opencode": {
       const inner = model.toLowerCase().replace(/^opencode\/?/, "");
       if (inner === "") return "anthropic";
-      const provider = inner.slice(0, inner.indexOf("/"));
+      const slash = inner.indexOf("/");
+      const provider = slash === -1 ? inner : inner.slice(0, slash);
       return Object.hasOwn(OPENCODE_PROVIDERS, provider) ? OPENCODE_PROVIDERS[provider] : undefined;
     }
   }
