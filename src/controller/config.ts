@@ -199,24 +199,32 @@ function port(name: string, raw: string | undefined, fallback: number): number {
   return n;
 }
 
-/** An http(s) base URL without credentials, query or fragment; trailing slashes removed. */
-function baseUrl(name: string, raw: string | undefined, fallback: string): string {
-  if (raw === undefined) return fallback;
-  let url: URL | undefined;
+/**
+ * `raw` as an http(s) URL without credentials, query, fragment or surrounding spaces; undefined
+ * when it is not one (each caller words its own error).
+ */
+function plainHttpUrl(raw: string): URL | undefined {
+  let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    url = undefined;
+    return undefined;
   }
-  if (
-    !url ||
-    (url.protocol !== "http:" && url.protocol !== "https:") ||
-    url.username !== "" ||
-    url.password !== "" ||
-    url.search !== "" ||
-    url.hash !== "" ||
-    raw.trim() !== raw
-  ) {
+  const plain =
+    (url.protocol === "http:" || url.protocol === "https:") &&
+    url.username === "" &&
+    url.password === "" &&
+    url.search === "" &&
+    url.hash === "" &&
+    raw.trim() === raw &&
+    !/[?#]/.test(raw);
+  return plain ? url : undefined;
+}
+
+/** An http(s) base URL without credentials, query or fragment; trailing slashes removed. */
+function baseUrl(name: string, raw: string | undefined, fallback: string): string {
+  if (raw === undefined) return fallback;
+  if (!plainHttpUrl(raw)) {
     throw new ConfigError(
       `${name} must be an http or https URL without credentials, query or fragment, got: "${raw}"`,
     );
@@ -258,26 +266,10 @@ function agentBaseUrls(
  * CLI's base URL is built from the origin.
  */
 function gatewayOrigin(raw: string): string {
-  const name = "AGENT_GATEWAY_URL";
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (
-    !url ||
-    (url.protocol !== "http:" && url.protocol !== "https:") ||
-    url.username !== "" ||
-    url.password !== "" ||
-    (url.pathname !== "/" && url.pathname !== "") ||
-    url.search !== "" ||
-    url.hash !== "" ||
-    raw.trim() !== raw ||
-    /[?#]/.test(raw)
-  ) {
+  const url = plainHttpUrl(raw);
+  if (!url || (url.pathname !== "/" && url.pathname !== "")) {
     throw new ConfigError(
-      `${name} must be the gateway's http or https origin (scheme, host, optional port) without a path, credentials, query or fragment, got: "${raw}"`,
+      `AGENT_GATEWAY_URL must be the gateway's http or https origin (scheme, host, optional port) without a path, credentials, query or fragment, got: "${raw}"`,
     );
   }
   return url.origin;
