@@ -7,7 +7,7 @@
  * (docs/agent-clis.md); the Job builder hands the effective version to the init as
  * AGENT_CLI_VERSION.
  */
-import type { Vendor } from "./routing.js";
+import { routeModel, type Vendor } from "./routing.js";
 
 export type CliVendor = Exclude<Vendor, "exec">;
 
@@ -58,6 +58,38 @@ export function cliPackageSpec(vendor: CliVendor, version: string = AGENT_CLIS[v
 
 /** The model APIs whose base URL an installation can point the run pods' CLIs at (proxies, gateways). */
 export type ModelApiFamily = "anthropic" | "openai" | "gemini";
+
+/** opencode's provider ids (`opencode/<provider>/<model>`) for the three model APIs. */
+const OPENCODE_PROVIDERS: Readonly<Record<string, ModelApiFamily>> = {
+  anthropic: "anthropic",
+  openai: "openai",
+  google: "gemini",
+};
+
+/**
+ * The model API a model id calls: claude's, codex's and gemini's own, opencode's by the provider its
+ * id names (bare `opencode` picks its default from the keys it finds, and a run has the Anthropic
+ * one); undefined for exec and for an opencode provider other than the three.
+ */
+export function modelApiFamilyOf(model: string): ModelApiFamily | undefined {
+  switch (routeModel(model)) {
+    case "claude":
+      return "anthropic";
+    case "codex":
+      return "openai";
+    case "gemini":
+      return "gemini";
+    case "exec":
+      return undefined;
+    case "opencode": {
+      const inner = model.toLowerCase().replace(/^opencode\/?/, "");
+      if (inner === "") return "anthropic";
+      const slash = inner.indexOf("/");
+      const provider = slash === -1 ? inner : inner.slice(0, slash);
+      return Object.hasOwn(OPENCODE_PROVIDERS, provider) ? OPENCODE_PROVIDERS[provider] : undefined;
+    }
+  }
+}
 
 /**
  * Per model API: the controller setting (env on the Deployment) and the variable the `agent`

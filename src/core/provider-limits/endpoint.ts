@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import type { V1EnvVar } from "@kubernetes/client-node";
-import type { ModelApiFamily } from "../cli/agent-clis.js";
+import { type ModelApiFamily, modelApiFamilyOf } from "../cli/agent-clis.js";
 import { routeModel } from "../cli/routing.js";
 
 /** One provider endpoint and key: what a provider limit applies to. */
@@ -52,20 +52,12 @@ export const BATCH_KEY_NAME: Readonly<Record<ModelApiFamily, string>> = {
   gemini: "GEMINI_API_KEY",
 };
 
-/** The provider a model's CLI talks to; opencode names it in its model id (`opencode/openai/…`). */
+/**
+ * The provider a model's CLI talks to (modelApiFamilyOf); an opencode provider other than the three
+ * counts as Anthropic, opencode's default.
+ */
 export function providerOfModel(model: string): ModelApiFamily | undefined {
-  const vendor = routeModel(model);
-  if (vendor === "claude") return "anthropic";
-  if (vendor === "codex") return "openai";
-  if (vendor === "gemini") return "gemini";
-  if (vendor === "opencode") {
-    const inner = model.toLowerCase().replace(/^opencode\/?/, "");
-    if (inner.startsWith("openai/")) return "openai";
-    if (inner.startsWith("google/")) return "gemini";
-    // opencode's default with an Anthropic key, and `anthropic/…`.
-    return "anthropic";
-  }
-  return undefined;
+  return modelApiFamilyOf(model) ?? (routeModel(model) === "opencode" ? "anthropic" : undefined);
 }
 
 const digest = (value: string) => createHash("sha256").update(value).digest("hex").slice(0, 12);

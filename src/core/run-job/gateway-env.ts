@@ -5,6 +5,7 @@
  * container of the pod. Without the gateway (AGENT_GATEWAY_URL unset) nothing here applies.
  */
 import type { V1EnvVar, V1PodSpec } from "@kubernetes/client-node";
+import { modelApiFamilyOf } from "../cli/agent-clis.js";
 import { routeModel } from "../cli/routing.js";
 import type { GatewaySettings } from "../input.js";
 import type { Agent, AgentDefinition } from "../types.js";
@@ -37,37 +38,11 @@ export const CREDENTIAL_VARIABLES: Readonly<Record<GatewayVendor, readonly strin
   gemini: ["GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY"],
 };
 
-/** opencode's provider ids (`opencode/<provider>/<model>`) the gateway serves, by vendor. */
-const OPENCODE_PROVIDERS: Readonly<Record<string, GatewayVendor>> = {
-  anthropic: "anthropic",
-  openai: "openai",
-  google: "gemini",
-};
-
 /**
  * The vendor whose API the run's effective model calls, the only one its credential allows;
  * undefined when the gateway serves none (exec, an opencode provider other than the three).
- * Bare `opencode` picks its default from the keys it finds, and it finds only the Anthropic one.
  */
-export function gatewayVendorOf(model: string): GatewayVendor | undefined {
-  switch (routeModel(model)) {
-    case "claude":
-      return "anthropic";
-    case "codex":
-      return "openai";
-    case "gemini":
-      return "gemini";
-    case "exec":
-      return undefined;
-    case "opencode": {
-      const inner = model.toLowerCase().replace(/^opencode\/?/, "");
-      if (inner === "") return "anthropic";
-      const slash = inner.indexOf("/");
-      const provider = slash === -1 ? inner : inner.slice(0, slash);
-      return Object.hasOwn(OPENCODE_PROVIDERS, provider) ? OPENCODE_PROVIDERS[provider] : undefined;
-    }
-  }
-}
+export const gatewayVendorOf = (model: string): GatewayVendor | undefined => modelApiFamilyOf(model);
 
 /**
  * The base URLs every CLI run gets with the gateway on, in the form each CLI's setup reads them
