@@ -246,10 +246,14 @@ export function realCliVendorTests<M extends ModelServer>(row: RealCliVendorRow<
     it.concurrent(
       `a provider that stays at its rate limit (429): ${limited.how}, then Failed naming the provider's last answer`,
       async () => {
+        // The run waits for its provider until the deadline, and the reason can name the provider's
+        // answer only once the CLI has given up at least once and said so. On a loaded machine a
+        // CLI's start alone can take most of two minutes (seen: opencode under `npm run
+        // test:shaken` had printed no answer when a two-minute deadline ended), so four.
         const model = await stationWithModel(
           `${prefix}-429`,
           { prompt: "Say hi." },
-          { deadlineMinutes: 2, env: FAST_PROVIDER_RETRIES },
+          { deadlineMinutes: 4, env: FAST_PROVIDER_RETRIES },
         );
         model.fallback({
           error: { status: 429 },
