@@ -4,6 +4,7 @@
  * faults exactly. Faults may overlap: some are drawn inside the window of the one before, because
  * the failures a one-fault-at-a-time suite misses come from combinations.
  */
+import { seededRandom } from "../../test/fakes/models/base.js";
 
 /** Every kind of fault the soak knows; a target offers the subset it can inject. */
 export const FAULT_KINDS = [
@@ -54,17 +55,8 @@ export interface ScheduleInput {
 /** Chance that a fault is drawn inside the previous one's window instead of after it. */
 export const COMBINE_CHANCE = 0.3;
 
-/** mulberry32: a small seeded generator, the same sequence on every machine and Node version. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The test fakes' seeded generator (mulberry32): the same sequence on every machine and Node version. */
+export { seededRandom };
 
 const int = (rand: () => number, min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
 const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
