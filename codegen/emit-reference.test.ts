@@ -32,7 +32,7 @@ ${properties}`,
 describe("every field of schemas/crds/ has a description", () => {
   it("so kubectl explain and the reference page have something to say", async () => {
     const crds = await readCrds(path.join(repoRoot, "schemas/crds"));
-    expect(crds.map((c) => c.kind).sort()).toEqual(["Agent", "AgentDefinition", "Station"]);
+    expect(crds.map((c) => c.kind).sort()).toEqual(["Agent", "AgentDefinition", "ModelUsage", "Station"]);
     expect(undescribedFields(crds)).toEqual([]);
   });
 });

@@ -28,6 +28,7 @@ const credentialKey = await readCredentialKey(config.credentialKeyFile);
 const records: UsageRecord[] = [];
 const logged = loggingUsageStore(logger);
 const usage: UsageStore = {
+  started() {},
   async record(entry) {
     records.push(entry);
     await logged.record(entry);

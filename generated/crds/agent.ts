@@ -161,9 +161,9 @@ export interface AgentStatus {
      */
     costUSD?: string;
     /**
-     * Where costUSD comes from. reported: the CLI's own figure (claude total_cost_usd, opencode step costs). estimated: priced from the controller's price table (codex, gemini, every batch run, a model the CLI could not price; a model the table has no price for at its vendor's highest known rates, see unpricedModels). unpriced: written by earlier releases for a run with tokens of a model without a price (no costUSD); no longer written. bounded: the run was charged the most it could have cost in its wall time, because its lines reported more tokens than that, its log was not read whole, or it left no readable usage; costNote says which, and the CostBounded condition and Event.
+     * Where costUSD comes from. reported: the CLI's own figure (claude total_cost_usd, opencode step costs). estimated: priced from the controller's price table (codex, gemini, every batch run, a model the CLI could not price; a model the table has no price for at its vendor's highest known rates, see unpricedModels). unpriced: written by earlier releases for a run with tokens of a model without a price (no costUSD); no longer written. bounded: the run was charged the most it could have cost in its wall time, because its lines reported more tokens than that, its log was not read whole, or it left no readable usage; costNote says which, and the CostBounded condition and Event. metered: the model gateway metered the run's calls from the providers' own answers (docs/gateway.md#metering); the run's own lines are not read for it.
      */
-    costSource?: ("reported" | "estimated" | "unpriced" | "bounded");
+    costSource?: ("reported" | "estimated" | "unpriced" | "bounded" | "metered");
     /**
      * Models the run used that the controller's price table has no price for: their tokens are priced at that vendor's highest known rates (costSource estimated), so a Station's budget counts them. A ModelUnpriced Event names them.
      *

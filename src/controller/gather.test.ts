@@ -208,3 +208,132 @@ describe("gather: the pod of a finished Job", () => {
     });
   });
 });
+
+describe("gather: a finished gateway run's metered calls (docs/gateway.md#metering)", () => {
+  const annotated: V1Job = {
+    ...COMPLETE,
+    metadata: { name: "run-1", annotations: { "agents.re-cinq.com/model-gateway": "anthropic" } },
+    status: { ...COMPLETE.status, completionTime: new Date(T0 - 1_000) },
+  };
+  const usage = (over: Record<string, unknown>) => ({
+    metadata: { name: "u-1" },
+    spec: {
+      agent: { name: "run-1", uid: "uid-run-1" },
+      vendor: "anthropic",
+      calls: 1,
+      models: [
+        {
+          model: "claude-sonnet-4-6",
+          inputTokens: 5,
+          outputTokens: 6,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+        },
+      ],
+      updatedAt: new Date(T0 - 1_000).toISOString(),
+      ...over,
+    },
+  });
+  /** A list answering pods with one pod and modelusages with `records`; the selectors it was asked. */
+  function lister(records: unknown[]) {
+    const asked: string[] = [];
+    const list = (async (r: { plural: string }, _ns: string, o?: { labelSelector?: string }) => {
+      if (r.plural === "modelusages") {
+        asked.push(o?.labelSelector ?? "");
+        return { items: records, resourceVersion: "1" };
+      }
+      return {
+        items: [{ metadata: { name: "run-1-a", creationTimestamp: new Date(T0) } }],
+        resourceVersion: "1",
+      };
+    }) as GatherDeps["client"]["list"];
+    return { list, asked };
+  }
+  const withJob = (d: GatherDeps, job: V1Job | undefined) => ({
+    ...d,
+    cache: { ...d.cache, job: () => job },
+  });
+  const ranAs = () =>
+    agent("run-1")
+      .running(T0 - 60_000, { jobName: "run-1" })
+      .build();
+
+  it("a Job the builder annotated: its records are listed by the run's uid and summed", async () => {
+    const { list, asked } = lister([usage({}), usage({ calls: 2, incompleteCalls: 1 })]);
+    const input = await gather(
+      ranAs(),
+      withJob(
+        deps(list, async () => "log"),
+        annotated,
+      ),
+    );
+    expect(asked).toEqual(["agents.re-cinq.com/agent-uid=uid-run-1"]);
+    expect(input.job).toMatchObject({ found: true, gatewayVendor: "anthropic" });
+    expect(input.metered).toEqual({
+      vendor: "anthropic",
+      calls: 3,
+      incompleteCalls: 1,
+      models: [
+        {
+          model: "claude-sonnet-4-6",
+          inputTokens: 10,
+          outputTokens: 12,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+        },
+      ],
+    });
+  });
+
+  it("a Job without the annotation is not the gateway's: nothing is listed", async () => {
+    const { list, asked } = lister([usage({})]);
+    const input = await gather(
+      ranAs(),
+      withJob(
+        deps(list, async () => "log"),
+        COMPLETE,
+      ),
+    );
+    expect(asked).toEqual([]);
+    expect(input.metered).toBeUndefined();
+  });
+
+  it("a call a live gateway process still reads: the reconcile throws, to be retried once it is recorded", async () => {
+    const { list } = lister([usage({ inFlight: 1 })]);
+    await expect(
+      gather(
+        ranAs(),
+        withJob(
+          deps(list, async () => "log"),
+          annotated,
+        ),
+      ),
+    ).rejects.toThrow(
+      "the model gateway is still reading 1 call(s) of this run; pricing it once they are recorded",
+    );
+  });
+
+  it("a call of a process that is gone: priced without it, counted as unsettled", async () => {
+    const { list } = lister([usage({ inFlight: 1, updatedAt: new Date(T0 - 600_000).toISOString() })]);
+    const input = await gather(
+      ranAs(),
+      withJob(
+        deps(list, async () => "log"),
+        annotated,
+      ),
+    );
+    expect(input.metered).toMatchObject({ calls: 1, unsettledCalls: 1 });
+  });
+
+  it("a Job that is gone, with the gateway on: its records say the run was the gateway's", async () => {
+    const { list } = lister([usage({})]);
+    const d = withJob(
+      deps(list, async () => "log"),
+      undefined,
+    );
+    d.settings = { ...d.settings, gateway: { url: "http://gw:8080", credentialKey: new Uint8Array(32) } };
+    const input = await gather(ranAs(), d);
+    expect(input.job).toEqual({ found: false });
+    expect(input.metered).toMatchObject({ vendor: "anthropic", calls: 1 });
+  });
+});

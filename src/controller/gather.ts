@@ -18,6 +18,7 @@ import type {
   JobCreateFailure,
   JobObservation,
   LogRead,
+  MeteredInput,
   PodObservation,
   ReconcileInput,
 } from "../core/input.js";
@@ -25,6 +26,8 @@ import type { PriceTable } from "../core/pricing/prices.js";
 import type { ProviderInput } from "../core/provider-limits/admission.js";
 import { LogMeter, type LogMeterPlan } from "../core/readback/log-meter.js";
 import { initFailedBeforeAgent, jobState } from "../core/readback/readback.js";
+import { isGatewayVendor } from "../core/run-job/gateway-credential.js";
+import { ANNOTATION_MODEL_GATEWAY } from "../core/run-job/layout.js";
 import { jobNameFor, jobPodSelector } from "../core/run-job/names.js";
 import {
   DEFAULT_STUCK_POD_SECONDS,
@@ -37,6 +40,7 @@ import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { KubeApiError } from "../kube/errors.js";
 import { AGENT_DEFINITIONS, JOBS, PODS, STATIONS } from "../kube/resources.js";
+import { readMetered } from "./metered-usage.js";
 import type { Semaphore } from "./semaphore.js";
 
 export interface CacheView {
@@ -81,9 +85,12 @@ export const METER_SLICE_CHARS = 16 * 1024;
 export function toJobObservation(job: V1Job | undefined): JobObservation {
   if (!job) return { found: false };
   const owner = job.metadata?.ownerReferences?.find((r) => r.controller);
+  const annotated = job.metadata?.annotations?.[ANNOTATION_MODEL_GATEWAY];
+  const gatewayVendor = isGatewayVendor(annotated) ? annotated : undefined;
   return {
     found: true,
     ...(owner?.uid ? { ownerUid: owner.uid } : {}),
+    ...(gatewayVendor !== undefined ? { gatewayVendor } : {}),
     status: {
       conditions: (job.status?.conditions ?? []).map((c) => ({
         type: c.type,
@@ -143,6 +150,11 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
         input.now < retryUntil,
         readBackPlans(context(input)),
       );
+      const metered = await meteredOf(d, agent, input.job, jobFinishedAt(job), input.now);
+      if (metered !== undefined) input.metered = metered;
+    } else if (state === "gone" && d.settings.gateway) {
+      const metered = await meteredOf(d, agent, input.job, undefined, input.now);
+      if (metered !== undefined) input.metered = metered;
     } else if (state === "running") {
       const startedAt = agent.status?.startedAt ? Date.parse(agent.status.startedAt) : undefined;
       const stuckSeconds = d.settings.stuckPodSeconds ?? DEFAULT_STUCK_POD_SECONDS;
@@ -152,6 +164,23 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
     }
   }
   return input;
+}
+
+/**
+ * A finished gateway run's metered calls (src/controller/metered-usage.ts): for a Job the Job
+ * builder annotated, and for a Job that is gone when the gateway is on (its records say whether
+ * the run was the gateway's).
+ */
+async function meteredOf(
+  d: GatherDeps,
+  agent: Agent,
+  job: JobObservation,
+  finishedAt: number | undefined,
+  now: number,
+): Promise<MeteredInput | undefined> {
+  const jobVendor = job.found ? job.gatewayVendor : undefined;
+  if (job.found && jobVendor === undefined) return undefined;
+  return readMetered(d.client, d.namespace, agent.metadata.uid ?? "", jobVendor, finishedAt, now);
 }
 
 const withJobCreateFailure = (f: JobCreateFailure | undefined) => (f ? { jobCreateFailure: { ...f } } : {});

@@ -237,6 +237,21 @@ describe("cachedJob", () => {
     expect(JSON.stringify(cached).length).toBeLessThan(JSON.stringify(served).length / 5);
   });
 
+  it("keeps the model-gateway annotation alone, so gather still knows the run is metered", () => {
+    const served = servedJob(JOB_STATES[3]);
+    served.metadata = {
+      ...served.metadata,
+      annotations: {
+        "agents.re-cinq.com/model-gateway": "openai",
+        "kubectl.kubernetes.io/last-applied-configuration": "{}",
+      },
+    };
+    const cached = cachedJob(served);
+    expect(cached.metadata?.annotations).toEqual({ "agents.re-cinq.com/model-gateway": "openai" });
+    expect(toJobObservation(cached)).toEqual(toJobObservation(served));
+    expect(toJobObservation(cached)).toMatchObject({ gatewayVendor: "openai" });
+  });
+
   it("reads the same to gather: observation, state, finish time, ready pods", () => {
     for (const status of JOB_STATES) {
       const served = servedJob(status);

@@ -12,12 +12,14 @@
  *   history: the reconcile only counts it (pruning, concurrency) and a terminal Agent is never
  *   patched again, so it keeps its identity, `spec.stationRef` and the phase and times, and what
  *   the provider limits learn from (`spec.model`, `status.usage`, `status.providerRetries`).
- * - Jobs: the identity, the controlling owner reference and `status` (conditions, counters,
- *   completionTime): what gather.ts reads. The pod template and the rest of the spec go.
+ * - Jobs: the identity, the controlling owner reference, the model-gateway annotation (whether the
+ *   run is priced from the gateway's meter) and `status` (conditions, counters, completionTime):
+ *   what gather.ts reads. The pod template and the rest of the spec go.
  * - Stations and AgentDefinitions are kept whole apart from the metadata above: the Job builder
  *   reads their specs.
  */
 import type { V1Job, V1JobCondition, V1ObjectMeta } from "@kubernetes/client-node";
+import { ANNOTATION_MODEL_GATEWAY } from "../core/run-job/layout.js";
 import { isSettled } from "../core/state-machine/reconcile.js";
 import type { Agent, AgentDefinition, ObjectMeta, Station } from "../core/types.js";
 
@@ -87,9 +89,11 @@ export function cachedJob(job: V1Job): V1Job {
   if (s.succeeded !== undefined) status.succeeded = s.succeeded;
   if (s.failed !== undefined) status.failed = s.failed;
   if (s.completionTime !== undefined) status.completionTime = s.completionTime;
+  const gateway = m.annotations?.[ANNOTATION_MODEL_GATEWAY];
   return {
     metadata: {
       ...slimMeta(m),
+      ...(gateway !== undefined ? { annotations: { [ANNOTATION_MODEL_GATEWAY]: gateway } } : {}),
       ...(owner
         ? {
             ownerReferences: [

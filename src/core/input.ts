@@ -9,9 +9,11 @@ import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { BatchCleanupResult, BatchPollResult } from "./batch-port.js";
 import type { CliVendor, ModelApiFamily } from "./cli/agent-clis.js";
 import type { StationPolicy } from "./policy/station-policy.js";
+import type { MeteredRun } from "./pricing/metered.js";
 import type { PriceTable } from "./pricing/prices.js";
 import type { ProviderInput } from "./provider-limits/admission.js";
 import type { LogFacts } from "./readback/log-meter.js";
+import type { GatewayVendor } from "./run-job/gateway-credential.js";
 import type { RunningPodObservation } from "./run-job/stuck-pod.js";
 import type { Agent, AgentDefinition, Station } from "./types.js";
 
@@ -93,6 +95,11 @@ export type JobObservation =
       found: true;
       /** metadata.uid of the Job's controller owner reference (docs/decisions.md D-56). */
       ownerUid?: string;
+      /**
+       * The vendor the Job's run credential allows, from its `agents.re-cinq.com/model-gateway`
+       * annotation: the run called its model through the gateway, which metered it.
+       */
+      gatewayVendor?: GatewayVendor;
       /** The Job's .status, as read. */
       status?: {
         conditions?: { type: string; status: string; reason?: string; message?: string }[];
@@ -194,6 +201,16 @@ export interface JobCreateFailure {
   retryAfterMs?: number;
 }
 
+/** A gateway run's metered calls as the core prices them. */
+export interface MeteredInput extends MeteredRun {
+  vendor: GatewayVendor;
+  /**
+   * Calls the gateway still had in flight when the controller stopped waiting for them
+   * (src/controller/metered-usage.ts): their usage is missing, and status.costNote says so.
+   */
+  unsettledCalls?: number;
+}
+
 export interface ReconcileInput {
   /** The Agent as cached (its resourceVersion guards every patch). */
   agent: Agent;
@@ -230,6 +247,12 @@ export interface ReconcileInput {
   settings: ControllerSettings;
   /** The installation's price overrides, read from its ConfigMap (docs/cost-and-budgets.md#price-overrides). */
   prices?: PriceTable;
+  /**
+   * What the model gateway metered of this run's calls (its ModelUsage objects, summed): set only
+   * for a run that called its model through the gateway, once its Job has finished. Its cost is
+   * then this, never the run's own lines (docs/gateway.md#metering).
+   */
+  metered?: MeteredInput;
   /** The current time, epoch milliseconds. */
   now: number;
 }

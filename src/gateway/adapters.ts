@@ -58,9 +58,10 @@ export async function readCredentialKey(
   return key;
 }
 
-/** Each metered call as one `usage` log line: the record until a durable store exists. */
+/** Each metered call as one `usage` log line: a standalone gateway's record (a cluster's is usage-store.ts). */
 export function loggingUsageStore(logger: JsonLineLogger): UsageStore {
   return {
+    started() {},
     async record(entry: UsageRecord) {
       logger.info("usage", {
         ...entry,

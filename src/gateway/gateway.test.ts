@@ -363,6 +363,37 @@ describe("metering from the provider's own fields (docs/gateway.md#metering)", (
     });
   });
 
+  it("an answer ends for the client only once its call's record is durable, and each call counts as started", async () => {
+    const n = gw.usage.length + 1;
+    const startedBefore = gw.startedCalls();
+    gw.anthropic.script([{ text: "recorded before the end", usage: { input: 8, output: 9 } }]);
+    gw.holdRecords();
+    const res = await openRequest(
+      gw.url,
+      "POST",
+      "/v1/messages?beta=true",
+      claudeHeaders(gw.credential("anthropic")),
+      anthropicBody(true),
+    );
+    let ended = false;
+    const rest = readRest(res).then((r) => {
+      ended = true;
+      return r;
+    });
+    // Every byte is out (message_stop included) and the record written, but not yet durable.
+    expect(await gw.usageRecord(n)).toMatchObject({
+      usage: { inputTokens: 8, outputTokens: 9 },
+      complete: true,
+    });
+    expect(gw.startedCalls()).toBe(startedBefore + 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(ended).toBe(false);
+    gw.releaseRecords();
+    const answer = await rest;
+    expect(answer.complete).toBe(true);
+    expect(Buffer.concat(answer.chunks).toString()).toContain("message_stop");
+  });
+
   it("an upstream that cuts its stream: the client sees the cut, the usage that arrived is metered", async () => {
     const n = gw.usage.length + 1;
     gw.anthropic.script([{ cut: true, text: "Partial" }]);

@@ -2,27 +2,24 @@
  * `tsx src/gateway/main.ts`: the model gateway as a process of its own (docs/gateway.md). Bad
  * settings stop it at start with a message naming the variable and exit code 1.
  */
-import type { Agent, AgentDefinition, Station } from "../core/types.js";
+import { hostname } from "node:os";
 import { KubeClient } from "../kube/client.js";
-import { AGENT_DEFINITIONS, AGENTS, STATIONS } from "../kube/resources.js";
 import { type JsonLineLogger, jsonLineLogger } from "../log.js";
 import { directoryKeySource, loggingUsageStore, readCredentialKey, unwiredRunLookup } from "./adapters.js";
+import { clusterPorts } from "./cluster-ports.js";
 import { type GatewayConfig, parseGatewayConfig, type RunSource } from "./config.js";
-import { definitionKeySource } from "./definition-keys.js";
 import { GatewayMetrics } from "./metrics.js";
-import type { KeySource, RunLookup } from "./ports.js";
-import { ClusterRunLookup } from "./run-lookup.js";
+import type { KeySource, RunLookup, UsageStore } from "./ports.js";
 import { startGatewayServers } from "./server.js";
 import { upstreamPools } from "./upstreams.js";
 
 /** A GET the gateway waits for before it answers a request 503 (or from its cache): well inside a CLI's patience. */
 const KUBE_REQUEST_TIMEOUT_MS = 5_000;
-/** At most one "answering from the cache" warning this often, however many requests an outage meets. */
-const STALE_WARNING_MS = 10_000;
 
 interface RunPorts {
   runs: RunLookup;
   keys: KeySource;
+  usage: UsageStore;
   close(): Promise<void>;
 }
 
@@ -34,32 +31,27 @@ async function runPorts(source: RunSource, logger: JsonLineLogger): Promise<RunP
     return {
       runs: unwiredRunLookup,
       keys: directoryKeySource(source.providerKeysDir),
+      usage: loggingUsageStore(logger),
       close: async () => {},
     };
   }
-  // The ServiceAccount's token (in a pod) or the kubeconfig: get on agents, stations, agentdefinitions.
+  // The ServiceAccount's token (in a pod) or the kubeconfig.
   const kube = await KubeClient.fromEnvironment(KUBE_REQUEST_TIMEOUT_MS);
-  let warnedAt = Number.NEGATIVE_INFINITY;
-  const runs = new ClusterRunLookup({
+  // A pod's hostname is its name.
+  const ports = clusterPorts({
+    kube,
     namespace: source.namespace,
-    getAgent: (ns, name) => kube.get<Agent>(AGENTS, ns, name),
-    onStale: (run, err) => {
-      if (Date.now() - warnedAt < STALE_WARNING_MS) return;
-      warnedAt = Date.now();
-      logger.warn("the API server cannot be asked; answering from a recent Agent read", {
-        agent: `${run.namespace}/${run.name}`,
-        error: (err as Error)?.message ?? String(err),
-      });
+    agentSecretsDir: source.agentSecretsDir,
+    replica: hostname(),
+    logger,
+  });
+  return {
+    ...ports,
+    close: async () => {
+      await ports.close();
+      await kube.close();
     },
-  });
-  const keys = definitionKeySource({
-    namespace: source.namespace,
-    secretsDir: source.agentSecretsDir,
-    stationOf: (run) => runs.stationOf(run),
-    getStation: (ns, name) => kube.get<Station>(STATIONS, ns, name),
-    getDefinition: (ns, name) => kube.get<AgentDefinition>(AGENT_DEFINITIONS, ns, name),
-  });
-  return { runs, keys, close: () => kube.close() };
+  };
 }
 
 async function main(): Promise<void> {
@@ -82,7 +74,7 @@ async function main(): Promise<void> {
       credentialKey,
       keys: ports.keys,
       runs: ports.runs,
-      usage: loggingUsageStore(logger),
+      usage: ports.usage,
       metrics: new GatewayMetrics(),
       logger,
       maxRequestBytes: config.maxRequestBytes,

@@ -68,5 +68,11 @@ export interface UsageRecord {
 }
 
 export interface UsageStore {
+  /**
+   * A metered call of the run has started: it counts as in flight until its record, so the
+   * controller waits for it before it prices the run (docs/gateway.md#metering).
+   */
+  started(run: RunRef, vendor: GatewayVendor): void;
+  /** The call's record; resolves once it is durable (the proxy waits a bounded time for it). */
   record(entry: UsageRecord): Promise<void>;
 }

@@ -281,6 +281,40 @@ async function forward(f: Forward): Promise<void> {
     );
   };
   let upstreamError: string | undefined;
+  const run = { namespace: f.claims.namespace, name: f.claims.name, uid: f.claims.uid };
+  if (target.route.metered) deps.usage.started(run, vendor);
+  let recorded = false;
+  // The call's record, once: before the answer ends for the client when it ends cleanly (so a CLI
+  // that read it to its end cannot be priced without it), else after the upstream broke off.
+  const recordCall = async () => {
+    if (recorded || !target.route.metered) return;
+    recorded = true;
+    const reading = meter?.finish() ?? { complete: false };
+    if (reading.usage) deps.metrics.countTokens(vendor, f.modelLabel, reading.usage);
+    await durable(
+      deps.usage.record({
+        run,
+        vendor,
+        route: target.route.name,
+        ...(f.model !== undefined ? { requestedModel: f.model } : {}),
+        ...(reading.model !== undefined ? { model: reading.model } : {}),
+        status,
+        ...(reading.usage ? { usage: reading.usage } : {}),
+        ...(reading.unreadable ? { unreadable: reading.unreadable } : {}),
+        complete: reading.complete,
+        clientAborted,
+        ...(upstreamError !== undefined ? { upstreamError } : {}),
+        startedAt: f.startedAt,
+        endedAt: new Date(),
+      }),
+      (err) =>
+        deps.logger.error("usage not recorded", {
+          agent: `${f.claims.namespace}/${f.claims.name}`,
+          error: (err as Error).message,
+          usage: reading.usage,
+        }),
+    );
+  };
   try {
     await deps.upstreams[vendor].stream(
       {
@@ -306,7 +340,7 @@ async function forward(f: Forward): Promise<void> {
           res.writeHead(statusCode, responseHeaders);
           res.flushHeaders();
         }
-        return new Tee(res, meter, onFirstByte);
+        return new Tee(res, meter, onFirstByte, recordCall);
       },
     );
   } catch (err) {
@@ -332,31 +366,28 @@ async function forward(f: Forward): Promise<void> {
     });
   }
   deps.metrics.requests.inc({ vendor, model: f.modelLabel, route: target.route.name, code: String(status) });
-  if (!meter) return;
-  const reading = meter.finish();
-  if (reading.usage) deps.metrics.countTokens(vendor, f.modelLabel, reading.usage);
+  await recordCall();
+}
+
+/**
+ * How long an answer's end waits for its record to be durable. The store keeps retrying past it
+ * (the record is never dropped); the client only stops waiting for it.
+ */
+export const RECORD_WAIT_MS = 5_000;
+
+async function durable(write: Promise<void>, onError: (err: unknown) => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await deps.usage.record({
-      run: { namespace: f.claims.namespace, name: f.claims.name, uid: f.claims.uid },
-      vendor,
-      route: target.route.name,
-      ...(f.model !== undefined ? { requestedModel: f.model } : {}),
-      ...(reading.model !== undefined ? { model: reading.model } : {}),
-      status,
-      ...(reading.usage ? { usage: reading.usage } : {}),
-      ...(reading.unreadable ? { unreadable: reading.unreadable } : {}),
-      complete: reading.complete,
-      clientAborted,
-      ...(upstreamError !== undefined ? { upstreamError } : {}),
-      startedAt: f.startedAt,
-      endedAt: new Date(),
-    });
+    await Promise.race([
+      write,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, RECORD_WAIT_MS);
+      }),
+    ]);
   } catch (err) {
-    deps.logger.error("usage not recorded", {
-      agent: `${f.claims.namespace}/${f.claims.name}`,
-      error: (err as Error).message,
-      usage: reading.usage,
-    });
+    onError(err);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -369,6 +400,7 @@ class Tee extends Writable {
     private readonly res: ServerResponse,
     private readonly meter: Meter | undefined,
     private readonly onFirstByte: () => void,
+    private readonly beforeEnd: () => Promise<void>,
   ) {
     super();
   }
@@ -396,7 +428,10 @@ class Tee extends Writable {
 
   override _final(callback: (error?: Error | null) => void): void {
     if (!this.res.destroyed && this.res.writable) this.onFirstByte();
-    if (!this.res.destroyed) this.res.end();
-    callback();
+    // The last bytes are out; the end waits for the call's record (RECORD_WAIT_MS at most).
+    void this.beforeEnd().then(() => {
+      if (!this.res.destroyed) this.res.end();
+      callback();
+    });
   }
 }

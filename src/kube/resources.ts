@@ -13,6 +13,11 @@ export const AGENT_DEFINITIONS: Resource = {
   version: "v1beta1",
   plural: "agentdefinitions",
 };
+export const MODEL_USAGES: Resource = {
+  group: "agents.re-cinq.com",
+  version: "v1beta1",
+  plural: "modelusages",
+};
 export const JOBS: Resource = { group: "batch", version: "v1", plural: "jobs" };
 export const PODS: Resource = { group: "", version: "v1", plural: "pods" };
 export const SECRETS: Resource = { group: "", version: "v1", plural: "secrets" };

@@ -15,7 +15,7 @@ const run = promisify(execFile);
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
-export const CRD_FILES = ["agent.yaml", "station.yaml", "agentdefinition.yaml"] as const;
+export const CRD_FILES = ["agent.yaml", "station.yaml", "agentdefinition.yaml", "modelusage.yaml"] as const;
 
 export interface K8sObject {
   apiVersion: string;

@@ -44,6 +44,11 @@ export interface GatewayUnderTest {
   /** Vendors whose key the key source cannot read now (it throws this message). */
   unreadableKeys: Map<GatewayVendor, string>;
   usage: UsageRecord[];
+  /** Metered calls started (UsageStore.started) so far. */
+  startedCalls(): number;
+  /** From now on a record is not durable (its promise pending) until `releaseRecords`. */
+  holdRecords(): void;
+  releaseRecords(): void;
   /** Resolves with the `n`-th usage record (1-based) once it is recorded. */
   usageRecord(n: number): Promise<UsageRecord>;
   close(): Promise<void>;
@@ -66,6 +71,8 @@ export async function startGatewayUnderTest(
   const unreadableKeys = new Map<GatewayVendor, string>();
   const usage: UsageRecord[] = [];
   const waiters: Array<{ n: number; resolve: (r: UsageRecord) => void }> = [];
+  let started = 0;
+  let gate: { held: Promise<void>; release: () => void } | undefined;
   const metrics = new GatewayMetrics();
   const quiet = { info() {}, warn() {}, error() {} };
   const servers: GatewayServers = await startGatewayServers(
@@ -87,12 +94,16 @@ export async function startGatewayUnderTest(
         },
       },
       usage: {
+        started() {
+          started++;
+        },
         async record(entry) {
           usage.push(entry);
           for (const w of waiters.filter((w) => w.n <= usage.length)) {
             w.resolve(usage[w.n - 1] as UsageRecord);
             waiters.splice(waiters.indexOf(w), 1);
           }
+          if (gate) await gate.held;
         },
       },
       metrics,
@@ -115,6 +126,18 @@ export async function startGatewayUnderTest(
     missingKeys,
     unreadableKeys,
     usage,
+    startedCalls: () => started,
+    holdRecords() {
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      gate = { held, release };
+    },
+    releaseRecords() {
+      gate?.release();
+      gate = undefined;
+    },
     usageRecord: (n) =>
       usage.length >= n
         ? Promise.resolve(usage[n - 1] as UsageRecord)

@@ -40,9 +40,10 @@ import { vendorCeilingRates } from "./vendor-ceiling.js";
  * reported: every part of the figure is the vendor's own; estimated: at least one part was priced
  * from the price table (a model without a price at its vendor's highest rates, see
  * unpricedModels); unpriced: no longer written (runs recorded before every token was priced);
- * bounded: the run was charged the most it could have cost (src/core/pricing/run-bound.ts).
+ * bounded: the run was charged the most it could have cost (src/core/pricing/run-bound.ts);
+ * metered: priced from the model gateway's meter of the providers' own answers (./metered.ts).
  */
-export type CostSource = "reported" | "estimated" | "unpriced" | "bounded";
+export type CostSource = "reported" | "estimated" | "unpriced" | "bounded" | "metered";
 
 export interface RunUsage {
   usage: TokenUsage;

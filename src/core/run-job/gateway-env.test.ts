@@ -84,6 +84,7 @@ describe("the model gateway off (docs/run-pod.md#injected-environment)", () => {
       ]),
     );
     expect(envOf(container(job, "agent")).ANTHROPIC_BASE_URL).toBeUndefined();
+    expect(job.metadata?.annotations?.["agents.re-cinq.com/model-gateway"]).toBeUndefined();
   });
 });
 
@@ -133,6 +134,8 @@ describe("the model gateway on: each CLI is pointed at it with its run's credent
       expect(verifyRunCredential(OTHER_KEY, credential as string).ok).toBe(false);
     }
     expect(gatewayVendorOf(agentSpec.model ?? def.model ?? "")).toBe(vendor);
+    // The Job says whose meter prices the run (docs/gateway.md#metering): the credential's vendor.
+    expect(job.metadata?.annotations?.["agents.re-cinq.com/model-gateway"]).toBe(vendor);
     // The credential allows its vendor only: it names no other.
     for (const other of GATEWAY_VENDORS.filter((v) => v !== vendor)) {
       for (const name of carried) {

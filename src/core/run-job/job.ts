@@ -21,8 +21,14 @@ import type { Agent, AgentDefinition, Station } from "../types.js";
 import { agentContainer, courierContainer, initContainer } from "./containers.js";
 import { deadlineMinutesOf } from "./deadline.js";
 import type { RunContext } from "./env.js";
-import { credentialProblem, providerKeyInPod, providerKeyRefusal } from "./gateway-env.js";
-import { LABEL_AGENT, LABEL_COMPONENT, LABEL_EXECUTION, LABEL_STATION } from "./layout.js";
+import { credentialProblem, gatewayVendorOf, providerKeyInPod, providerKeyRefusal } from "./gateway-env.js";
+import {
+  ANNOTATION_MODEL_GATEWAY,
+  LABEL_AGENT,
+  LABEL_COMPONENT,
+  LABEL_EXECUTION,
+  LABEL_STATION,
+} from "./layout.js";
 import { jobNameFor, shortenName } from "./names.js";
 import { podSecurityContext, runVolumes, stationContainer } from "./security.js";
 import { vendorKeyProblem } from "./vendor-key.js";
@@ -134,6 +140,8 @@ export function buildJob(
     if (leak) return { ok: false, reason: providerKeyRefusal(leak) };
   }
 
+  // The vendor the run's credential allows: its calls are metered by the gateway.
+  const meteredVendor = settings.gateway ? gatewayVendorOf(model) : undefined;
   const job: V1Job = {
     apiVersion: "batch/v1",
     kind: "Job",
@@ -141,6 +149,7 @@ export function buildJob(
       name: jobNameFor(agentName),
       namespace: agent.metadata.namespace ?? settings.namespace,
       labels: runLabels,
+      ...(meteredVendor !== undefined ? { annotations: { [ANNOTATION_MODEL_GATEWAY]: meteredVendor } } : {}),
       ownerReferences: [
         {
           apiVersion: "agents.re-cinq.com/v1beta1",

@@ -21,6 +21,13 @@ export const DEFAULT_GITHUB_SERVER_URL = "https://github.com";
 
 export const LABEL_COMPONENT = "agents.re-cinq.com/component";
 export const LABEL_AGENT = "agents.re-cinq.com/agent";
+/**
+ * On a Job whose run calls its model through the model gateway: the vendor its credential allows.
+ * The controller prices such a run from the gateway's meter, not its log (docs/gateway.md#metering).
+ */
+export const ANNOTATION_MODEL_GATEWAY = "agents.re-cinq.com/model-gateway";
+/** On every ModelUsage: the uid of the Agent whose calls it meters (the controller lists by it). */
+export const LABEL_AGENT_UID = "agents.re-cinq.com/agent-uid";
 export const LABEL_STATION = "agents.re-cinq.com/station";
 export const LABEL_EXECUTION = "agents.re-cinq.com/execution";
 

@@ -19,6 +19,7 @@ import type { BatchProviderName } from "../batch-port.js";
 import { isCliDefault } from "../cli/argv.js";
 import { routeModel } from "../cli/routing.js";
 import { formatUsd, totalTokens } from "../pricing/estimate.js";
+import { meteredRunUsage } from "../pricing/metered.js";
 import { type RunUsage, type RunUsagePlan, runUsage } from "../pricing/run-usage.js";
 import type { ProviderRetries } from "../provider-limits/retry-event.js";
 import { windowMs } from "../station-limits/budget.js";
@@ -209,12 +210,32 @@ export function recordSpend(c: Ctx, u: RunUsage | undefined, completedAt: string
   ];
 }
 
+/**
+ * A gateway run's cost is what the gateway metered of its calls, however the run ended: the run's
+ * own lines (which the agent writes) are not read for it, nor bounded (docs/gateway.md#metering).
+ */
+function withMeteredUsage(c: Ctx, t: Terminal): Terminal {
+  const metered = c.input.metered;
+  if (metered === undefined) return t;
+  const { costNote: _fromLines, ...rest } = t;
+  const unsettled = metered.unsettledCalls ?? 0;
+  return {
+    ...rest,
+    usage: meteredRunUsage(metered, { vendor: metered.vendor, at: c.now, ...pricesOf(c) }),
+    ...(unsettled > 0 ? { costNote: msgMeteringUnsettled(unsettled) } : {}),
+  };
+}
+
+export const msgMeteringUnsettled = (calls: number) =>
+  `the model gateway still had ${calls} call${calls === 1 ? "" : "s"} of this run in flight when the controller stopped waiting for them: their usage is not in the cost`;
+
 /** The terminal patch, its metrics (after the patch) and the history pruning (after the patch). */
 export function finish(
   c: Ctx,
-  t: Terminal,
+  ended: Terminal,
   extraAfterPatch: (dep: string[]) => Action[] = () => [],
 ): Action[] {
+  const t = withMeteredUsage(c, ended);
   const completedAt = rfc3339(c.now);
   const status: PatchStatusAction["status"] = {
     phase: t.phase,

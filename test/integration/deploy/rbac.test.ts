@@ -66,6 +66,8 @@ describe("the shipped install on a real API server", () => {
     ["list", "stations.agents.re-cinq.com"],
     // A budgeted Station's status.spend (docs/cost-and-budgets.md).
     ["patch", "stations.agents.re-cinq.com[status]"],
+    // A finished gateway run's metered calls (docs/gateway.md#metering).
+    ["list", "modelusages.agents.re-cinq.com"],
     ["watch", "agentdefinitions.agents.re-cinq.com"],
     ["create", "jobs.batch"],
     ["get", "jobs.batch"],
@@ -118,6 +120,10 @@ describe("the shipped install on a real API server", () => {
     ["get", "configmaps/other-config", "ai-agents"],
     ["list", "configmaps", "ai-agents"],
     ["update", "configmaps/agent-controller-prices", "ai-agents"],
+    // The gateway's records are the gateway's: the controller only reads them.
+    ["create", "modelusages.agents.re-cinq.com", "ai-agents"],
+    ["update", "modelusages.agents.re-cinq.com", "ai-agents"],
+    ["delete", "modelusages.agents.re-cinq.com", "ai-agents"],
   ])("the controller may not %s %s in %s", async (verb, resource, namespace) => {
     expect(await canI(verb, resource, namespace)).toBe(false);
   });

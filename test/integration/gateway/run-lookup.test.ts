@@ -6,62 +6,26 @@
  * the key is the agent-secrets entry the Station's definition names; the Role lets the gateway do
  * what its code does and write nothing.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent as UndiciAgent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
 import type { Agent, AgentDefinition, Station } from "../../../src/core/types.js";
 import { definitionKeySource } from "../../../src/gateway/definition-keys.js";
 import { RunUnconfirmedError } from "../../../src/gateway/ports.js";
 import { ClusterRunLookup } from "../../../src/gateway/run-lookup.js";
 import { KubeClient } from "../../../src/kube/client.js";
 import { KubeApiError } from "../../../src/kube/errors.js";
-import { AGENT_DEFINITIONS, AGENTS, type Resource, SECRETS, STATIONS } from "../../../src/kube/resources.js";
-import { REPO_ROOT } from "../../deploy/render.js";
+import { AGENT_DEFINITIONS, AGENTS, SECRETS, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig } from "../../harness/context.js";
-
-const ROLES: Resource = { group: "rbac.authorization.k8s.io", version: "v1", plural: "roles" };
-const ROLE_BINDINGS: Resource = { group: "rbac.authorization.k8s.io", version: "v1", plural: "rolebindings" };
+import { impersonating, installGatewayRole } from "./gateway-cluster.js";
 
 let ns: string;
 let admin: KubeClient;
 /** The API server as the gateway's ServiceAccount of `ns` sees it. */
 let gateway: KubeClient;
 const secretsDir = mkdtempSync(join(tmpdir(), "gw-agent-secrets-"));
-
-/** A client of the admin's kubeconfig that acts as `user` (the API server's impersonation). */
-async function impersonating(user: string): Promise<KubeClient> {
-  const kc = kubeConfig();
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error("the plane's kubeconfig has no cluster");
-  const tls: Record<string, unknown> & { headers?: Record<string, string> } = {};
-  await kc.applyToHTTPSOptions(tls as never);
-  const connect: Record<string, unknown> = {};
-  for (const k of ["ca", "cert", "key"] as const) if (tls[k] !== undefined) connect[k] = tls[k];
-  return new KubeClient({
-    server: cluster.server.replace(/\/$/, ""),
-    dispatcher: new UndiciAgent({ connect }),
-    headers: async () => ({ ...(tls.headers ?? {}), "Impersonate-User": user }),
-    requestTimeoutMs: 10_000,
-  });
-}
-
-/** components/gateway's Role and RoleBinding, moved into the test's namespace. */
-async function installGatewayRole(namespace: string): Promise<void> {
-  const docs = parseAllDocuments(
-    readFileSync(join(REPO_ROOT, "deploy/components/gateway/rbac.yaml"), "utf8"),
-  ).map(
-    (d) =>
-      d.toJS() as { kind: string; metadata: { namespace?: string }; subjects?: { namespace?: string }[] },
-  );
-  for (const doc of docs) {
-    doc.metadata.namespace = namespace;
-    for (const s of doc.subjects ?? []) s.namespace = namespace;
-    await admin.create(doc.kind === "Role" ? ROLES : ROLE_BINDINGS, namespace, doc as never);
-  }
-}
 
 async function createAgent(name: string): Promise<Agent> {
   const { object } = await admin.create<Agent>(AGENTS, ns, {
@@ -79,7 +43,7 @@ const refOf = (a: Agent) => ({ namespace: ns, name: a.metadata.name ?? "", uid: 
 beforeAll(async () => {
   admin = await KubeClient.fromKubeConfig(kubeConfig());
   ns = await createTestNamespace("gw-lookup");
-  await installGatewayRole(ns);
+  await installGatewayRole(admin, ns);
   gateway = await impersonating(`system:serviceaccount:${ns}:agent-gateway`);
   await admin.create<AgentDefinition>(AGENT_DEFINITIONS, ns, {
     apiVersion: "agents.re-cinq.com/v1beta1",

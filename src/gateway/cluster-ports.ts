@@ -1,0 +1,81 @@
+/**
+ * The gateway's ports in a cluster (`GATEWAY_MODE=cluster`, docs/gateway.md#what-is-injected), on
+ * one Kubernetes client acting as the gateway's ServiceAccount: the run lookup (get agents), the
+ * keys its definition names (get stations, agentdefinitions; agent-secrets mounted) and the usage
+ * records (create, get, update modelusages).
+ */
+import type { Agent, AgentDefinition, ModelUsage, Station } from "../core/types.js";
+import type { KubeClient } from "../kube/client.js";
+import { AGENT_DEFINITIONS, AGENTS, MODEL_USAGES, STATIONS } from "../kube/resources.js";
+import type { JsonLineLogger } from "../log.js";
+import { definitionKeySource } from "./definition-keys.js";
+import type { KeySource } from "./ports.js";
+import { ClusterRunLookup } from "./run-lookup.js";
+import { ModelUsageStore, type UsageObjects } from "./usage-store.js";
+
+/** At most one "answering from the cache" warning this often, however many requests an outage meets. */
+const STALE_WARNING_MS = 10_000;
+
+export interface ClusterPortsOptions {
+  kube: KubeClient;
+  namespace: string;
+  /** agent-secrets, mounted whole. */
+  agentSecretsDir: string;
+  /** This gateway pod's name, recorded in its usage records. */
+  replica: string;
+  logger: JsonLineLogger;
+}
+
+export interface ClusterPorts {
+  runs: ClusterRunLookup;
+  keys: KeySource;
+  usage: ModelUsageStore;
+  /** Writes what the usage store still holds; the client stays open. */
+  close(): Promise<void>;
+}
+
+export function modelUsageObjects(kube: KubeClient): UsageObjects {
+  return {
+    create: async (ns, object) => {
+      const { created, object: stored } = await kube.create<ModelUsage>(MODEL_USAGES, ns, object);
+      if (!created || !stored) throw Object.assign(new Error("the object exists already"), { status: 409 });
+      return stored;
+    },
+    get: (ns, name) => kube.get<ModelUsage>(MODEL_USAGES, ns, name),
+    replace: (ns, object) => kube.replace<ModelUsage>(MODEL_USAGES, ns, object.metadata.name ?? "", object),
+  };
+}
+
+export function clusterPorts(o: ClusterPortsOptions): ClusterPorts {
+  const { kube, logger } = o;
+  let warnedAt = Number.NEGATIVE_INFINITY;
+  const runs = new ClusterRunLookup({
+    namespace: o.namespace,
+    getAgent: (ns, name) => kube.get<Agent>(AGENTS, ns, name),
+    onStale: (run, err) => {
+      if (Date.now() - warnedAt < STALE_WARNING_MS) return;
+      warnedAt = Date.now();
+      logger.warn("the API server cannot be asked; answering from a recent Agent read", {
+        agent: `${run.namespace}/${run.name}`,
+        error: (err as Error)?.message ?? String(err),
+      });
+    },
+  });
+  const keys = definitionKeySource({
+    namespace: o.namespace,
+    secretsDir: o.agentSecretsDir,
+    stationOf: (run) => runs.stationOf(run),
+    getStation: (ns, name) => kube.get<Station>(STATIONS, ns, name),
+    getDefinition: (ns, name) => kube.get<AgentDefinition>(AGENT_DEFINITIONS, ns, name),
+  });
+  const usage = new ModelUsageStore({
+    objects: modelUsageObjects(kube),
+    replica: o.replica,
+    onWriteError: (run, err) =>
+      logger.error("usage record not written yet; retrying", {
+        agent: `${run.namespace}/${run.name}`,
+        error: (err as Error)?.message ?? String(err),
+      }),
+  });
+  return { runs, keys, usage, close: () => usage.drain() };
+}
