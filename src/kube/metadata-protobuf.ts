@@ -201,7 +201,7 @@ function time(r: Reader): string | null {
     else r.skip(); // nanos: the JSON form has none
   }
   if (seconds === ZERO_TIME_SECONDS) return null;
-  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  return `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
 }
 
 /** Sets a string field unless empty, as Go's `omitempty` leaves it out of the JSON. */
