@@ -4,7 +4,7 @@
  * only the fields the controller's caches keep (transform.ts: identity, version, generation, times,
  * finalizers, owner references) and skipping every other field by its length prefix without
  * decoding it: above all `managedFields`, about 1 KB of each item's 1.1 KB, whose JSON parse and
- * garbage were most of an idle poll's CPU (docs/controller.md#poll).
+ * garbage were most of an idle poll's CPU (docs/controller.md#watch-poll-and-cache).
  *
  * Each value comes out as the JSON path gives it (RFC 3339 times in UTC to the second, empty strings
  * and a zero generation left out, as Go's `omitempty` does), so the rest of the controller cannot
