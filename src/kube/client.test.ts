@@ -2,18 +2,28 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KubeClient } from "./client.js";
+import {
+  EXPIRED_CONTINUE,
+  JOB_NOT_FOUND_PROTOBUF,
+  JOBS_PAGE_JSON,
+  JOBS_PAGE_PROTOBUF,
+} from "../../test/support/metadata-protobuf-pages.js";
+import { KubeClient, METADATA_ONLY } from "./client.js";
 import { AGENTS, JOBS, STATIONS } from "./resources.js";
 
 /** A loopback server answering each path with a fixed status, body and headers. */
-const answers: Record<string, { status: number; body: string; headers?: Record<string, string> }> = {};
+const answers: Record<string, { status: number; body: string | Buffer; headers?: Record<string, string> }> =
+  {};
 const seen: string[] = [];
+/** The Accept header of each request, in order. */
+const accepts: string[] = [];
 let server: Server;
 let client: KubeClient;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(req.url ?? "");
+    accepts.push(req.headers.accept ?? "");
     const a = answers[req.url ?? ""] ??
       answers[(req.url ?? "").split("?")[0] as string] ?? { status: 500, body: "unscripted" };
     res.writeHead(a.status, { "content-type": "application/json", ...a.headers });
@@ -121,6 +131,63 @@ describe("KubeClient.list", () => {
       items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }, { metadata: { name: "d" } }],
     });
   });
+});
+
+describe("KubeClient.list, metadata only (the poll's LIST; docs/controller.md#watch-poll-and-cache)", () => {
+  const path = "/apis/batch/v1/namespaces/md/jobs";
+  const captured = (a: { status: number; contentType: string; body: string }, binary: boolean) => ({
+    status: a.status,
+    body: binary ? Buffer.from(a.body, "base64") : a.body,
+    headers: { "content-type": a.contentType },
+  });
+  const list = () => client.list<{ metadata: Record<string, unknown> }>(JOBS, "md", { metadataOnly: true });
+
+  it("asks for protobuf, then JSON, and decodes a protobuf answer by its Content-Type", async () => {
+    answers[`${path}?limit=500`] = captured(JOBS_PAGE_PROTOBUF, true);
+    const before = client.protobufPages;
+    const res = await list();
+    expect(accepts.at(-1)).toMatch(
+      /^application\/vnd\.kubernetes\.protobuf;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1, application\/json;as=/,
+    );
+    expect(client.protobufPages).toBe(before + 1);
+    expect(res.resourceVersion).toBe("253");
+    expect(res.items[0]?.metadata).toMatchObject({
+      name: "a-1-run",
+      ownerReferences: [{ name: "a-1", controller: true }],
+    });
+    expect(res.items[0]?.metadata).not.toHaveProperty("managedFields");
+  });
+  it("parses a JSON answer (a server or proxy without protobuf) as JSON", async () => {
+    answers[`${path}?limit=500`] = captured(JOBS_PAGE_JSON, false);
+    const before = client.protobufPages;
+    const res = await list();
+    expect(client.protobufPages).toBe(before);
+    expect(res.items[0]?.metadata).toHaveProperty("managedFields");
+  });
+  it("asks for JSON only when told to", async () => {
+    answers[`${path}?limit=500`] = captured(JOBS_PAGE_JSON, false);
+    client.metadataEncoding = "json";
+    try {
+      await list();
+    } finally {
+      client.metadataEncoding = "protobuf";
+    }
+    expect(accepts.at(-1)).toBe(METADATA_ONLY);
+  });
+  it.each([
+    ["a protobuf Status", captured(JOB_NOT_FOUND_PROTOBUF, true), { status: 404, reason: "NotFound" }],
+    [
+      "an expired continue token (kube-apiserver answers it in JSON)",
+      captured(EXPIRED_CONTINUE, false),
+      { status: 410, reason: "Expired" },
+    ],
+  ])(
+    "an error answered as %s is a KubeApiError with its code and reason",
+    async (_name, answer, expected) => {
+      answers[`${path}?limit=500`] = answer;
+      await expect(list()).rejects.toMatchObject(expected);
+    },
+  );
 });
 
 describe("KubeClient.patchStatus", () => {
