@@ -5,6 +5,7 @@
  * and supervisor run a scripted fake CLI from a Station image, and an http listener for the run's
  * sinks on the address pods reach this machine at.
  */
+import { readFileSync } from "node:fs";
 import { CoreV1Api, type V1Pod, Watch } from "@kubernetes/client-node";
 import { parseConfig } from "../../../src/controller/config.js";
 import { AgentController } from "../../../src/controller/controller.js";
@@ -72,7 +73,8 @@ export async function startRunPodEnv(
   const controller = new AgentController({
     config: parseConfig(
       { NAMESPACE: ns, POD_NAME: `${prefix}-controller`, AGENT_IMAGE: agentImage(), ...controllerEnv },
-      {},
+      // AGENT_GATEWAY_CREDENTIAL_KEY_FILE names a file, as in the controller's pod.
+      { readFile: (path) => readFileSync(path) },
       {
         pollIntervalMs: 1000,
         watchTimeoutSeconds: 30,

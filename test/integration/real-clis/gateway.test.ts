@@ -1,0 +1,209 @@
+/**
+ * The four REAL CLIs (pinned, on the real node's Station image) through the model gateway
+ * (docs/gateway.md): the controller with AGENT_GATEWAY_URL and its key builds each run with the
+ * gateway as base URL and a run credential; the gateway (cluster mode, its ports on this plane)
+ * swaps the credential for the key the definition names, forwards to the local model server of the
+ * vendor, and records each call; the Agent ends Succeeded with the metered usage as its cost. No
+ * provider key is in agent-secrets at all: the runs need none in their pods.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { V1Job } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ModelApiFamily } from "../../../src/core/cli/agent-clis.js";
+import { PROVIDER_KEY_VARIABLES } from "../../../src/core/run-job/gateway-env.js";
+import { ANNOTATION_MODEL_GATEWAY, LABEL_AGENT_UID } from "../../../src/core/run-job/layout.js";
+import type { ModelUsage } from "../../../src/core/types.js";
+import { type ClusterPorts, clusterPorts } from "../../../src/gateway/cluster-ports.js";
+import { GatewayMetrics } from "../../../src/gateway/metrics.js";
+import type { KeySource, RunLookup, UsageStore } from "../../../src/gateway/ports.js";
+import { type GatewayServers, startGatewayServers } from "../../../src/gateway/server.js";
+import { upstreamPools } from "../../../src/gateway/upstreams.js";
+import { JOBS, MODEL_USAGES } from "../../../src/kube/resources.js";
+import { startAnthropicMessages } from "../../fakes/models/anthropic-messages.js";
+import type { ModelServer } from "../../fakes/models/base.js";
+import { startGeminiServer } from "../../fakes/models/gemini-generate.js";
+import { startOpenAiResponsesServer } from "../../fakes/models/openai-responses.js";
+import { podReachableHost } from "../../harness/context.js";
+import {
+  API_KEY_NAME,
+  createAgent,
+  createDefinition,
+  createRealCliStation,
+  finishedAgent,
+  keySecret,
+  type RealCliEnv,
+  realClisSkipReason,
+  startRealCliEnv,
+} from "./setup.js";
+
+const skip = realClisSkipReason();
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+const quiet = { info() {}, warn() {}, error() {} };
+/** The keys only the gateway holds (its agent-secrets directory), one per API. */
+const REAL_KEYS: Readonly<Record<ModelApiFamily, string>> = {
+  anthropic: "sk-ant-gateway-only-key",
+  openai: "sk-openai-gateway-only-key",
+  gemini: "AIza-gateway-only-key",
+};
+/** The routes the gateway meters, as the model servers journal them. */
+const METERED: Readonly<Record<ModelApiFamily, RegExp>> = {
+  anthropic: /^POST \/v1\/messages$/,
+  openai: /^POST \/v1\/responses$/,
+  gemini: /^POST \/v1beta\/models\/[^/]+:(stream)?[gG]enerateContent$/,
+};
+/** Each model answer's usage, scripted: the metered sums are exact multiples of it. */
+const USAGE = { input: 120, output: 12 };
+const RUN_TIMEOUT_MS = 420_000;
+
+const rows: { cli: string; model: string; api: ModelApiFamily }[] = [
+  { cli: "claude", model: "claude-sonnet-4-6", api: "anthropic" },
+  { cli: "codex", model: "gpt-5.5", api: "openai" },
+  { cli: "gemini", model: "gemini-2.5-pro", api: "gemini" },
+  { cli: "opencode", model: "opencode/anthropic/claude-sonnet-4-6", api: "anthropic" },
+];
+
+let env: RealCliEnv;
+let models: Record<ModelApiFamily, ModelServer>;
+let servers: GatewayServers;
+let pools: ReturnType<typeof upstreamPools>;
+let ports: ClusterPorts | undefined;
+const dir = mkdtempSync(join(tmpdir(), "gw-real-clis-"));
+
+describe.skipIf(skip)("the real CLIs through the model gateway", () => {
+  beforeAll(async () => {
+    const host = podReachableHost();
+    const [anthropic, openai, gemini] = await Promise.all([
+      startAnthropicMessages(host),
+      startOpenAiResponsesServer({ host }),
+      startGeminiServer(host),
+    ]);
+    models = { anthropic, openai, gemini };
+    for (const m of Object.values(models)) m.fallback({ text: "Hello.", usage: USAGE });
+    const secretsDir = join(dir, "agent-secrets");
+    const keyFile = join(dir, "credential-key");
+    // As `openssl rand -hex 32` writes it (docs/gateway.md#installing); the gateway reads the same text.
+    const credentialKey = Buffer.from(randomBytes(32).toString("hex"));
+    writeFileSync(keyFile, `${credentialKey}\n`);
+    mkdirSync(secretsDir);
+    for (const api of Object.keys(REAL_KEYS) as ModelApiFamily[]) {
+      writeFileSync(join(secretsDir, API_KEY_NAME[api]), `${REAL_KEYS[api]}\n`);
+    }
+    pools = upstreamPools({
+      upstreams: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin },
+      idleTimeoutMs: 600_000,
+    });
+    // The namespace exists only once the env has started, and the controller needs the gateway's
+    // address first: the ports are wired when both exist.
+    const late = () => {
+      if (!ports) throw new Error("the gateway's cluster ports are not wired yet");
+      return ports;
+    };
+    const runs: RunLookup = { runState: (run) => late().runs.runState(run) };
+    const keys: KeySource = { keyFor: (run, vendor) => late().keys.keyFor(run, vendor) };
+    const usage: UsageStore = {
+      started: (run, vendor) => late().usage.started(run, vendor),
+      record: (entry) => late().usage.record(entry),
+    };
+    servers = await startGatewayServers(
+      {
+        upstreams: pools,
+        credentialKey,
+        keys,
+        runs,
+        usage,
+        metrics: new GatewayMetrics(),
+        logger: quiet,
+        maxRequestBytes: 32 << 20,
+        idleTimeoutMs: 600_000,
+      },
+      { host, port: 0, metricsPort: 0 },
+    );
+    env = await startRealCliEnv({
+      prefix: "real-gateway",
+      model: anthropic,
+      baseUrls: {},
+      // agent-secrets holds no provider key: the runs need none.
+      keys: {},
+      controllerEnv: {
+        AGENT_GATEWAY_URL: `http://${host}:${servers.port}`,
+        AGENT_GATEWAY_CREDENTIAL_KEY_FILE: keyFile,
+      },
+    });
+    ports = clusterPorts({
+      kube: env.client,
+      namespace: env.ns,
+      agentSecretsDir: secretsDir,
+      replica: "agent-gateway-test",
+      logger: quiet,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await servers?.close(100);
+    await ports?.close();
+    await Promise.all(Object.values(pools ?? {}).map((p) => p.destroy()));
+    await env?.close();
+    await Promise.all([models?.openai?.close(), models?.gemini?.close()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each(rows)(
+    "$cli: Succeeded through the gateway, the provider saw only the gateway's key, the cost is the metered one",
+    async ({ cli, model, api }) => {
+      const name = `gw-${cli}`;
+      const server = models[api];
+      const before = server.journal().length;
+      await createDefinition(env, name, {
+        model,
+        prompt: "Say hello.",
+        resources: { secrets: [keySecret(api)] },
+      });
+      await createRealCliStation(env, name, name);
+      await createAgent(env, name, name);
+      const agent = await finishedAgent(env, name, RUN_TIMEOUT_MS);
+      const uid = agent.metadata.uid ?? "";
+      expect(agent.status?.failureReason).toBeUndefined();
+      expect(agent.status?.phase).toBe("Succeeded");
+
+      // The pod held the run's credential, never a key: no provider-key variable came from a Secret.
+      const job = await env.client.get<V1Job>(JOBS, env.ns, agent.status?.jobName ?? "");
+      expect(job?.metadata?.annotations?.[ANNOTATION_MODEL_GATEWAY]).toBe(api);
+      for (const c of [
+        ...(job?.spec?.template.spec?.containers ?? []),
+        ...(job?.spec?.template.spec?.initContainers ?? []),
+      ]) {
+        for (const e of c.env ?? []) {
+          if (PROVIDER_KEY_VARIABLES.has(e.name))
+            expect(e.value ?? "", `${c.name}/${e.name}`).toMatch(/^agw1\./);
+        }
+      }
+
+      // Every call reached the provider with the gateway's key for that API.
+      const calls = server.journal().slice(before);
+      expect(calls.length).toBeGreaterThan(0);
+      const header = { anthropic: "x-api-key", openai: "authorization", gemini: "x-goog-api-key" }[api];
+      const expected = api === "openai" ? sha256(`Bearer ${REAL_KEYS.openai}`) : sha256(REAL_KEYS[api]);
+      for (const call of calls)
+        expect(call.credentialDigests[header], `${call.method} ${call.path}`).toBe(expected);
+
+      // The run's cost: its calls as the gateway metered them, every scripted answer once.
+      const metered = calls.filter((c) => METERED[api].test(`${c.method} ${c.path}`)).length;
+      expect(metered).toBeGreaterThan(0);
+      const records = (
+        await env.client.list<ModelUsage>(MODEL_USAGES, env.ns, {
+          labelSelector: `${LABEL_AGENT_UID}=${uid}`,
+        })
+      ).items;
+      expect(records.reduce((n, r) => n + r.spec.calls, 0)).toBe(metered);
+      expect(agent.status).toMatchObject({
+        costSource: "metered",
+        usage: { inputTokens: USAGE.input * metered, outputTokens: USAGE.output * metered },
+      });
+      expect(Number(agent.status?.costUSD)).toBeGreaterThan(0);
+    },
+    RUN_TIMEOUT_MS + 60_000,
+  );
+});
