@@ -264,7 +264,7 @@ describe("base install", () => {
     }
   });
 
-  it("confines run pods: no ingress, egress to cluster DNS and public 443 only", () => {
+  it("confines run pods: no ingress, egress to cluster DNS and public 80 and 443 only (spec.files may be http:// or https://)", () => {
     expect(findObject(base, "NetworkPolicy", "agent-job-egress").spec).toEqual({
       podSelector: { matchLabels: { "agents.re-cinq.com/component": "job" } },
       policyTypes: ["Ingress", "Egress"],
@@ -290,7 +290,10 @@ describe("base install", () => {
               },
             },
           ],
-          ports: [{ protocol: "TCP", port: 443 }],
+          ports: [
+            { protocol: "TCP", port: 80 },
+            { protocol: "TCP", port: 443 },
+          ],
         },
       ],
     });
