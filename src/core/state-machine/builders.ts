@@ -217,6 +217,12 @@ export function recordSpend(c: Ctx, u: RunUsage | undefined, completedAt: string
 function withMeteredUsage(c: Ctx, t: Terminal): Terminal {
   const metered = c.input.metered;
   if (metered === undefined) return t;
+  // The gateway recorded no call although the run's lines report tokens: its records were lost
+  // (they could not be written). Billing $0 would make the run free; its own lines are read
+  // instead, flagged. Lines that overstate only cost the run itself.
+  if (metered.calls === 0 && t.usage !== undefined && totalTokens(t.usage.usage) > 0) {
+    return { ...t, costNote: MSG_METERING_MISSING };
+  }
   const { costNote: _fromLines, ...rest } = t;
   const unsettled = metered.unsettledCalls ?? 0;
   return {
@@ -225,6 +231,9 @@ function withMeteredUsage(c: Ctx, t: Terminal): Terminal {
     ...(unsettled > 0 ? { costNote: msgMeteringUnsettled(unsettled) } : {}),
   };
 }
+
+export const MSG_METERING_MISSING =
+  "the model gateway recorded no call of this run, but its lines report tokens: its cost is read from its lines (docs/gateway.md#what-the-controller-makes-of-it)";
 
 export const msgMeteringUnsettled = (calls: number) =>
   `the model gateway still had ${calls} call${calls === 1 ? "" : "s"} of this run in flight when the controller stopped waiting for them: their usage is not in the cost`;

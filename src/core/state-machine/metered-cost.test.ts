@@ -104,9 +104,19 @@ describe("a gateway run is priced from the gateway's meter", () => {
       absent: ["costNote"],
     },
     {
-      name: "the gateway saw no call: the run cost nothing",
-      over: { ...jobWith(complete, forgedResult(3)), metered: metered({ calls: 0, models: [] }) },
+      name: "the gateway saw no call and the lines report none: the run cost nothing",
+      over: { ...jobWith(complete, "no lines\n"), metered: metered({ calls: 0, models: [] }) },
       status: { costSource: "metered", costUSD: "0", usage: { totalTokens: 0 } },
+    },
+    {
+      name: "the gateway recorded no call but the lines report tokens (its records were lost): the lines are read, flagged, never $0",
+      over: { ...jobWith(complete, forgedResult(0.00004)), metered: metered({ calls: 0, models: [] }) },
+      status: {
+        costSource: "reported",
+        costUSD: "0.00004",
+        costNote:
+          "the model gateway recorded no call of this run, but its lines report tokens: its cost is read from its lines (docs/gateway.md#what-the-controller-makes-of-it)",
+      },
     },
     {
       name: "a run that hit its deadline is billed what the gateway metered",
