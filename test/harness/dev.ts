@@ -8,7 +8,10 @@
  * plugins), the example Station's runs go there: the agent image built from the Dockerfile and a
  * Station image with the REAL pinned claude CLI (deploy/station-image/Dockerfile), talking to a
  * local Anthropic Messages server started here, whose scripted answer writes a file in the run's
- * workspace through claude's own Write tool. Otherwise, or when the node does not start (another
+ * workspace through claude's own Write tool. Those runs call their model through the model gateway
+ * (src/gateway/main.ts, started here in cluster mode in front of that server): the run pod holds a
+ * run credential, never the key, and the run's cost is the gateway's meter (docs/gateway.md);
+ * DEV_GATEWAY=0 gives the pod the key instead, as the seeds describe. Otherwise, or when the node does not start (another
  * plane's node still running after DEV_NODE_WAIT_S, default 60 s; an image build or import failing),
  * the log says why and, with dist/agent built, the runs go to the pod runner (this project's
  * stand-in kubelet). DEV_FAKE_CLI=1 keeps a fake
@@ -16,7 +19,9 @@
  * node; DEV_POD_RUNNER=0 keeps kwok.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENT_BASE_URL_SETTINGS } from "../../src/core/cli/agent-clis.js";
 import { fakeCliEnv } from "../fakes/cli/script.js";
@@ -27,6 +32,7 @@ import { applyYamlFile, type ControlPlane, installCrds, REPO_ROOT, startControlP
 import { buildImages } from "./images.js";
 import { REAL_CLI_AGENT_IMAGE, RUNNER_AGENT_IMAGE, runPodProgramsBuilt } from "./pod-runner/images.js";
 import { RUNNER_SCHEDULING } from "./pod-runner/index.js";
+import { freePorts } from "./ports.js";
 import { MACHINE } from "./real-node/config.js";
 import { REAL_NODE_SCHEDULING, realNodeProblem } from "./real-node/index.js";
 import { buildStationImages, FAKE_CLI_STATION_IMAGE, REAL_CLI_STATION_IMAGE } from "./station-images.js";
@@ -44,6 +50,8 @@ const DEV_NODE_WAIT_MS = (() => {
 })();
 /** DEV_FAKE_CLI=1 runs the fake claude on the pod runner instead of the real one. */
 const WANT_REAL_CLI = process.env.DEV_FAKE_CLI !== "1";
+/** DEV_GATEWAY=0: the example's runs hold the key themselves instead of going through the model gateway. */
+const WANT_GATEWAY = process.env.DEV_GATEWAY !== "0";
 const log = (m: string) => process.stderr.write(`[dev] ${m}\n`);
 /** The dev key: the local model server accepts any key, the real CLI insists on having one. */
 const DEV_API_KEY = "sk-ant-api03-dev-local-model-server";
@@ -77,17 +85,25 @@ async function realCliReady(): Promise<true | string> {
 }
 
 /** The example Station's agent container: the real claude with the dev key, or the scripted fake. */
-function stationPatch(where: "real-node" | "pod-runner", realCli: boolean): Record<string, unknown> {
+function stationPatch(
+  where: "real-node" | "pod-runner",
+  realCli: boolean,
+  gateway: boolean,
+): Record<string, unknown> {
   const agent = realCli
     ? {
         name: "agent",
         image: where === "real-node" ? REAL_CLI_STATION_IMAGE : REAL_CLI_AGENT_IMAGE,
-        env: [
-          {
-            name: "ANTHROPIC_API_KEY",
-            valueFrom: { secretKeyRef: { name: "agent-secrets", key: "ANTHROPIC_API_KEY" } },
-          },
-        ],
+        // Through the gateway the pod gets a run credential from the Job builder, never the key
+        // (a Station naming the key would be refused: docs/gateway.md#issued-by-the-job-builder).
+        env: gateway
+          ? []
+          : [
+              {
+                name: "ANTHROPIC_API_KEY",
+                valueFrom: { secretKeyRef: { name: "agent-secrets", key: "ANTHROPIC_API_KEY" } },
+              },
+            ],
       }
     : {
         name: "agent",
@@ -139,10 +155,65 @@ function yamlFiles(dir: string): string[] {
     .map((f) => join(dir, f));
 }
 
+/**
+ * The model gateway as its own process (src/gateway/main.ts, cluster mode with the plane's admin
+ * kubeconfig) in front of the local model server, on the node's bridge where the run pods reach it;
+ * its key and agent-secrets as files in a directory of its own. Resolves once it serves.
+ */
+async function startDevGateway(
+  kubeconfig: string,
+  upstream: string,
+): Promise<{ child: ChildProcess; url: string; controllerEnv: Record<string, string> }> {
+  const dir = mkdtempSync(join(tmpdir(), "dev-gateway-"));
+  const keyFile = join(dir, "credential-key");
+  writeFileSync(keyFile, `${randomBytes(32).toString("hex")}\n`);
+  const secretsDir = join(dir, "agent-secrets");
+  mkdirSync(secretsDir);
+  writeFileSync(join(secretsDir, "ANTHROPIC_API_KEY"), DEV_API_KEY);
+  const [port, metricsPort] = await freePorts(2);
+  const url = `http://${MACHINE.gateway}:${port}`;
+  const child = spawn(process.execPath, ["--import", "tsx", "src/gateway/main.ts"], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: {
+      ...process.env,
+      KUBECONFIG: kubeconfig,
+      GATEWAY_MODE: "cluster",
+      GATEWAY_NAMESPACE: NAMESPACE,
+      GATEWAY_AGENT_SECRETS_DIR: secretsDir,
+      GATEWAY_CREDENTIAL_KEY_FILE: keyFile,
+      GATEWAY_ANTHROPIC_UPSTREAM: upstream,
+      GATEWAY_HOST: MACHINE.gateway,
+      GATEWAY_PORT: String(port),
+      GATEWAY_METRICS_PORT: String(metricsPort),
+    },
+  });
+  child.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null)
+      throw new Error(`the model gateway exited (${child.exitCode}) before it served`);
+    try {
+      const res = await fetch(`http://${MACHINE.gateway}:${metricsPort}/healthz`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error("the model gateway did not serve within 60 s");
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    child,
+    url,
+    controllerEnv: { AGENT_GATEWAY_URL: url, AGENT_GATEWAY_CREDENTIAL_KEY_FILE: keyFile },
+  };
+}
+
 async function main(): Promise<void> {
   let plane: ControlPlane | undefined;
   let controller: ChildProcess | undefined;
   let model: AnthropicMessagesServer | undefined;
+  let gateway: ChildProcess | undefined;
   let stopping = false;
   const shutdown = async (code: number) => {
     if (stopping) return;
@@ -150,6 +221,10 @@ async function main(): Promise<void> {
     if (controller && controller.exitCode === null && controller.signalCode === null) {
       controller.kill("SIGTERM");
       await new Promise((r) => controller?.once("exit", r));
+    }
+    if (gateway && gateway.exitCode === null && gateway.signalCode === null) {
+      gateway.kill("SIGTERM");
+      await new Promise((r) => gateway?.once("exit", r));
     }
     await model?.close();
     log("stopping the control plane");
@@ -217,12 +292,30 @@ async function main(): Promise<void> {
           body,
           "application/merge-patch+json",
         );
-      await patch("stations/default", stationPatch(where, realCli === true));
+      // The gateway runs beside the real node's pods (it listens on the node's bridge).
+      const throughGateway = WANT_GATEWAY && realCli === true && onRealNode;
+      await patch("stations/default", stationPatch(where, realCli === true, throughGateway));
       if (realCli === true) {
         // Pods on the real node reach this machine on the node's bridge, not on 127.0.0.1.
         model = await startAnthropicMessages(onRealNode ? MACHINE.gateway : undefined);
         for (let i = 0; i < DEV_SCRIPTED_RUNS; i++) model.script(DEV_RUN_STEPS);
         controllerEnv[AGENT_BASE_URL_SETTINGS.anthropic.setting] = model.origin;
+        if (throughGateway) {
+          const started = await startDevGateway(plane.kubeconfig, model.origin);
+          gateway = started.child;
+          gateway.on("exit", (code, signal) => {
+            log(`model gateway exited (${signal ?? code})`);
+            void shutdown(signal ? 0 : (code ?? 1));
+          });
+          Object.assign(controllerEnv, started.controllerEnv);
+          // The gateway sends the key the definition names for the vendor (docs/gateway.md#provider-keys).
+          await patch("agentdefinitions/summarize", {
+            spec: { resources: { secrets: [{ name: "ANTHROPIC_API_KEY", ref: "ANTHROPIC_API_KEY" }] } },
+          });
+          log(
+            `the runs call their model through the model gateway at ${started.url} (a run credential in the pod, never the key; the cost is the gateway's meter). DEV_GATEWAY=0 gives the pod the key instead`,
+          );
+        }
         const secret = {
           apiVersion: "v1",
           kind: "Secret",

@@ -50,6 +50,7 @@ describe.skipIf(problem !== "")(
       );
       expect(said).toContain("Station default runs on the real node");
       expect(said).toContain("with the REAL claude CLI");
+      expect(said).toContain("the runs call their model through the model gateway");
       const created = await kubectl(kubeconfig, "create", "-f", "deploy/examples/agent.yaml", "-o", "name");
       const name = created.replace(/^.*\//, "");
       const phase = await eventually(
@@ -64,6 +65,9 @@ describe.skipIf(problem !== "")(
       const status = JSON.parse(await kubectl(kubeconfig, "get", "agt", name, "-o", "jsonpath={.status}"));
       expect(phase, JSON.stringify(status)).toBe("Succeeded");
       expect(status.output).toContain("Wrote summary.md.");
+      // Through the gateway: the cost is its meter of the model's answers (docs/gateway.md#metering).
+      expect(status.costSource).toBe("metered");
+      expect(Number(status.costUSD)).toBeGreaterThan(0);
       const node = await kubectl(
         kubeconfig,
         "get",
