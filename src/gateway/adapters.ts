@@ -83,4 +83,7 @@ export const unwiredRunLookup: RunLookup = {
   async runState(): Promise<RunState> {
     return { state: "active" };
   },
+  async stationOf() {
+    return undefined;
+  },
 };

@@ -430,24 +430,44 @@ describe("metering from the provider's own fields (docs/gateway.md#metering)", (
     expect(record.usage).toBeUndefined();
   });
 
-  it("Prometheus counts requests, status codes, tokens and time to first byte per vendor and model", async () => {
+  it("the cost of each metered answer per Station and model, priced as the controller prices a metered run", async () => {
+    const cost = async () =>
+      (await gw.metrics.cost.get()).values.find(
+        (v) => v.labels.station === "docs-station" && v.labels.model === "claude-sonnet-4-6",
+      )?.value ?? 0;
+    const before = await cost();
+    const n = gw.usage.length + 1;
+    gw.anthropic.script([{ text: "priced", usage: { input: 1000, output: 100 } }]);
+    await send(
+      gw.url,
+      "POST",
+      "/v1/messages",
+      claudeHeaders(gw.credential("anthropic")),
+      anthropicBody(true),
+    );
+    await gw.usageRecord(n);
+    // claude-sonnet-4-6: $3 input, $15 output per million tokens.
+    expect((await cost()) - before).toBeCloseTo(0.0045, 9);
+  });
+
+  it("Prometheus counts requests, status codes, tokens and time to first byte per Station, vendor and model", async () => {
     const text = await (await fetch(gw.metricsUrl)).text();
     expect(text).toMatch(
-      /agent_gateway_requests_total\{vendor="anthropic",model="claude-sonnet-4-6",route="messages",code="200"\} \d+/,
+      /agent_gateway_requests_total\{station="docs-station",vendor="anthropic",model="claude-sonnet-4-6",route="messages",code="200"\} \d+/,
     );
     expect(text).toMatch(
-      /agent_gateway_requests_total\{vendor="anthropic",model="claude-sonnet-4-6",route="messages",code="429"\} 1/,
+      /agent_gateway_requests_total\{station="docs-station",vendor="anthropic",model="claude-sonnet-4-6",route="messages",code="429"\} 1/,
     );
     expect(text).toMatch(
-      /agent_gateway_tokens_total\{vendor="openai",model="gpt-5-codex",kind="cache_read"\} \d+/,
+      /agent_gateway_tokens_total\{station="docs-station",vendor="openai",model="gpt-5-codex",kind="cache_read"\} \d+/,
     );
     expect(text).toMatch(
-      /agent_gateway_time_to_first_byte_seconds_count\{vendor="gemini",model="gemini-2.5-pro"\} \d+/,
+      /agent_gateway_time_to_first_byte_seconds_count\{station="docs-station",vendor="gemini",model="gemini-2.5-pro"\} \d+/,
     );
     expect(text).toMatch(/agent_gateway_refusals_total\{reason="several-credentials"\} \d+/);
     // The gateway's own refusals are requests too, with their status.
     expect(text).toMatch(
-      /agent_gateway_requests_total\{vendor="anthropic",model="unknown",route="messages",code="401"\} \d+/,
+      /agent_gateway_requests_total\{station="",vendor="anthropic",model="unknown",route="messages",code="401"\} \d+/,
     );
   });
 });

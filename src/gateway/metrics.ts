@@ -2,9 +2,12 @@
  * The gateway's Prometheus metrics (docs/gateway.md#metrics), on a registry of its own. The model
  * label comes from the request, which the client writes: only ids shaped like a model id are used,
  * and at most `MAX_MODELS_PER_VENDOR` per vendor, the rest counted as `other`, so a client cannot
- * grow the label set without bound.
+ * grow the label set without bound. The station label is the run's Station as the API server holds
+ * it (empty for a refused request and outside a cluster): Stations are the namespace's own objects,
+ * not something a request names.
  */
 import { Counter, Histogram, Registry } from "prom-client";
+import { meteredRunUsage } from "../core/pricing/metered.js";
 import type { MeteredUsage } from "./usage/reading.js";
 import type { GatewayVendor } from "./vendors.js";
 
@@ -16,19 +19,25 @@ export class GatewayMetrics {
   readonly requests = new Counter({
     name: "agent_gateway_requests_total",
     help: "Model API requests through the gateway, by vendor, model, route and HTTP status (the gateway's own refusals included)",
-    labelNames: ["vendor", "model", "route", "code"] as const,
+    labelNames: ["station", "vendor", "model", "route", "code"] as const,
     registers: [this.registry],
   });
   readonly tokens = new Counter({
     name: "agent_gateway_tokens_total",
     help: "Tokens the providers' answers reported, by vendor, model and kind (input, output, cache_read, cache_write)",
-    labelNames: ["vendor", "model", "kind"] as const,
+    labelNames: ["station", "vendor", "model", "kind"] as const,
+    registers: [this.registry],
+  });
+  readonly cost = new Counter({
+    name: "agent_gateway_cost_usd_total",
+    help: "What the metered answers cost at the built-in price table, by Station, vendor and model (the Agents' status.costUSD, with the installation's price overrides, is the bill)",
+    labelNames: ["station", "vendor", "model"] as const,
     registers: [this.registry],
   });
   readonly timeToFirstByte = new Histogram({
     name: "agent_gateway_time_to_first_byte_seconds",
     help: "From a request's arrival to the first byte of the upstream's answer sent to the client",
-    labelNames: ["vendor", "model"] as const,
+    labelNames: ["station", "vendor", "model"] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
     registers: [this.registry],
   });
@@ -61,10 +70,41 @@ export class GatewayMetrics {
     return model;
   }
 
-  countTokens(vendor: GatewayVendor, model: string, usage: MeteredUsage): void {
-    this.tokens.inc({ vendor, model, kind: "input" }, usage.inputTokens);
-    this.tokens.inc({ vendor, model, kind: "output" }, usage.outputTokens);
-    this.tokens.inc({ vendor, model, kind: "cache_read" }, usage.cacheReadTokens);
-    this.tokens.inc({ vendor, model, kind: "cache_write" }, usage.cacheWriteTokens);
+  /**
+   * One metered answer's tokens, and its cost priced as the controller prices a metered run
+   * (src/core/pricing/metered.ts) at the model the answer named (`priceModel`).
+   */
+  countUsage(
+    station: string,
+    vendor: GatewayVendor,
+    model: string,
+    priceModel: string,
+    usage: MeteredUsage,
+  ): void {
+    this.tokens.inc({ station, vendor, model, kind: "input" }, usage.inputTokens);
+    this.tokens.inc({ station, vendor, model, kind: "output" }, usage.outputTokens);
+    this.tokens.inc({ station, vendor, model, kind: "cache_read" }, usage.cacheReadTokens);
+    this.tokens.inc({ station, vendor, model, kind: "cache_write" }, usage.cacheWriteTokens);
+    const priced = meteredRunUsage(
+      {
+        calls: 1,
+        incompleteCalls: 0,
+        models: [
+          {
+            model: priceModel,
+            inputTokens: usage.inputTokens,
+            outputTokens: usage.outputTokens,
+            cacheReadTokens: usage.cacheReadTokens,
+            cacheWriteTokens: usage.cacheWriteTokens,
+            ...(usage.cacheWrite1hTokens !== undefined
+              ? { cacheWrite1hTokens: usage.cacheWrite1hTokens }
+              : {}),
+          },
+        ],
+      },
+      { vendor, at: Date.now() },
+    );
+    if (priced.costUsd !== undefined && priced.costUsd > 0)
+      this.cost.inc({ station, vendor, model }, priced.costUsd);
   }
 }

@@ -27,6 +27,8 @@ export class RunUnconfirmedError extends Error {
 
 export interface RunLookup {
   runState(run: RunRef): Promise<RunState>;
+  /** The Station of an active run (its Agent's spec.stationRef), for the metrics; undefined when unknown. */
+  stationOf(run: RunRef): Promise<string | undefined>;
 }
 
 /** The vendor key for a run, or why there is none (said to the CLI after "no <vendor> API key for <Agent>: "). */

@@ -103,7 +103,13 @@ export async function proxyRequest(
   const refuse = (vendor: GatewayVendor, kind: ErrorKind, reason: string, message: string, close = false) => {
     const status = answer(res, vendor, kind, message, close);
     deps.metrics.refusals.inc({ reason });
-    deps.metrics.requests.inc({ vendor, model: "unknown", route: routeName, code: String(status) });
+    deps.metrics.requests.inc({
+      station: "",
+      vendor,
+      model: "unknown",
+      route: routeName,
+      code: String(status),
+    });
     deps.logger.info("refused", {
       reason,
       status,
@@ -243,7 +249,23 @@ export async function proxyRequest(
 
   const model = requestedModel(target, body);
   const modelLabel = deps.metrics.modelLabel(vendor, model);
-  await forward({ req, res, deps, target, claims, vendor, key, body, model, modelLabel, startedAt, started });
+  // Cached by the lookup that just confirmed the run; a metrics label, so a failure is only "".
+  const station = (await deps.runs.stationOf(claims).catch(() => undefined)) ?? "";
+  await forward({
+    req,
+    res,
+    deps,
+    target,
+    claims,
+    vendor,
+    key,
+    body,
+    model,
+    modelLabel,
+    station,
+    startedAt,
+    started,
+  });
 }
 
 interface Forward {
@@ -257,6 +279,8 @@ interface Forward {
   body: Buffer | undefined;
   model: string | undefined;
   modelLabel: string;
+  /** The run's Station, for the metrics ("" when unknown). */
+  station: string;
   startedAt: Date;
   started: number;
 }
@@ -276,7 +300,7 @@ async function forward(f: Forward): Promise<void> {
     if (firstByte) return;
     firstByte = true;
     deps.metrics.timeToFirstByte.observe(
-      { vendor, model: f.modelLabel },
+      { station: f.station, vendor, model: f.modelLabel },
       (performance.now() - f.started) / 1000,
     );
   };
@@ -290,7 +314,10 @@ async function forward(f: Forward): Promise<void> {
     if (recorded || !target.route.metered) return;
     recorded = true;
     const reading = meter?.finish() ?? { complete: false };
-    if (reading.usage) deps.metrics.countTokens(vendor, f.modelLabel, reading.usage);
+    if (reading.usage) {
+      const priceModel = reading.model ?? f.model ?? "unknown";
+      deps.metrics.countUsage(f.station, vendor, f.modelLabel, priceModel, reading.usage);
+    }
     await durable(
       deps.usage.record({
         run,
@@ -365,7 +392,13 @@ async function forward(f: Forward): Promise<void> {
       error: upstreamError,
     });
   }
-  deps.metrics.requests.inc({ vendor, model: f.modelLabel, route: target.route.name, code: String(status) });
+  deps.metrics.requests.inc({
+    station: f.station,
+    vendor,
+    model: f.modelLabel,
+    route: target.route.name,
+    code: String(status),
+  });
   await recordCall();
 }
 

@@ -21,6 +21,9 @@ export const REAL_KEYS: Readonly<Record<GatewayVendor, string>> = {
   gemini: "AIza-real-provider-key",
 };
 
+/** The Station every test run belongs to, as the metrics label it. */
+export const TEST_STATION = "docs-station";
+
 export const TEST_RUN: Omit<RunClaims, "vendor"> = {
   namespace: "ai-agents",
   name: "fix-readme",
@@ -92,6 +95,7 @@ export async function startGatewayUnderTest(
           if ("unconfirmed" in state) throw new RunUnconfirmedError(state.unconfirmed);
           return state;
         },
+        stationOf: async () => TEST_STATION,
       },
       usage: {
         started() {

@@ -101,7 +101,10 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       if (!ports) throw new Error("the gateway's cluster ports are not wired yet");
       return ports;
     };
-    const runs: RunLookup = { runState: (run) => late().runs.runState(run) };
+    const runs: RunLookup = {
+      runState: (run) => late().runs.runState(run),
+      stationOf: (run) => late().runs.stationOf(run),
+    };
     const keys: KeySource = { keyFor: (run, vendor) => late().keys.keyFor(run, vendor) };
     const usage: UsageStore = {
       started: (run, vendor) => late().usage.started(run, vendor),
