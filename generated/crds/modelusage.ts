@@ -29,6 +29,18 @@ export interface ModelUsageSpec {
      */
     vendor: ("anthropic" | "openai" | "gemini");
     /**
+     * The run's Station when the gateway served it (its Agent's spec.stationRef): what its Station's budget in flight counts the record against.
+     */
+    station?: string;
+    /**
+     * What the metered calls cost at the gateway's built-in prices, as a decimal string: what a budget in flight counts for a run still running (the Agent's status.costUSD, priced by the controller, is the bill).
+     */
+    meteredUSD?: string;
+    /**
+     * The worst-case cost of this process's requests of the run in flight, reserved against the Station's budget before forwarding and released when each is recorded (docs/gateway.md#budgets-in-flight).
+     */
+    reservedUSD?: string;
+    /**
      * The gateway pod that metered these calls.
      */
     replica?: string;

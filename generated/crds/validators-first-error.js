@@ -3467,7 +3467,7 @@ function validate11(data, { instancePath = "", parentData, parentDataProperty, r
     return errors === 0;
 }
 export const validateModelUsage = validate12;
-const schema13 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "ModelUsage" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agent", "vendor", "calls", "models"], "properties": { "agent": { "type": "object", "required": ["name", "uid"], "properties": { "name": { "type": "string", "minLength": 1, "maxLength": 253 }, "uid": { "type": "string", "minLength": 1, "maxLength": 64 } }, "additionalProperties": false }, "vendor": { "type": "string", "enum": ["anthropic", "openai", "gemini"] }, "replica": { "type": "string", "maxLength": 253 }, "calls": { "type": "integer", "minimum": 0 }, "incompleteCalls": { "type": "integer", "minimum": 0 }, "inFlight": { "type": "integer", "minimum": 0 }, "models": { "type": "array", "maxItems": 64, "items": { "type": "object", "required": ["model", "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"], "properties": { "model": { "type": "string", "maxLength": 253 }, "inputTokens": { "type": "integer", "minimum": 0 }, "outputTokens": { "type": "integer", "minimum": 0 }, "cacheReadTokens": { "type": "integer", "minimum": 0 }, "cacheWriteTokens": { "type": "integer", "minimum": 0 }, "cacheWrite1hTokens": { "type": "integer", "minimum": 0 } }, "additionalProperties": false } }, "updatedAt": { "type": "string", "format": "date-time" } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "ModelUsage" };
+const schema13 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "ModelUsage" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agent", "vendor", "calls", "models"], "properties": { "agent": { "type": "object", "required": ["name", "uid"], "properties": { "name": { "type": "string", "minLength": 1, "maxLength": 253 }, "uid": { "type": "string", "minLength": 1, "maxLength": 64 } }, "additionalProperties": false }, "vendor": { "type": "string", "enum": ["anthropic", "openai", "gemini"] }, "station": { "type": "string", "maxLength": 253 }, "meteredUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" }, "reservedUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" }, "replica": { "type": "string", "maxLength": 253 }, "calls": { "type": "integer", "minimum": 0 }, "incompleteCalls": { "type": "integer", "minimum": 0 }, "inFlight": { "type": "integer", "minimum": 0 }, "models": { "type": "array", "maxItems": 64, "items": { "type": "object", "required": ["model", "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"], "properties": { "model": { "type": "string", "maxLength": 253 }, "inputTokens": { "type": "integer", "minimum": 0 }, "outputTokens": { "type": "integer", "minimum": 0 }, "cacheReadTokens": { "type": "integer", "minimum": 0 }, "cacheWriteTokens": { "type": "integer", "minimum": 0 }, "cacheWrite1hTokens": { "type": "integer", "minimum": 0 } }, "additionalProperties": false } }, "updatedAt": { "type": "string", "format": "date-time" } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "ModelUsage" };
 function validate12(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
     /*# sourceURL="ModelUsage" */ ;
     let vErrors = null;
@@ -3553,7 +3553,7 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                             else {
                                                 const _errs11 = errors;
                                                 for (const key1 in data3) {
-                                                    if (!((((((((key1 === "agent") || (key1 === "vendor")) || (key1 === "replica")) || (key1 === "calls")) || (key1 === "incompleteCalls")) || (key1 === "inFlight")) || (key1 === "models")) || (key1 === "updatedAt"))) {
+                                                    if (!(func2.call(schema13.properties.spec.properties, key1))) {
                                                         validate12.errors = [{ instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                                                         return false;
                                                         break;
@@ -3665,18 +3665,18 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                                             var valid1 = true;
                                                         }
                                                         if (valid1) {
-                                                            if (data3.replica !== undefined) {
-                                                                let data8 = data3.replica;
+                                                            if (data3.station !== undefined) {
+                                                                let data8 = data3.station;
                                                                 const _errs21 = errors;
                                                                 if (errors === _errs21) {
                                                                     if (typeof data8 === "string") {
                                                                         if (data8.length > 253) {
-                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/replica", schemaPath: "#/properties/spec/properties/replica/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" }];
+                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/station", schemaPath: "#/properties/spec/properties/station/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" }];
                                                                             return false;
                                                                         }
                                                                     }
                                                                     else {
-                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/replica", schemaPath: "#/properties/spec/properties/replica/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/station", schemaPath: "#/properties/spec/properties/station/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                                         return false;
                                                                     }
                                                                 }
@@ -3686,19 +3686,19 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                                                 var valid1 = true;
                                                             }
                                                             if (valid1) {
-                                                                if (data3.calls !== undefined) {
-                                                                    let data9 = data3.calls;
+                                                                if (data3.meteredUSD !== undefined) {
+                                                                    let data9 = data3.meteredUSD;
                                                                     const _errs23 = errors;
-                                                                    if (!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) {
-                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/calls", schemaPath: "#/properties/spec/properties/calls/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                        return false;
-                                                                    }
                                                                     if (errors === _errs23) {
-                                                                        if ((typeof data9 == "number") && (isFinite(data9))) {
-                                                                            if (data9 < 0 || isNaN(data9)) {
-                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/calls", schemaPath: "#/properties/spec/properties/calls/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                        if (typeof data9 === "string") {
+                                                                            if (!pattern5.test(data9)) {
+                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/meteredUSD", schemaPath: "#/properties/spec/properties/meteredUSD/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)?$" }, message: "must match pattern \"" + "^[0-9]+(\\.[0-9]+)?$" + "\"" }];
                                                                                 return false;
                                                                             }
+                                                                        }
+                                                                        else {
+                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/meteredUSD", schemaPath: "#/properties/spec/properties/meteredUSD/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                            return false;
                                                                         }
                                                                     }
                                                                     var valid1 = _errs23 === errors;
@@ -3707,19 +3707,19 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                                                     var valid1 = true;
                                                                 }
                                                                 if (valid1) {
-                                                                    if (data3.incompleteCalls !== undefined) {
-                                                                        let data10 = data3.incompleteCalls;
+                                                                    if (data3.reservedUSD !== undefined) {
+                                                                        let data10 = data3.reservedUSD;
                                                                         const _errs25 = errors;
-                                                                        if (!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) {
-                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/incompleteCalls", schemaPath: "#/properties/spec/properties/incompleteCalls/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                            return false;
-                                                                        }
                                                                         if (errors === _errs25) {
-                                                                            if ((typeof data10 == "number") && (isFinite(data10))) {
-                                                                                if (data10 < 0 || isNaN(data10)) {
-                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/incompleteCalls", schemaPath: "#/properties/spec/properties/incompleteCalls/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                            if (typeof data10 === "string") {
+                                                                                if (!pattern5.test(data10)) {
+                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/reservedUSD", schemaPath: "#/properties/spec/properties/reservedUSD/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)?$" }, message: "must match pattern \"" + "^[0-9]+(\\.[0-9]+)?$" + "\"" }];
                                                                                     return false;
                                                                                 }
+                                                                            }
+                                                                            else {
+                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/reservedUSD", schemaPath: "#/properties/spec/properties/reservedUSD/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                                return false;
                                                                             }
                                                                         }
                                                                         var valid1 = _errs25 === errors;
@@ -3728,19 +3728,19 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                                                         var valid1 = true;
                                                                     }
                                                                     if (valid1) {
-                                                                        if (data3.inFlight !== undefined) {
-                                                                            let data11 = data3.inFlight;
+                                                                        if (data3.replica !== undefined) {
+                                                                            let data11 = data3.replica;
                                                                             const _errs27 = errors;
-                                                                            if (!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) {
-                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/inFlight", schemaPath: "#/properties/spec/properties/inFlight/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                                return false;
-                                                                            }
                                                                             if (errors === _errs27) {
-                                                                                if ((typeof data11 == "number") && (isFinite(data11))) {
-                                                                                    if (data11 < 0 || isNaN(data11)) {
-                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/inFlight", schemaPath: "#/properties/spec/properties/inFlight/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                                if (typeof data11 === "string") {
+                                                                                    if (data11.length > 253) {
+                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/replica", schemaPath: "#/properties/spec/properties/replica/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" }];
                                                                                         return false;
                                                                                     }
+                                                                                }
+                                                                                else {
+                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/replica", schemaPath: "#/properties/spec/properties/replica/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                                    return false;
                                                                                 }
                                                                             }
                                                                             var valid1 = _errs27 === errors;
@@ -3749,114 +3749,114 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                                                             var valid1 = true;
                                                                         }
                                                                         if (valid1) {
-                                                                            if (data3.models !== undefined) {
-                                                                                let data12 = data3.models;
+                                                                            if (data3.calls !== undefined) {
+                                                                                let data12 = data3.calls;
                                                                                 const _errs29 = errors;
+                                                                                if (!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) {
+                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/calls", schemaPath: "#/properties/spec/properties/calls/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                                                    return false;
+                                                                                }
                                                                                 if (errors === _errs29) {
-                                                                                    if (Array.isArray(data12)) {
-                                                                                        if (data12.length > 64) {
-                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/models", schemaPath: "#/properties/spec/properties/models/maxItems", keyword: "maxItems", params: { limit: 64 }, message: "must NOT have more than 64 items" }];
+                                                                                    if ((typeof data12 == "number") && (isFinite(data12))) {
+                                                                                        if (data12 < 0 || isNaN(data12)) {
+                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/calls", schemaPath: "#/properties/spec/properties/calls/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                                                             return false;
                                                                                         }
-                                                                                        else {
-                                                                                            var valid3 = true;
-                                                                                            const len0 = data12.length;
-                                                                                            for (let i0 = 0; i0 < len0; i0++) {
-                                                                                                let data13 = data12[i0];
-                                                                                                const _errs31 = errors;
-                                                                                                if (errors === _errs31) {
-                                                                                                    if (data13 && typeof data13 == "object" && !Array.isArray(data13)) {
-                                                                                                        let missing3;
-                                                                                                        if ((((((data13.model === undefined) && (missing3 = "model")) || ((data13.inputTokens === undefined) && (missing3 = "inputTokens"))) || ((data13.outputTokens === undefined) && (missing3 = "outputTokens"))) || ((data13.cacheReadTokens === undefined) && (missing3 = "cacheReadTokens"))) || ((data13.cacheWriteTokens === undefined) && (missing3 = "cacheWriteTokens"))) {
-                                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
-                                                                                                            return false;
-                                                                                                        }
-                                                                                                        else {
-                                                                                                            const _errs33 = errors;
-                                                                                                            for (const key3 in data13) {
-                                                                                                                if (!((((((key3 === "model") || (key3 === "inputTokens")) || (key3 === "outputTokens")) || (key3 === "cacheReadTokens")) || (key3 === "cacheWriteTokens")) || (key3 === "cacheWrite1hTokens"))) {
-                                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" }];
-                                                                                                                    return false;
-                                                                                                                    break;
-                                                                                                                }
-                                                                                                            }
-                                                                                                            if (_errs33 === errors) {
-                                                                                                                if (data13.model !== undefined) {
-                                                                                                                    let data14 = data13.model;
-                                                                                                                    const _errs34 = errors;
-                                                                                                                    if (errors === _errs34) {
-                                                                                                                        if (typeof data14 === "string") {
-                                                                                                                            if (data14.length > 253) {
-                                                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/model", schemaPath: "#/properties/spec/properties/models/items/properties/model/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" }];
-                                                                                                                                return false;
-                                                                                                                            }
-                                                                                                                        }
-                                                                                                                        else {
-                                                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/model", schemaPath: "#/properties/spec/properties/models/items/properties/model/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                                                                                                                            return false;
-                                                                                                                        }
-                                                                                                                    }
-                                                                                                                    var valid4 = _errs34 === errors;
-                                                                                                                }
-                                                                                                                else {
-                                                                                                                    var valid4 = true;
-                                                                                                                }
-                                                                                                                if (valid4) {
-                                                                                                                    if (data13.inputTokens !== undefined) {
-                                                                                                                        let data15 = data13.inputTokens;
-                                                                                                                        const _errs36 = errors;
-                                                                                                                        if (!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) {
-                                                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/inputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/inputTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                                                                            return false;
-                                                                                                                        }
-                                                                                                                        if (errors === _errs36) {
-                                                                                                                            if ((typeof data15 == "number") && (isFinite(data15))) {
-                                                                                                                                if (data15 < 0 || isNaN(data15)) {
-                                                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/inputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/inputTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                                                                                    return false;
-                                                                                                                                }
-                                                                                                                            }
-                                                                                                                        }
-                                                                                                                        var valid4 = _errs36 === errors;
+                                                                                    }
+                                                                                }
+                                                                                var valid1 = _errs29 === errors;
+                                                                            }
+                                                                            else {
+                                                                                var valid1 = true;
+                                                                            }
+                                                                            if (valid1) {
+                                                                                if (data3.incompleteCalls !== undefined) {
+                                                                                    let data13 = data3.incompleteCalls;
+                                                                                    const _errs31 = errors;
+                                                                                    if (!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) {
+                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/incompleteCalls", schemaPath: "#/properties/spec/properties/incompleteCalls/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                                                        return false;
+                                                                                    }
+                                                                                    if (errors === _errs31) {
+                                                                                        if ((typeof data13 == "number") && (isFinite(data13))) {
+                                                                                            if (data13 < 0 || isNaN(data13)) {
+                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/incompleteCalls", schemaPath: "#/properties/spec/properties/incompleteCalls/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                                                return false;
+                                                                                            }
+                                                                                        }
+                                                                                    }
+                                                                                    var valid1 = _errs31 === errors;
+                                                                                }
+                                                                                else {
+                                                                                    var valid1 = true;
+                                                                                }
+                                                                                if (valid1) {
+                                                                                    if (data3.inFlight !== undefined) {
+                                                                                        let data14 = data3.inFlight;
+                                                                                        const _errs33 = errors;
+                                                                                        if (!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) {
+                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/inFlight", schemaPath: "#/properties/spec/properties/inFlight/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                                                            return false;
+                                                                                        }
+                                                                                        if (errors === _errs33) {
+                                                                                            if ((typeof data14 == "number") && (isFinite(data14))) {
+                                                                                                if (data14 < 0 || isNaN(data14)) {
+                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/inFlight", schemaPath: "#/properties/spec/properties/inFlight/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                                                    return false;
+                                                                                                }
+                                                                                            }
+                                                                                        }
+                                                                                        var valid1 = _errs33 === errors;
+                                                                                    }
+                                                                                    else {
+                                                                                        var valid1 = true;
+                                                                                    }
+                                                                                    if (valid1) {
+                                                                                        if (data3.models !== undefined) {
+                                                                                            let data15 = data3.models;
+                                                                                            const _errs35 = errors;
+                                                                                            if (errors === _errs35) {
+                                                                                                if (Array.isArray(data15)) {
+                                                                                                    if (data15.length > 64) {
+                                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models", schemaPath: "#/properties/spec/properties/models/maxItems", keyword: "maxItems", params: { limit: 64 }, message: "must NOT have more than 64 items" }];
+                                                                                                        return false;
+                                                                                                    }
+                                                                                                    else {
+                                                                                                        var valid3 = true;
+                                                                                                        const len0 = data15.length;
+                                                                                                        for (let i0 = 0; i0 < len0; i0++) {
+                                                                                                            let data16 = data15[i0];
+                                                                                                            const _errs37 = errors;
+                                                                                                            if (errors === _errs37) {
+                                                                                                                if (data16 && typeof data16 == "object" && !Array.isArray(data16)) {
+                                                                                                                    let missing3;
+                                                                                                                    if ((((((data16.model === undefined) && (missing3 = "model")) || ((data16.inputTokens === undefined) && (missing3 = "inputTokens"))) || ((data16.outputTokens === undefined) && (missing3 = "outputTokens"))) || ((data16.cacheReadTokens === undefined) && (missing3 = "cacheReadTokens"))) || ((data16.cacheWriteTokens === undefined) && (missing3 = "cacheWriteTokens"))) {
+                                                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
+                                                                                                                        return false;
                                                                                                                     }
                                                                                                                     else {
-                                                                                                                        var valid4 = true;
-                                                                                                                    }
-                                                                                                                    if (valid4) {
-                                                                                                                        if (data13.outputTokens !== undefined) {
-                                                                                                                            let data16 = data13.outputTokens;
-                                                                                                                            const _errs38 = errors;
-                                                                                                                            if (!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))) {
-                                                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/outputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/outputTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                                                                                        const _errs39 = errors;
+                                                                                                                        for (const key3 in data16) {
+                                                                                                                            if (!((((((key3 === "model") || (key3 === "inputTokens")) || (key3 === "outputTokens")) || (key3 === "cacheReadTokens")) || (key3 === "cacheWriteTokens")) || (key3 === "cacheWrite1hTokens"))) {
+                                                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" }];
                                                                                                                                 return false;
+                                                                                                                                break;
                                                                                                                             }
-                                                                                                                            if (errors === _errs38) {
-                                                                                                                                if ((typeof data16 == "number") && (isFinite(data16))) {
-                                                                                                                                    if (data16 < 0 || isNaN(data16)) {
-                                                                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/outputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/outputTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                                                                                        return false;
-                                                                                                                                    }
-                                                                                                                                }
-                                                                                                                            }
-                                                                                                                            var valid4 = _errs38 === errors;
                                                                                                                         }
-                                                                                                                        else {
-                                                                                                                            var valid4 = true;
-                                                                                                                        }
-                                                                                                                        if (valid4) {
-                                                                                                                            if (data13.cacheReadTokens !== undefined) {
-                                                                                                                                let data17 = data13.cacheReadTokens;
+                                                                                                                        if (_errs39 === errors) {
+                                                                                                                            if (data16.model !== undefined) {
+                                                                                                                                let data17 = data16.model;
                                                                                                                                 const _errs40 = errors;
-                                                                                                                                if (!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) {
-                                                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheReadTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheReadTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                                                                                    return false;
-                                                                                                                                }
                                                                                                                                 if (errors === _errs40) {
-                                                                                                                                    if ((typeof data17 == "number") && (isFinite(data17))) {
-                                                                                                                                        if (data17 < 0 || isNaN(data17)) {
-                                                                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheReadTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheReadTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                                                                                    if (typeof data17 === "string") {
+                                                                                                                                        if (data17.length > 253) {
+                                                                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/model", schemaPath: "#/properties/spec/properties/models/items/properties/model/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" }];
                                                                                                                                             return false;
                                                                                                                                         }
+                                                                                                                                    }
+                                                                                                                                    else {
+                                                                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/model", schemaPath: "#/properties/spec/properties/models/items/properties/model/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                                                                                        return false;
                                                                                                                                     }
                                                                                                                                 }
                                                                                                                                 var valid4 = _errs40 === errors;
@@ -3865,17 +3865,17 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                                                                                                                 var valid4 = true;
                                                                                                                             }
                                                                                                                             if (valid4) {
-                                                                                                                                if (data13.cacheWriteTokens !== undefined) {
-                                                                                                                                    let data18 = data13.cacheWriteTokens;
+                                                                                                                                if (data16.inputTokens !== undefined) {
+                                                                                                                                    let data18 = data16.inputTokens;
                                                                                                                                     const _errs42 = errors;
                                                                                                                                     if (!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) {
-                                                                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheWriteTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWriteTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/inputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/inputTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                                                                                                         return false;
                                                                                                                                     }
                                                                                                                                     if (errors === _errs42) {
                                                                                                                                         if ((typeof data18 == "number") && (isFinite(data18))) {
                                                                                                                                             if (data18 < 0 || isNaN(data18)) {
-                                                                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheWriteTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWriteTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/inputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/inputTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                                                                                                                 return false;
                                                                                                                                             }
                                                                                                                                         }
@@ -3886,17 +3886,17 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                                                                                                                     var valid4 = true;
                                                                                                                                 }
                                                                                                                                 if (valid4) {
-                                                                                                                                    if (data13.cacheWrite1hTokens !== undefined) {
-                                                                                                                                        let data19 = data13.cacheWrite1hTokens;
+                                                                                                                                    if (data16.outputTokens !== undefined) {
+                                                                                                                                        let data19 = data16.outputTokens;
                                                                                                                                         const _errs44 = errors;
                                                                                                                                         if (!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) {
-                                                                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheWrite1hTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWrite1hTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/outputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/outputTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                                                                                                             return false;
                                                                                                                                         }
                                                                                                                                         if (errors === _errs44) {
                                                                                                                                             if ((typeof data19 == "number") && (isFinite(data19))) {
                                                                                                                                                 if (data19 < 0 || isNaN(data19)) {
-                                                                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheWrite1hTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWrite1hTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/outputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/outputTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                                                                                                                     return false;
                                                                                                                                                 }
                                                                                                                                             }
@@ -3906,58 +3906,124 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                                                                                                                     else {
                                                                                                                                         var valid4 = true;
                                                                                                                                     }
+                                                                                                                                    if (valid4) {
+                                                                                                                                        if (data16.cacheReadTokens !== undefined) {
+                                                                                                                                            let data20 = data16.cacheReadTokens;
+                                                                                                                                            const _errs46 = errors;
+                                                                                                                                            if (!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))) {
+                                                                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheReadTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheReadTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                                                                                                                return false;
+                                                                                                                                            }
+                                                                                                                                            if (errors === _errs46) {
+                                                                                                                                                if ((typeof data20 == "number") && (isFinite(data20))) {
+                                                                                                                                                    if (data20 < 0 || isNaN(data20)) {
+                                                                                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheReadTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheReadTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                                                                                                        return false;
+                                                                                                                                                    }
+                                                                                                                                                }
+                                                                                                                                            }
+                                                                                                                                            var valid4 = _errs46 === errors;
+                                                                                                                                        }
+                                                                                                                                        else {
+                                                                                                                                            var valid4 = true;
+                                                                                                                                        }
+                                                                                                                                        if (valid4) {
+                                                                                                                                            if (data16.cacheWriteTokens !== undefined) {
+                                                                                                                                                let data21 = data16.cacheWriteTokens;
+                                                                                                                                                const _errs48 = errors;
+                                                                                                                                                if (!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))) {
+                                                                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheWriteTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWriteTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                                                                                                                    return false;
+                                                                                                                                                }
+                                                                                                                                                if (errors === _errs48) {
+                                                                                                                                                    if ((typeof data21 == "number") && (isFinite(data21))) {
+                                                                                                                                                        if (data21 < 0 || isNaN(data21)) {
+                                                                                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheWriteTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWriteTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                                                                                                            return false;
+                                                                                                                                                        }
+                                                                                                                                                    }
+                                                                                                                                                }
+                                                                                                                                                var valid4 = _errs48 === errors;
+                                                                                                                                            }
+                                                                                                                                            else {
+                                                                                                                                                var valid4 = true;
+                                                                                                                                            }
+                                                                                                                                            if (valid4) {
+                                                                                                                                                if (data16.cacheWrite1hTokens !== undefined) {
+                                                                                                                                                    let data22 = data16.cacheWrite1hTokens;
+                                                                                                                                                    const _errs50 = errors;
+                                                                                                                                                    if (!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))) {
+                                                                                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheWrite1hTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWrite1hTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                                                                                                                        return false;
+                                                                                                                                                    }
+                                                                                                                                                    if (errors === _errs50) {
+                                                                                                                                                        if ((typeof data22 == "number") && (isFinite(data22))) {
+                                                                                                                                                            if (data22 < 0 || isNaN(data22)) {
+                                                                                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0 + "/cacheWrite1hTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWrite1hTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                                                                                                                return false;
+                                                                                                                                                            }
+                                                                                                                                                        }
+                                                                                                                                                    }
+                                                                                                                                                    var valid4 = _errs50 === errors;
+                                                                                                                                                }
+                                                                                                                                                else {
+                                                                                                                                                    var valid4 = true;
+                                                                                                                                                }
+                                                                                                                                            }
+                                                                                                                                        }
+                                                                                                                                    }
                                                                                                                                 }
                                                                                                                             }
                                                                                                                         }
                                                                                                                     }
                                                                                                                 }
+                                                                                                                else {
+                                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                                                                    return false;
+                                                                                                                }
+                                                                                                            }
+                                                                                                            var valid3 = _errs37 === errors;
+                                                                                                            if (!valid3) {
+                                                                                                                break;
                                                                                                             }
                                                                                                         }
                                                                                                     }
-                                                                                                    else {
-                                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-                                                                                                        return false;
-                                                                                                    }
                                                                                                 }
-                                                                                                var valid3 = _errs31 === errors;
-                                                                                                if (!valid3) {
-                                                                                                    break;
-                                                                                                }
-                                                                                            }
-                                                                                        }
-                                                                                    }
-                                                                                    else {
-                                                                                        validate12.errors = [{ instancePath: instancePath + "/spec/models", schemaPath: "#/properties/spec/properties/models/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
-                                                                                        return false;
-                                                                                    }
-                                                                                }
-                                                                                var valid1 = _errs29 === errors;
-                                                                            }
-                                                                            else {
-                                                                                var valid1 = true;
-                                                                            }
-                                                                            if (valid1) {
-                                                                                if (data3.updatedAt !== undefined) {
-                                                                                    let data20 = data3.updatedAt;
-                                                                                    const _errs46 = errors;
-                                                                                    if (errors === _errs46) {
-                                                                                        if (errors === _errs46) {
-                                                                                            if (typeof data20 === "string") {
-                                                                                                if (!(formats0.validate(data20))) {
-                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/updatedAt", schemaPath: "#/properties/spec/properties/updatedAt/format", keyword: "format", params: { format: "date-time" }, message: "must match format \"" + "date-time" + "\"" }];
+                                                                                                else {
+                                                                                                    validate12.errors = [{ instancePath: instancePath + "/spec/models", schemaPath: "#/properties/spec/properties/models/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                                                                                     return false;
                                                                                                 }
                                                                                             }
+                                                                                            var valid1 = _errs35 === errors;
+                                                                                        }
+                                                                                        else {
+                                                                                            var valid1 = true;
+                                                                                        }
+                                                                                        if (valid1) {
+                                                                                            if (data3.updatedAt !== undefined) {
+                                                                                                let data23 = data3.updatedAt;
+                                                                                                const _errs52 = errors;
+                                                                                                if (errors === _errs52) {
+                                                                                                    if (errors === _errs52) {
+                                                                                                        if (typeof data23 === "string") {
+                                                                                                            if (!(formats0.validate(data23))) {
+                                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/updatedAt", schemaPath: "#/properties/spec/properties/updatedAt/format", keyword: "format", params: { format: "date-time" }, message: "must match format \"" + "date-time" + "\"" }];
+                                                                                                                return false;
+                                                                                                            }
+                                                                                                        }
+                                                                                                        else {
+                                                                                                            validate12.errors = [{ instancePath: instancePath + "/spec/updatedAt", schemaPath: "#/properties/spec/properties/updatedAt/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                                                            return false;
+                                                                                                        }
+                                                                                                    }
+                                                                                                }
+                                                                                                var valid1 = _errs52 === errors;
+                                                                                            }
                                                                                             else {
-                                                                                                validate12.errors = [{ instancePath: instancePath + "/spec/updatedAt", schemaPath: "#/properties/spec/properties/updatedAt/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                                                                                                return false;
+                                                                                                var valid1 = true;
                                                                                             }
                                                                                         }
                                                                                     }
-                                                                                    var valid1 = _errs46 === errors;
-                                                                                }
-                                                                                else {
-                                                                                    var valid1 = true;
                                                                                 }
                                                                             }
                                                                         }
@@ -3995,7 +4061,7 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
 }
 export const validateStation = validate13;
 const schema14 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "Station" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agentDefRef", "template"], "properties": { "agentDefRef": { "type": "string", "minLength": 1, "maxLength": 253, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }, "template": { "type": "object", "additionalProperties": true }, "deadlineMinutes": { "type": "integer", "format": "int32", "default": 30, "minimum": 1 }, "maxConcurrentRuns": { "type": "integer", "format": "int32", "default": 0, "minimum": 0 }, "concurrencyPolicy": { "type": "string", "default": "Allow", "enum": ["Allow", "Forbid", "Replace"] }, "successfulRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "failedRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "budget": { "type": "object", "required": ["limitUSD", "window"], "properties": { "limitUSD": { "type": "number", "minimum": 0 }, "window": { "type": "string", "pattern": "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" } }, "additionalProperties": false }, "providerLimits": { "type": "object", "properties": { "concurrentRuns": { "type": "integer", "format": "int32", "minimum": 1 }, "requestsPerMinute": { "type": "integer", "format": "int32", "minimum": 1 }, "tokensPerMinute": { "type": "integer", "minimum": 1 } }, "additionalProperties": false } }, "additionalProperties": false }, "status": { "type": "object", "properties": { "spend": { "type": "array", "maxItems": 256, "items": { "type": "object", "required": ["completedAt", "costUSD"], "properties": { "agent": { "type": "string" }, "completedAt": { "type": "string", "format": "date-time" }, "costUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" } }, "additionalProperties": false } } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "Station" };
-const pattern10 = new RegExp("^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$", "u");
+const pattern12 = new RegExp("^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$", "u");
 function validate13(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
     /*# sourceURL="Station" */ ;
     let vErrors = null;
@@ -4309,7 +4375,7 @@ function validate13(data, { instancePath = "", parentData, parentDataProperty, r
                                                                                                             const _errs32 = errors;
                                                                                                             if (errors === _errs32) {
                                                                                                                 if (typeof data13 === "string") {
-                                                                                                                    if (!pattern10.test(data13)) {
+                                                                                                                    if (!pattern12.test(data13)) {
                                                                                                                         validate13.errors = [{ instancePath: instancePath + "/spec/budget/window", schemaPath: "#/properties/spec/properties/budget/properties/window/pattern", keyword: "pattern", params: { pattern: "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" }, message: "must match pattern \"" + "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" + "\"" }];
                                                                                                                         return false;
                                                                                                                     }

@@ -4002,7 +4002,7 @@ function validate11(data, { instancePath = "", parentData, parentDataProperty, r
     return errors === 0;
 }
 export const validateModelUsage = validate12;
-const schema13 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "ModelUsage" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agent", "vendor", "calls", "models"], "properties": { "agent": { "type": "object", "required": ["name", "uid"], "properties": { "name": { "type": "string", "minLength": 1, "maxLength": 253 }, "uid": { "type": "string", "minLength": 1, "maxLength": 64 } }, "additionalProperties": false }, "vendor": { "type": "string", "enum": ["anthropic", "openai", "gemini"] }, "replica": { "type": "string", "maxLength": 253 }, "calls": { "type": "integer", "minimum": 0 }, "incompleteCalls": { "type": "integer", "minimum": 0 }, "inFlight": { "type": "integer", "minimum": 0 }, "models": { "type": "array", "maxItems": 64, "items": { "type": "object", "required": ["model", "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"], "properties": { "model": { "type": "string", "maxLength": 253 }, "inputTokens": { "type": "integer", "minimum": 0 }, "outputTokens": { "type": "integer", "minimum": 0 }, "cacheReadTokens": { "type": "integer", "minimum": 0 }, "cacheWriteTokens": { "type": "integer", "minimum": 0 }, "cacheWrite1hTokens": { "type": "integer", "minimum": 0 } }, "additionalProperties": false } }, "updatedAt": { "type": "string", "format": "date-time" } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "ModelUsage" };
+const schema13 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "ModelUsage" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agent", "vendor", "calls", "models"], "properties": { "agent": { "type": "object", "required": ["name", "uid"], "properties": { "name": { "type": "string", "minLength": 1, "maxLength": 253 }, "uid": { "type": "string", "minLength": 1, "maxLength": 64 } }, "additionalProperties": false }, "vendor": { "type": "string", "enum": ["anthropic", "openai", "gemini"] }, "station": { "type": "string", "maxLength": 253 }, "meteredUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" }, "reservedUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" }, "replica": { "type": "string", "maxLength": 253 }, "calls": { "type": "integer", "minimum": 0 }, "incompleteCalls": { "type": "integer", "minimum": 0 }, "inFlight": { "type": "integer", "minimum": 0 }, "models": { "type": "array", "maxItems": 64, "items": { "type": "object", "required": ["model", "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"], "properties": { "model": { "type": "string", "maxLength": 253 }, "inputTokens": { "type": "integer", "minimum": 0 }, "outputTokens": { "type": "integer", "minimum": 0 }, "cacheReadTokens": { "type": "integer", "minimum": 0 }, "cacheWriteTokens": { "type": "integer", "minimum": 0 }, "cacheWrite1hTokens": { "type": "integer", "minimum": 0 } }, "additionalProperties": false } }, "updatedAt": { "type": "string", "format": "date-time" } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "ModelUsage" };
 function validate12(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
     /*# sourceURL="ModelUsage" */ ;
     let vErrors = null;
@@ -4165,7 +4165,7 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                     errors++;
                 }
                 for (const key1 in data3) {
-                    if (!((((((((key1 === "agent") || (key1 === "vendor")) || (key1 === "replica")) || (key1 === "calls")) || (key1 === "incompleteCalls")) || (key1 === "inFlight")) || (key1 === "models")) || (key1 === "updatedAt"))) {
+                    if (!(func2.call(schema13.properties.spec.properties, key1))) {
                         const err14 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                             vErrors = [err14];
@@ -4316,11 +4316,11 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                         errors++;
                     }
                 }
-                if (data3.replica !== undefined) {
-                    let data8 = data3.replica;
+                if (data3.station !== undefined) {
+                    let data8 = data3.station;
                     if (typeof data8 === "string") {
                         if (data8.length > 253) {
-                            const err27 = { instancePath: instancePath + "/spec/replica", schemaPath: "#/properties/spec/properties/replica/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" };
+                            const err27 = { instancePath: instancePath + "/spec/station", schemaPath: "#/properties/spec/properties/station/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" };
                             if (vErrors === null) {
                                 vErrors = [err27];
                             }
@@ -4331,7 +4331,7 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                         }
                     }
                     else {
-                        const err28 = { instancePath: instancePath + "/spec/replica", schemaPath: "#/properties/spec/properties/replica/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err28 = { instancePath: instancePath + "/spec/station", schemaPath: "#/properties/spec/properties/station/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                             vErrors = [err28];
                         }
@@ -4341,264 +4341,264 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                         errors++;
                     }
                 }
-                if (data3.calls !== undefined) {
-                    let data9 = data3.calls;
-                    if (!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) {
-                        const err29 = { instancePath: instancePath + "/spec/calls", schemaPath: "#/properties/spec/properties/calls/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (data3.meteredUSD !== undefined) {
+                    let data9 = data3.meteredUSD;
+                    if (typeof data9 === "string") {
+                        if (!pattern5.test(data9)) {
+                            const err29 = { instancePath: instancePath + "/spec/meteredUSD", schemaPath: "#/properties/spec/properties/meteredUSD/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)?$" }, message: "must match pattern \"" + "^[0-9]+(\\.[0-9]+)?$" + "\"" };
+                            if (vErrors === null) {
+                                vErrors = [err29];
+                            }
+                            else {
+                                vErrors.push(err29);
+                            }
+                            errors++;
+                        }
+                    }
+                    else {
+                        const err30 = { instancePath: instancePath + "/spec/meteredUSD", schemaPath: "#/properties/spec/properties/meteredUSD/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                            vErrors = [err29];
+                            vErrors = [err30];
                         }
                         else {
-                            vErrors.push(err29);
+                            vErrors.push(err30);
                         }
                         errors++;
                     }
-                    if ((typeof data9 == "number") && (isFinite(data9))) {
-                        if (data9 < 0 || isNaN(data9)) {
-                            const err30 = { instancePath: instancePath + "/spec/calls", schemaPath: "#/properties/spec/properties/calls/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                }
+                if (data3.reservedUSD !== undefined) {
+                    let data10 = data3.reservedUSD;
+                    if (typeof data10 === "string") {
+                        if (!pattern5.test(data10)) {
+                            const err31 = { instancePath: instancePath + "/spec/reservedUSD", schemaPath: "#/properties/spec/properties/reservedUSD/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)?$" }, message: "must match pattern \"" + "^[0-9]+(\\.[0-9]+)?$" + "\"" };
                             if (vErrors === null) {
-                                vErrors = [err30];
+                                vErrors = [err31];
                             }
                             else {
-                                vErrors.push(err30);
+                                vErrors.push(err31);
+                            }
+                            errors++;
+                        }
+                    }
+                    else {
+                        const err32 = { instancePath: instancePath + "/spec/reservedUSD", schemaPath: "#/properties/spec/properties/reservedUSD/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                            vErrors = [err32];
+                        }
+                        else {
+                            vErrors.push(err32);
+                        }
+                        errors++;
+                    }
+                }
+                if (data3.replica !== undefined) {
+                    let data11 = data3.replica;
+                    if (typeof data11 === "string") {
+                        if (data11.length > 253) {
+                            const err33 = { instancePath: instancePath + "/spec/replica", schemaPath: "#/properties/spec/properties/replica/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" };
+                            if (vErrors === null) {
+                                vErrors = [err33];
+                            }
+                            else {
+                                vErrors.push(err33);
+                            }
+                            errors++;
+                        }
+                    }
+                    else {
+                        const err34 = { instancePath: instancePath + "/spec/replica", schemaPath: "#/properties/spec/properties/replica/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                            vErrors = [err34];
+                        }
+                        else {
+                            vErrors.push(err34);
+                        }
+                        errors++;
+                    }
+                }
+                if (data3.calls !== undefined) {
+                    let data12 = data3.calls;
+                    if (!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) {
+                        const err35 = { instancePath: instancePath + "/spec/calls", schemaPath: "#/properties/spec/properties/calls/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                            vErrors = [err35];
+                        }
+                        else {
+                            vErrors.push(err35);
+                        }
+                        errors++;
+                    }
+                    if ((typeof data12 == "number") && (isFinite(data12))) {
+                        if (data12 < 0 || isNaN(data12)) {
+                            const err36 = { instancePath: instancePath + "/spec/calls", schemaPath: "#/properties/spec/properties/calls/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                            if (vErrors === null) {
+                                vErrors = [err36];
+                            }
+                            else {
+                                vErrors.push(err36);
                             }
                             errors++;
                         }
                     }
                 }
                 if (data3.incompleteCalls !== undefined) {
-                    let data10 = data3.incompleteCalls;
-                    if (!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) {
-                        const err31 = { instancePath: instancePath + "/spec/incompleteCalls", schemaPath: "#/properties/spec/properties/incompleteCalls/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    let data13 = data3.incompleteCalls;
+                    if (!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) {
+                        const err37 = { instancePath: instancePath + "/spec/incompleteCalls", schemaPath: "#/properties/spec/properties/incompleteCalls/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
-                            vErrors = [err31];
+                            vErrors = [err37];
                         }
                         else {
-                            vErrors.push(err31);
+                            vErrors.push(err37);
                         }
                         errors++;
                     }
-                    if ((typeof data10 == "number") && (isFinite(data10))) {
-                        if (data10 < 0 || isNaN(data10)) {
-                            const err32 = { instancePath: instancePath + "/spec/incompleteCalls", schemaPath: "#/properties/spec/properties/incompleteCalls/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                    if ((typeof data13 == "number") && (isFinite(data13))) {
+                        if (data13 < 0 || isNaN(data13)) {
+                            const err38 = { instancePath: instancePath + "/spec/incompleteCalls", schemaPath: "#/properties/spec/properties/incompleteCalls/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                             if (vErrors === null) {
-                                vErrors = [err32];
+                                vErrors = [err38];
                             }
                             else {
-                                vErrors.push(err32);
+                                vErrors.push(err38);
                             }
                             errors++;
                         }
                     }
                 }
                 if (data3.inFlight !== undefined) {
-                    let data11 = data3.inFlight;
-                    if (!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) {
-                        const err33 = { instancePath: instancePath + "/spec/inFlight", schemaPath: "#/properties/spec/properties/inFlight/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    let data14 = data3.inFlight;
+                    if (!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) {
+                        const err39 = { instancePath: instancePath + "/spec/inFlight", schemaPath: "#/properties/spec/properties/inFlight/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
-                            vErrors = [err33];
+                            vErrors = [err39];
                         }
                         else {
-                            vErrors.push(err33);
+                            vErrors.push(err39);
                         }
                         errors++;
                     }
-                    if ((typeof data11 == "number") && (isFinite(data11))) {
-                        if (data11 < 0 || isNaN(data11)) {
-                            const err34 = { instancePath: instancePath + "/spec/inFlight", schemaPath: "#/properties/spec/properties/inFlight/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                    if ((typeof data14 == "number") && (isFinite(data14))) {
+                        if (data14 < 0 || isNaN(data14)) {
+                            const err40 = { instancePath: instancePath + "/spec/inFlight", schemaPath: "#/properties/spec/properties/inFlight/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                             if (vErrors === null) {
-                                vErrors = [err34];
+                                vErrors = [err40];
                             }
                             else {
-                                vErrors.push(err34);
+                                vErrors.push(err40);
                             }
                             errors++;
                         }
                     }
                 }
                 if (data3.models !== undefined) {
-                    let data12 = data3.models;
-                    if (Array.isArray(data12)) {
-                        if (data12.length > 64) {
-                            const err35 = { instancePath: instancePath + "/spec/models", schemaPath: "#/properties/spec/properties/models/maxItems", keyword: "maxItems", params: { limit: 64 }, message: "must NOT have more than 64 items" };
+                    let data15 = data3.models;
+                    if (Array.isArray(data15)) {
+                        if (data15.length > 64) {
+                            const err41 = { instancePath: instancePath + "/spec/models", schemaPath: "#/properties/spec/properties/models/maxItems", keyword: "maxItems", params: { limit: 64 }, message: "must NOT have more than 64 items" };
                             if (vErrors === null) {
-                                vErrors = [err35];
+                                vErrors = [err41];
                             }
                             else {
-                                vErrors.push(err35);
+                                vErrors.push(err41);
                             }
                             errors++;
                         }
-                        const len0 = data12.length;
+                        const len0 = data15.length;
                         for (let i0 = 0; i0 < len0; i0++) {
-                            let data13 = data12[i0];
-                            if (data13 && typeof data13 == "object" && !Array.isArray(data13)) {
-                                if (data13.model === undefined) {
-                                    const err36 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "model" }, message: "must have required property '" + "model" + "'" };
+                            let data16 = data15[i0];
+                            if (data16 && typeof data16 == "object" && !Array.isArray(data16)) {
+                                if (data16.model === undefined) {
+                                    const err42 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "model" }, message: "must have required property '" + "model" + "'" };
                                     if (vErrors === null) {
-                                        vErrors = [err36];
+                                        vErrors = [err42];
                                     }
                                     else {
-                                        vErrors.push(err36);
+                                        vErrors.push(err42);
                                     }
                                     errors++;
                                 }
-                                if (data13.inputTokens === undefined) {
-                                    const err37 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "inputTokens" }, message: "must have required property '" + "inputTokens" + "'" };
+                                if (data16.inputTokens === undefined) {
+                                    const err43 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "inputTokens" }, message: "must have required property '" + "inputTokens" + "'" };
                                     if (vErrors === null) {
-                                        vErrors = [err37];
+                                        vErrors = [err43];
                                     }
                                     else {
-                                        vErrors.push(err37);
+                                        vErrors.push(err43);
                                     }
                                     errors++;
                                 }
-                                if (data13.outputTokens === undefined) {
-                                    const err38 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "outputTokens" }, message: "must have required property '" + "outputTokens" + "'" };
+                                if (data16.outputTokens === undefined) {
+                                    const err44 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "outputTokens" }, message: "must have required property '" + "outputTokens" + "'" };
                                     if (vErrors === null) {
-                                        vErrors = [err38];
+                                        vErrors = [err44];
                                     }
                                     else {
-                                        vErrors.push(err38);
+                                        vErrors.push(err44);
                                     }
                                     errors++;
                                 }
-                                if (data13.cacheReadTokens === undefined) {
-                                    const err39 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "cacheReadTokens" }, message: "must have required property '" + "cacheReadTokens" + "'" };
+                                if (data16.cacheReadTokens === undefined) {
+                                    const err45 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "cacheReadTokens" }, message: "must have required property '" + "cacheReadTokens" + "'" };
                                     if (vErrors === null) {
-                                        vErrors = [err39];
+                                        vErrors = [err45];
                                     }
                                     else {
-                                        vErrors.push(err39);
+                                        vErrors.push(err45);
                                     }
                                     errors++;
                                 }
-                                if (data13.cacheWriteTokens === undefined) {
-                                    const err40 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "cacheWriteTokens" }, message: "must have required property '" + "cacheWriteTokens" + "'" };
+                                if (data16.cacheWriteTokens === undefined) {
+                                    const err46 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/required", keyword: "required", params: { missingProperty: "cacheWriteTokens" }, message: "must have required property '" + "cacheWriteTokens" + "'" };
                                     if (vErrors === null) {
-                                        vErrors = [err40];
+                                        vErrors = [err46];
                                     }
                                     else {
-                                        vErrors.push(err40);
+                                        vErrors.push(err46);
                                     }
                                     errors++;
                                 }
-                                for (const key3 in data13) {
+                                for (const key3 in data16) {
                                     if (!((((((key3 === "model") || (key3 === "inputTokens")) || (key3 === "outputTokens")) || (key3 === "cacheReadTokens")) || (key3 === "cacheWriteTokens")) || (key3 === "cacheWrite1hTokens"))) {
-                                        const err41 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
+                                        const err47 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
                                         if (vErrors === null) {
-                                            vErrors = [err41];
+                                            vErrors = [err47];
                                         }
                                         else {
-                                            vErrors.push(err41);
+                                            vErrors.push(err47);
                                         }
                                         errors++;
                                     }
                                 }
-                                if (data13.model !== undefined) {
-                                    let data14 = data13.model;
-                                    if (typeof data14 === "string") {
-                                        if (data14.length > 253) {
-                                            const err42 = { instancePath: instancePath + "/spec/models/" + i0 + "/model", schemaPath: "#/properties/spec/properties/models/items/properties/model/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" };
+                                if (data16.model !== undefined) {
+                                    let data17 = data16.model;
+                                    if (typeof data17 === "string") {
+                                        if (data17.length > 253) {
+                                            const err48 = { instancePath: instancePath + "/spec/models/" + i0 + "/model", schemaPath: "#/properties/spec/properties/models/items/properties/model/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" };
                                             if (vErrors === null) {
-                                                vErrors = [err42];
+                                                vErrors = [err48];
                                             }
                                             else {
-                                                vErrors.push(err42);
+                                                vErrors.push(err48);
                                             }
                                             errors++;
                                         }
                                     }
                                     else {
-                                        const err43 = { instancePath: instancePath + "/spec/models/" + i0 + "/model", schemaPath: "#/properties/spec/properties/models/items/properties/model/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                        const err49 = { instancePath: instancePath + "/spec/models/" + i0 + "/model", schemaPath: "#/properties/spec/properties/models/items/properties/model/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                         if (vErrors === null) {
-                                            vErrors = [err43];
+                                            vErrors = [err49];
                                         }
                                         else {
-                                            vErrors.push(err43);
+                                            vErrors.push(err49);
                                         }
                                         errors++;
                                     }
                                 }
-                                if (data13.inputTokens !== undefined) {
-                                    let data15 = data13.inputTokens;
-                                    if (!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) {
-                                        const err44 = { instancePath: instancePath + "/spec/models/" + i0 + "/inputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/inputTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                        if (vErrors === null) {
-                                            vErrors = [err44];
-                                        }
-                                        else {
-                                            vErrors.push(err44);
-                                        }
-                                        errors++;
-                                    }
-                                    if ((typeof data15 == "number") && (isFinite(data15))) {
-                                        if (data15 < 0 || isNaN(data15)) {
-                                            const err45 = { instancePath: instancePath + "/spec/models/" + i0 + "/inputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/inputTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                            if (vErrors === null) {
-                                                vErrors = [err45];
-                                            }
-                                            else {
-                                                vErrors.push(err45);
-                                            }
-                                            errors++;
-                                        }
-                                    }
-                                }
-                                if (data13.outputTokens !== undefined) {
-                                    let data16 = data13.outputTokens;
-                                    if (!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))) {
-                                        const err46 = { instancePath: instancePath + "/spec/models/" + i0 + "/outputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/outputTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                        if (vErrors === null) {
-                                            vErrors = [err46];
-                                        }
-                                        else {
-                                            vErrors.push(err46);
-                                        }
-                                        errors++;
-                                    }
-                                    if ((typeof data16 == "number") && (isFinite(data16))) {
-                                        if (data16 < 0 || isNaN(data16)) {
-                                            const err47 = { instancePath: instancePath + "/spec/models/" + i0 + "/outputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/outputTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                            if (vErrors === null) {
-                                                vErrors = [err47];
-                                            }
-                                            else {
-                                                vErrors.push(err47);
-                                            }
-                                            errors++;
-                                        }
-                                    }
-                                }
-                                if (data13.cacheReadTokens !== undefined) {
-                                    let data17 = data13.cacheReadTokens;
-                                    if (!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) {
-                                        const err48 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheReadTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheReadTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                        if (vErrors === null) {
-                                            vErrors = [err48];
-                                        }
-                                        else {
-                                            vErrors.push(err48);
-                                        }
-                                        errors++;
-                                    }
-                                    if ((typeof data17 == "number") && (isFinite(data17))) {
-                                        if (data17 < 0 || isNaN(data17)) {
-                                            const err49 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheReadTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheReadTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                            if (vErrors === null) {
-                                                vErrors = [err49];
-                                            }
-                                            else {
-                                                vErrors.push(err49);
-                                            }
-                                            errors++;
-                                        }
-                                    }
-                                }
-                                if (data13.cacheWriteTokens !== undefined) {
-                                    let data18 = data13.cacheWriteTokens;
+                                if (data16.inputTokens !== undefined) {
+                                    let data18 = data16.inputTokens;
                                     if (!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) {
-                                        const err50 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheWriteTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWriteTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                                        const err50 = { instancePath: instancePath + "/spec/models/" + i0 + "/inputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/inputTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                                         if (vErrors === null) {
                                             vErrors = [err50];
                                         }
@@ -4609,7 +4609,7 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                     if ((typeof data18 == "number") && (isFinite(data18))) {
                                         if (data18 < 0 || isNaN(data18)) {
-                                            const err51 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheWriteTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWriteTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                                            const err51 = { instancePath: instancePath + "/spec/models/" + i0 + "/inputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/inputTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                                             if (vErrors === null) {
                                                 vErrors = [err51];
                                             }
@@ -4620,10 +4620,10 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                     }
                                 }
-                                if (data13.cacheWrite1hTokens !== undefined) {
-                                    let data19 = data13.cacheWrite1hTokens;
+                                if (data16.outputTokens !== undefined) {
+                                    let data19 = data16.outputTokens;
                                     if (!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) {
-                                        const err52 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheWrite1hTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWrite1hTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                                        const err52 = { instancePath: instancePath + "/spec/models/" + i0 + "/outputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/outputTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                                         if (vErrors === null) {
                                             vErrors = [err52];
                                         }
@@ -4634,7 +4634,7 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                     if ((typeof data19 == "number") && (isFinite(data19))) {
                                         if (data19 < 0 || isNaN(data19)) {
-                                            const err53 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheWrite1hTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWrite1hTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                                            const err53 = { instancePath: instancePath + "/spec/models/" + i0 + "/outputTokens", schemaPath: "#/properties/spec/properties/models/items/properties/outputTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                                             if (vErrors === null) {
                                                 vErrors = [err53];
                                             }
@@ -4645,75 +4645,150 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                     }
                                 }
+                                if (data16.cacheReadTokens !== undefined) {
+                                    let data20 = data16.cacheReadTokens;
+                                    if (!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))) {
+                                        const err54 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheReadTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheReadTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                                        if (vErrors === null) {
+                                            vErrors = [err54];
+                                        }
+                                        else {
+                                            vErrors.push(err54);
+                                        }
+                                        errors++;
+                                    }
+                                    if ((typeof data20 == "number") && (isFinite(data20))) {
+                                        if (data20 < 0 || isNaN(data20)) {
+                                            const err55 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheReadTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheReadTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                                            if (vErrors === null) {
+                                                vErrors = [err55];
+                                            }
+                                            else {
+                                                vErrors.push(err55);
+                                            }
+                                            errors++;
+                                        }
+                                    }
+                                }
+                                if (data16.cacheWriteTokens !== undefined) {
+                                    let data21 = data16.cacheWriteTokens;
+                                    if (!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))) {
+                                        const err56 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheWriteTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWriteTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                                        if (vErrors === null) {
+                                            vErrors = [err56];
+                                        }
+                                        else {
+                                            vErrors.push(err56);
+                                        }
+                                        errors++;
+                                    }
+                                    if ((typeof data21 == "number") && (isFinite(data21))) {
+                                        if (data21 < 0 || isNaN(data21)) {
+                                            const err57 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheWriteTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWriteTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                                            if (vErrors === null) {
+                                                vErrors = [err57];
+                                            }
+                                            else {
+                                                vErrors.push(err57);
+                                            }
+                                            errors++;
+                                        }
+                                    }
+                                }
+                                if (data16.cacheWrite1hTokens !== undefined) {
+                                    let data22 = data16.cacheWrite1hTokens;
+                                    if (!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))) {
+                                        const err58 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheWrite1hTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWrite1hTokens/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                                        if (vErrors === null) {
+                                            vErrors = [err58];
+                                        }
+                                        else {
+                                            vErrors.push(err58);
+                                        }
+                                        errors++;
+                                    }
+                                    if ((typeof data22 == "number") && (isFinite(data22))) {
+                                        if (data22 < 0 || isNaN(data22)) {
+                                            const err59 = { instancePath: instancePath + "/spec/models/" + i0 + "/cacheWrite1hTokens", schemaPath: "#/properties/spec/properties/models/items/properties/cacheWrite1hTokens/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                                            if (vErrors === null) {
+                                                vErrors = [err59];
+                                            }
+                                            else {
+                                                vErrors.push(err59);
+                                            }
+                                            errors++;
+                                        }
+                                    }
+                                }
                             }
                             else {
-                                const err54 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                const err60 = { instancePath: instancePath + "/spec/models/" + i0, schemaPath: "#/properties/spec/properties/models/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                 if (vErrors === null) {
-                                    vErrors = [err54];
+                                    vErrors = [err60];
                                 }
                                 else {
-                                    vErrors.push(err54);
+                                    vErrors.push(err60);
                                 }
                                 errors++;
                             }
                         }
                     }
                     else {
-                        const err55 = { instancePath: instancePath + "/spec/models", schemaPath: "#/properties/spec/properties/models/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err61 = { instancePath: instancePath + "/spec/models", schemaPath: "#/properties/spec/properties/models/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
-                            vErrors = [err55];
+                            vErrors = [err61];
                         }
                         else {
-                            vErrors.push(err55);
+                            vErrors.push(err61);
                         }
                         errors++;
                     }
                 }
                 if (data3.updatedAt !== undefined) {
-                    let data20 = data3.updatedAt;
-                    if (typeof data20 === "string") {
-                        if (!(formats0.validate(data20))) {
-                            const err56 = { instancePath: instancePath + "/spec/updatedAt", schemaPath: "#/properties/spec/properties/updatedAt/format", keyword: "format", params: { format: "date-time" }, message: "must match format \"" + "date-time" + "\"" };
+                    let data23 = data3.updatedAt;
+                    if (typeof data23 === "string") {
+                        if (!(formats0.validate(data23))) {
+                            const err62 = { instancePath: instancePath + "/spec/updatedAt", schemaPath: "#/properties/spec/properties/updatedAt/format", keyword: "format", params: { format: "date-time" }, message: "must match format \"" + "date-time" + "\"" };
                             if (vErrors === null) {
-                                vErrors = [err56];
+                                vErrors = [err62];
                             }
                             else {
-                                vErrors.push(err56);
+                                vErrors.push(err62);
                             }
                             errors++;
                         }
                     }
                     else {
-                        const err57 = { instancePath: instancePath + "/spec/updatedAt", schemaPath: "#/properties/spec/properties/updatedAt/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err63 = { instancePath: instancePath + "/spec/updatedAt", schemaPath: "#/properties/spec/properties/updatedAt/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                            vErrors = [err57];
+                            vErrors = [err63];
                         }
                         else {
-                            vErrors.push(err57);
+                            vErrors.push(err63);
                         }
                         errors++;
                     }
                 }
             }
             else {
-                const err58 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err64 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                    vErrors = [err58];
+                    vErrors = [err64];
                 }
                 else {
-                    vErrors.push(err58);
+                    vErrors.push(err64);
                 }
                 errors++;
             }
         }
     }
     else {
-        const err59 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err65 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-            vErrors = [err59];
+            vErrors = [err65];
         }
         else {
-            vErrors.push(err59);
+            vErrors.push(err65);
         }
         errors++;
     }
@@ -4722,7 +4797,7 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
 }
 export const validateStation = validate13;
 const schema14 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "Station" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agentDefRef", "template"], "properties": { "agentDefRef": { "type": "string", "minLength": 1, "maxLength": 253, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }, "template": { "type": "object", "additionalProperties": true }, "deadlineMinutes": { "type": "integer", "format": "int32", "default": 30, "minimum": 1 }, "maxConcurrentRuns": { "type": "integer", "format": "int32", "default": 0, "minimum": 0 }, "concurrencyPolicy": { "type": "string", "default": "Allow", "enum": ["Allow", "Forbid", "Replace"] }, "successfulRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "failedRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "budget": { "type": "object", "required": ["limitUSD", "window"], "properties": { "limitUSD": { "type": "number", "minimum": 0 }, "window": { "type": "string", "pattern": "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" } }, "additionalProperties": false }, "providerLimits": { "type": "object", "properties": { "concurrentRuns": { "type": "integer", "format": "int32", "minimum": 1 }, "requestsPerMinute": { "type": "integer", "format": "int32", "minimum": 1 }, "tokensPerMinute": { "type": "integer", "minimum": 1 } }, "additionalProperties": false } }, "additionalProperties": false }, "status": { "type": "object", "properties": { "spend": { "type": "array", "maxItems": 256, "items": { "type": "object", "required": ["completedAt", "costUSD"], "properties": { "agent": { "type": "string" }, "completedAt": { "type": "string", "format": "date-time" }, "costUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" } }, "additionalProperties": false } } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "Station" };
-const pattern10 = new RegExp("^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$", "u");
+const pattern12 = new RegExp("^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$", "u");
 function validate13(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
     /*# sourceURL="Station" */ ;
     let vErrors = null;
@@ -5162,7 +5237,7 @@ function validate13(data, { instancePath = "", parentData, parentDataProperty, r
                         if (data11.window !== undefined) {
                             let data13 = data11.window;
                             if (typeof data13 === "string") {
-                                if (!pattern10.test(data13)) {
+                                if (!pattern12.test(data13)) {
                                     const err37 = { instancePath: instancePath + "/spec/budget/window", schemaPath: "#/properties/spec/properties/budget/properties/window/pattern", keyword: "pattern", params: { pattern: "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" }, message: "must match pattern \"" + "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" + "\"" };
                                     if (vErrors === null) {
                                         vErrors = [err37];

@@ -1,13 +1,17 @@
 /**
  * The gateway's ports in a cluster (`GATEWAY_MODE=cluster`, docs/gateway.md#what-is-injected), on
  * one Kubernetes client acting as the gateway's ServiceAccount: the run lookup (get agents), the
- * keys its definition names (get stations, agentdefinitions; agent-secrets mounted) and the usage
- * records (create, get, update modelusages).
+ * keys its definition names (get stations, agentdefinitions; agent-secrets mounted), the usage
+ * records (create, get, update modelusages) and budgets in flight (get stations, list modelusages).
  */
+
+import { LABEL_STATION } from "../core/run-job/layout.js";
+import { shortenName } from "../core/run-job/names.js";
 import type { Agent, AgentDefinition, ModelUsage, Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, MODEL_USAGES, STATIONS } from "../kube/resources.js";
 import type { JsonLineLogger } from "../log.js";
+import { BudgetGate } from "./budget-gate.js";
 import { definitionKeySource } from "./definition-keys.js";
 import type { KeySource } from "./ports.js";
 import { ClusterRunLookup } from "./run-lookup.js";
@@ -15,6 +19,8 @@ import { ModelUsageStore, type UsageObjects } from "./usage-store.js";
 
 /** At most one "answering from the cache" warning this often, however many requests an outage meets. */
 const STALE_WARNING_MS = 10_000;
+/** How long a Station read for its budget is reused. */
+const STATION_CACHE_MS = 2_000;
 
 export interface ClusterPortsOptions {
   kube: KubeClient;
@@ -30,6 +36,7 @@ export interface ClusterPorts {
   runs: ClusterRunLookup;
   keys: KeySource;
   usage: ModelUsageStore;
+  budget: BudgetGate;
   /** Writes what the usage store still holds; the client stays open. */
   close(): Promise<void>;
 }
@@ -77,5 +84,25 @@ export function clusterPorts(o: ClusterPortsOptions): ClusterPorts {
         error: (err as Error)?.message ?? String(err),
       }),
   });
-  return { runs, keys, usage, close: () => usage.drain() };
+  // The Station's budget and spend: a stale copy counts more, not less (budget-in-flight.ts), so a
+  // few seconds of cache only spare the API server.
+  const stations = new Map<string, { at: number; station: Station | undefined }>();
+  const budget = new BudgetGate({
+    station: async (ns, name) => {
+      const hit = stations.get(`${ns}/${name}`);
+      if (hit && Date.now() - hit.at < STATION_CACHE_MS) return hit.station;
+      const station = await kube.get<Station>(STATIONS, ns, name);
+      stations.set(`${ns}/${name}`, { at: Date.now(), station });
+      return station;
+    },
+    records: async (ns, station) =>
+      (
+        await kube.list<ModelUsage>(MODEL_USAGES, ns, {
+          labelSelector: `${LABEL_STATION}=${shortenName(station)}`,
+        })
+      ).items,
+    reserve: (run, vendor, station, usd) => usage.reserve(run, vendor, station, usd),
+    release: (run, vendor, usd) => usage.release(run, vendor, usd),
+  });
+  return { runs, keys, usage, budget, close: () => usage.drain() };
 }

@@ -472,6 +472,52 @@ describe("metering from the provider's own fields (docs/gateway.md#metering)", (
   });
 });
 
+describe("budgets in flight (docs/gateway.md#budgets-in-flight)", () => {
+  it("a metered request reserves its worst case for its Station; the call's record releases it", async () => {
+    const n = gw.usage.length + 1;
+    const asked = gw.budgetAsked.length;
+    gw.anthropic.script([{ text: "within budget", usage: { input: 10, output: 2 } }]);
+    const body = { ...anthropicBody(false), max_tokens: 2000 };
+    expect(
+      (await send(gw.url, "POST", "/v1/messages", claudeHeaders(gw.credential("anthropic")), body)).status,
+    ).toBe(200);
+    const worst = gw.budgetAsked[asked];
+    expect(worst).toMatchObject({ station: "docs-station" });
+    expect(worst?.why).toContain("output limit 2000, at claude-sonnet-4-6's price");
+    expect(await gw.usageRecord(n)).toMatchObject({ reservedUsd: worst?.usd, costUsd: expect.any(Number) });
+  });
+
+  it("a request past the budget is refused 403 in the vendor's shape with the gate's message, and nothing reaches the provider", async () => {
+    const before = gw.openai.journal().length;
+    gw.budgetRefusal.message = "gateway: budget of Station ai-agents/docs-station reached: test";
+    try {
+      const answer = await send(
+        gw.url,
+        "POST",
+        "/v1/responses",
+        { authorization: `Bearer ${gw.credential("openai")}` },
+        { model: "gpt-5-codex", input: "hi", stream: true },
+      );
+      expect(answer.status).toBe(403);
+      expect(answer.json()).toMatchObject({
+        error: { message: "gateway: budget of Station ai-agents/docs-station reached: test" },
+      });
+      expect(gw.openai.journal().length).toBe(before);
+    } finally {
+      delete gw.budgetRefusal.message;
+    }
+  });
+
+  it("a route that costs nothing (count_tokens) is not held to the budget", async () => {
+    const asked = gw.budgetAsked.length;
+    await send(gw.url, "POST", "/v1/messages/count_tokens", claudeHeaders(gw.credential("anthropic")), {
+      model: "claude-sonnet-4-6",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(gw.budgetAsked.length).toBe(asked);
+  });
+});
+
 describe("refusals the CLI prints (docs/gateway.md#refusals)", () => {
   const forged = issueRunCredential(Buffer.from("another-key-of-at-least-thirty-two-bytes"), {
     ...TEST_RUN,

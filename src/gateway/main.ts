@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { KubeClient } from "../kube/client.js";
 import { type JsonLineLogger, jsonLineLogger } from "../log.js";
 import { directoryKeySource, loggingUsageStore, readCredentialKey, unwiredRunLookup } from "./adapters.js";
+import type { BudgetGate } from "./budget-gate.js";
 import { clusterPorts } from "./cluster-ports.js";
 import { type GatewayConfig, parseGatewayConfig, type RunSource } from "./config.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -20,6 +21,7 @@ interface RunPorts {
   runs: RunLookup;
   keys: KeySource;
   usage: UsageStore;
+  budget?: Pick<BudgetGate, "admit">;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
       keys: ports.keys,
       runs: ports.runs,
       usage: ports.usage,
+      ...(ports.budget ? { budget: ports.budget } : {}),
       metrics: new GatewayMetrics(),
       logger,
       maxRequestBytes: config.maxRequestBytes,

@@ -7,7 +7,6 @@
  * not something a request names.
  */
 import { Counter, Histogram, Registry } from "prom-client";
-import { meteredRunUsage } from "../core/pricing/metered.js";
 import type { MeteredUsage } from "./usage/reading.js";
 import type { GatewayVendor } from "./vendors.js";
 
@@ -70,41 +69,18 @@ export class GatewayMetrics {
     return model;
   }
 
-  /**
-   * One metered answer's tokens, and its cost priced as the controller prices a metered run
-   * (src/core/pricing/metered.ts) at the model the answer named (`priceModel`).
-   */
+  /** One metered answer's tokens and cost (`costUsd`, from request-cost.ts's callCostUsd). */
   countUsage(
     station: string,
     vendor: GatewayVendor,
     model: string,
-    priceModel: string,
     usage: MeteredUsage,
+    costUsd: number,
   ): void {
     this.tokens.inc({ station, vendor, model, kind: "input" }, usage.inputTokens);
     this.tokens.inc({ station, vendor, model, kind: "output" }, usage.outputTokens);
     this.tokens.inc({ station, vendor, model, kind: "cache_read" }, usage.cacheReadTokens);
     this.tokens.inc({ station, vendor, model, kind: "cache_write" }, usage.cacheWriteTokens);
-    const priced = meteredRunUsage(
-      {
-        calls: 1,
-        incompleteCalls: 0,
-        models: [
-          {
-            model: priceModel,
-            inputTokens: usage.inputTokens,
-            outputTokens: usage.outputTokens,
-            cacheReadTokens: usage.cacheReadTokens,
-            cacheWriteTokens: usage.cacheWriteTokens,
-            ...(usage.cacheWrite1hTokens !== undefined
-              ? { cacheWrite1hTokens: usage.cacheWrite1hTokens }
-              : {}),
-          },
-        ],
-      },
-      { vendor, at: Date.now() },
-    );
-    if (priced.costUsd !== undefined && priced.costUsd > 0)
-      this.cost.inc({ station, vendor, model }, priced.costUsd);
+    if (costUsd > 0) this.cost.inc({ station, vendor, model }, costUsd);
   }
 }

@@ -65,6 +65,10 @@ export interface UsageRecord {
   unreadable?: "oversized" | "encoded";
   /** Why the upstream answer ended early, when it did (a reset, an idle timeout). */
   upstreamError?: string;
+  /** What the call cost at the gateway's built-in prices (its Station's budget in flight counts it). */
+  costUsd?: number;
+  /** The worst case reserved for the call before it was forwarded, released by this record. */
+  reservedUsd?: number;
   startedAt: Date;
   endedAt: Date;
 }

@@ -17,6 +17,7 @@ import { Writable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { type RunClaims, verifyRunCredential } from "../core/run-job/gateway-credential.js";
 import type { JsonLineLogger } from "../log.js";
+import type { Admission, BudgetGate } from "./budget-gate.js";
 import { downstreamResponseHeaders, presentedCredentials, upstreamRequestHeaders } from "./headers.js";
 import type { GatewayMetrics } from "./metrics.js";
 import {
@@ -28,11 +29,14 @@ import {
   type UsageStore,
 } from "./ports.js";
 import { readBoundedBody } from "./request-body.js";
+import { callCostUsd, requestFacts, worstCaseUsd } from "./request-cost.js";
 import { type MatchedTarget, matchTarget } from "./routes.js";
 import { Meter, usageReaderFor } from "./usage/meter.js";
 import { type ErrorKind, errorAnswer, type GatewayVendor } from "./vendors.js";
 
 export interface ProxyDeps {
+  /** Budgets in flight (cluster mode); without it no request is held to a budget. */
+  budget?: Pick<BudgetGate, "admit">;
   /** One undici dispatcher per vendor, each bound to that vendor's configured origin. */
   upstreams: Readonly<Record<GatewayVendor, Dispatcher>>;
   /** The gateway key the run credentials are signed with. */
@@ -75,17 +79,6 @@ function answer(
 }
 
 const who = (c: RunClaims) => `Agent ${c.namespace}/${c.name}`;
-
-function requestedModel(target: MatchedTarget, body: Buffer | undefined): string | undefined {
-  if (target.route.model !== undefined) return target.route.model;
-  if (!body || body.byteLength === 0) return undefined;
-  try {
-    const model = (JSON.parse(body.toString("utf8")) as { model?: unknown } | null)?.model;
-    return typeof model === "string" ? model : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Handles one request on the proxy port; resolves once the answer (and its metering) is done. */
 export async function proxyRequest(
@@ -247,10 +240,39 @@ export async function proxyRequest(
     body = read.bytes;
   }
 
-  const model = requestedModel(target, body);
+  const facts = requestFacts(vendor, body);
+  const model = target.route.model ?? facts.model;
   const modelLabel = deps.metrics.modelLabel(vendor, model);
-  // Cached by the lookup that just confirmed the run; a metrics label, so a failure is only "".
+  // Cached by the lookup that just confirmed the run; "" outside a cluster (no budget, no label).
   const station = (await deps.runs.stationOf(claims).catch(() => undefined)) ?? "";
+  let reservedUsd = 0;
+  if (target.route.metered && deps.budget && station !== "") {
+    const worst = worstCaseUsd(
+      vendor,
+      model ?? "unknown",
+      body?.byteLength ?? 0,
+      facts.maxOutputTokens,
+      Date.now(),
+    );
+    let admission: Admission;
+    try {
+      admission = await deps.budget.admit(claims, vendor, station, worst);
+    } catch (err) {
+      deps.logger.error("budget check failed", { agent: who(claims), error: (err as Error).message });
+      refuse(
+        vendor,
+        "unavailable",
+        "budget-unconfirmed",
+        `gateway: cannot read the budget of Station ${claims.namespace}/${station} now (${(err as Error).message}); try again later`,
+      );
+      return;
+    }
+    if (!admission.ok) {
+      refuse(vendor, "forbidden", "budget", admission.message);
+      return;
+    }
+    reservedUsd = admission.reservedUsd;
+  }
   await forward({
     req,
     res,
@@ -263,6 +285,7 @@ export async function proxyRequest(
     model,
     modelLabel,
     station,
+    reservedUsd,
     startedAt,
     started,
   });
@@ -281,6 +304,8 @@ interface Forward {
   modelLabel: string;
   /** The run's Station, for the metrics ("" when unknown). */
   station: string;
+  /** The worst case reserved against the Station's budget, released by the call's record. */
+  reservedUsd: number;
   startedAt: Date;
   started: number;
 }
@@ -314,10 +339,10 @@ async function forward(f: Forward): Promise<void> {
     if (recorded || !target.route.metered) return;
     recorded = true;
     const reading = meter?.finish() ?? { complete: false };
-    if (reading.usage) {
-      const priceModel = reading.model ?? f.model ?? "unknown";
-      deps.metrics.countUsage(f.station, vendor, f.modelLabel, priceModel, reading.usage);
-    }
+    const costUsd = reading.usage
+      ? callCostUsd(vendor, reading.model ?? f.model ?? "unknown", reading.usage, Date.now())
+      : 0;
+    if (reading.usage) deps.metrics.countUsage(f.station, vendor, f.modelLabel, reading.usage, costUsd);
     await durable(
       deps.usage.record({
         run,
@@ -331,6 +356,8 @@ async function forward(f: Forward): Promise<void> {
         complete: reading.complete,
         clientAborted,
         ...(upstreamError !== undefined ? { upstreamError } : {}),
+        ...(costUsd > 0 ? { costUsd } : {}),
+        ...(f.reservedUsd > 0 ? { reservedUsd: f.reservedUsd } : {}),
         startedAt: f.startedAt,
         endedAt: new Date(),
       }),

@@ -57,6 +57,8 @@ describe("ModelUsageStore: one object per run and gateway process (docs/gateway.
       calls: 2,
       incompleteCalls: 0,
       inFlight: 0,
+      meteredUSD: "0",
+      reservedUSD: "0",
       models: [
         {
           model: "claude-sonnet-4-6",

@@ -12,8 +12,10 @@
  * and not for one of a process that is gone.
  */
 import { randomBytes } from "node:crypto";
+import { formatUsd } from "../core/pricing/estimate.js";
 import type { RunRef } from "../core/run-job/gateway-credential.js";
-import { LABEL_AGENT_UID, LABEL_COMPONENT } from "../core/run-job/layout.js";
+import { LABEL_AGENT_UID, LABEL_COMPONENT, LABEL_STATION } from "../core/run-job/layout.js";
+import { shortenName } from "../core/run-job/names.js";
 import type { ModelUsage, ModelUsageTokens } from "../core/types.js";
 import type { UsageRecord, UsageStore } from "./ports.js";
 import type { GatewayVendor } from "./vendors.js";
@@ -51,6 +53,10 @@ interface RunTotals {
   run: RunRef;
   vendor: GatewayVendor;
   name: string;
+  station?: string;
+  /** Micro-dollars: the metered calls at the gateway's prices, and the reservations in flight. */
+  meteredMicro: number;
+  reservedMicro: number;
   calls: number;
   incompleteCalls: number;
   inFlight: number;
@@ -67,6 +73,7 @@ interface RunTotals {
 }
 
 const isConflict = (err: unknown) => (err as { status?: number })?.status === 409;
+const toMicro = (usd: number) => (Number.isFinite(usd) && usd > 0 ? Math.round(usd * 1_000_000) : 0);
 
 export class ModelUsageStore implements UsageStore {
   private readonly runs = new Map<string, RunTotals>();
@@ -87,9 +94,30 @@ export class ModelUsageStore implements UsageStore {
     void this.flush(t);
   }
 
+  /**
+   * Reserves a request's worst case against its Station's budget: resolves once the record holding
+   * the reservation is written, so every other process that lists the Station's records from then
+   * on counts it (docs/gateway.md#budgets-in-flight).
+   */
+  reserve(run: RunRef, vendor: GatewayVendor, station: string, usd: number): Promise<void> {
+    const t = this.totals(run, vendor);
+    t.station = station;
+    t.reservedMicro += toMicro(usd);
+    return this.flush(t);
+  }
+
+  /** Takes back a reservation whose request was not forwarded (the budget refused it). */
+  release(run: RunRef, vendor: GatewayVendor, usd: number): Promise<void> {
+    const t = this.totals(run, vendor);
+    t.reservedMicro = Math.max(0, t.reservedMicro - toMicro(usd));
+    return this.flush(t);
+  }
+
   record(entry: UsageRecord): Promise<void> {
     const t = this.totals(entry.run, entry.vendor);
     t.inFlight = Math.max(0, t.inFlight - 1);
+    t.reservedMicro = Math.max(0, t.reservedMicro - toMicro(entry.reservedUsd ?? 0));
+    t.meteredMicro += toMicro(entry.costUsd ?? 0);
     t.calls++;
     if (!entry.complete || entry.unreadable !== undefined) t.incompleteCalls++;
     const model = entry.model ?? entry.requestedModel ?? "unknown";
@@ -113,6 +141,8 @@ export class ModelUsageStore implements UsageStore {
         calls: 0,
         incompleteCalls: 0,
         inFlight: 0,
+        meteredMicro: 0,
+        reservedMicro: 0,
         models: new Map(),
         dirty: false,
         writing: false,
@@ -208,6 +238,8 @@ export class ModelUsageStore implements UsageStore {
   private adopt(t: RunTotals, existing: ModelUsage): void {
     t.resourceVersion = existing.metadata.resourceVersion;
     t.calls += existing.spec.calls;
+    t.meteredMicro += toMicro(Number(existing.spec.meteredUSD ?? "0"));
+    t.station ??= existing.spec.station;
     t.incompleteCalls += existing.spec.incompleteCalls ?? 0;
     for (const m of existing.spec.models) this.add(t, m.model, m);
   }
@@ -219,7 +251,11 @@ export class ModelUsageStore implements UsageStore {
       metadata: {
         name: t.name,
         namespace: t.run.namespace,
-        labels: { [LABEL_AGENT_UID]: t.run.uid, [LABEL_COMPONENT]: "gateway" },
+        labels: {
+          [LABEL_AGENT_UID]: t.run.uid,
+          [LABEL_COMPONENT]: "gateway",
+          ...(t.station !== undefined ? { [LABEL_STATION]: shortenName(t.station) } : {}),
+        },
         ...(t.resourceVersion !== undefined ? { resourceVersion: t.resourceVersion } : {}),
         ownerReferences: [
           { apiVersion: "agents.re-cinq.com/v1beta1", kind: "Agent", name: t.run.name, uid: t.run.uid },
@@ -228,10 +264,13 @@ export class ModelUsageStore implements UsageStore {
       spec: {
         agent: { name: t.run.name, uid: t.run.uid },
         vendor: t.vendor,
+        ...(t.station !== undefined ? { station: t.station } : {}),
         replica: this.o.replica,
         calls: t.calls,
         incompleteCalls: t.incompleteCalls,
         inFlight: t.inFlight,
+        meteredUSD: formatUsd(t.meteredMicro / 1_000_000),
+        reservedUSD: formatUsd(t.reservedMicro / 1_000_000),
         models: [...t.models.values()],
         updatedAt: new Date(this.now()).toISOString(),
       },
@@ -242,7 +281,7 @@ export class ModelUsageStore implements UsageStore {
   private beat(): void {
     const now = this.now();
     for (const [uid, t] of this.runs) {
-      if (t.inFlight > 0) void this.flush(t);
+      if (t.inFlight > 0 || t.reservedMicro > 0) void this.flush(t);
       else if (!t.dirty && !t.writing && t.retryTimer === undefined && now - t.writtenAt > IDLE_FORGET_MS) {
         this.runs.delete(uid);
       }

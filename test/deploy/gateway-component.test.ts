@@ -266,14 +266,18 @@ describe("components/gateway", () => {
     expect(secrets.sort()).toEqual(["agent-gateway", "agent-secrets"]);
   });
 
-  it("may get Agents, Stations and AgentDefinitions of its namespace and write its own usage records, nothing else: no list, no other write, no status, no Secret", () => {
+  it("may get Agents, Stations and AgentDefinitions of its namespace and write and list usage records, nothing else: no other list, no other write, no status, no Secret", () => {
     expect(findObject(withGateway, "Role", "agent-gateway").rules).toEqual([
       {
         apiGroups: ["agents.re-cinq.com"],
         resources: ["agents", "stations", "agentdefinitions"],
         verbs: ["get"],
       },
-      { apiGroups: ["agents.re-cinq.com"], resources: ["modelusages"], verbs: ["create", "get", "update"] },
+      {
+        apiGroups: ["agents.re-cinq.com"],
+        resources: ["modelusages"],
+        verbs: ["create", "get", "list", "update"],
+      },
     ]);
     const binding = findObject(withGateway, "RoleBinding", "agent-gateway");
     expect(binding.roleRef).toEqual({

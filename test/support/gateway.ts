@@ -47,6 +47,10 @@ export interface GatewayUnderTest {
   /** Vendors whose key the key source cannot read now (it throws this message). */
   unreadableKeys: Map<GatewayVendor, string>;
   usage: UsageRecord[];
+  /** When set, the budget gate refuses every metered request with this message. */
+  budgetRefusal: { message?: string };
+  /** The worst cases the budget gate was asked to admit. */
+  budgetAsked: { station: string; usd: number; why: string }[];
   /** Metered calls started (UsageStore.started) so far. */
   startedCalls(): number;
   /** From now on a record is not durable (its promise pending) until `releaseRecords`. */
@@ -75,6 +79,8 @@ export async function startGatewayUnderTest(
   const usage: UsageRecord[] = [];
   const waiters: Array<{ n: number; resolve: (r: UsageRecord) => void }> = [];
   let started = 0;
+  const budgetRefusal: { message?: string } = {};
+  const budgetAsked: { station: string; usd: number; why: string }[] = [];
   let gate: { held: Promise<void>; release: () => void } | undefined;
   const metrics = new GatewayMetrics();
   const quiet = { info() {}, warn() {}, error() {} };
@@ -96,6 +102,14 @@ export async function startGatewayUnderTest(
           return state;
         },
         stationOf: async () => TEST_STATION,
+      },
+      budget: {
+        admit: async (_run, _vendor, station, worst) => {
+          budgetAsked.push({ station, ...worst });
+          return budgetRefusal.message !== undefined
+            ? { ok: false, message: budgetRefusal.message }
+            : { ok: true, reservedUsd: worst.usd };
+        },
       },
       usage: {
         started() {
@@ -131,6 +145,8 @@ export async function startGatewayUnderTest(
     unreadableKeys,
     usage,
     startedCalls: () => started,
+    budgetRefusal,
+    budgetAsked,
     holdRecords() {
       let release = () => {};
       const held = new Promise<void>((resolve) => {

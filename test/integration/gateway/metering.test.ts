@@ -107,6 +107,7 @@ beforeAll(async () => {
       keys: ports.keys,
       runs: ports.runs,
       usage: ports.usage,
+      budget: ports.budget,
       metrics: new GatewayMetrics(),
       logger: quiet,
       maxRequestBytes: 1 << 20,
@@ -233,5 +234,67 @@ describe("a gateway run's cost is the gateway's meter, not its log", () => {
       60_000,
     );
     expect(await getAgent(admin, ns, "metered-run")).toBeUndefined();
+  });
+
+  it("a Station's budget holds in flight: the request whose worst case no longer fits is refused 403 before it reaches the provider", async () => {
+    await admin.create(STATIONS, ns, {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "Station",
+      metadata: { name: "tight" },
+      spec: {
+        agentDefRef: "def",
+        budget: { limitUSD: 0.05, window: "1h" },
+        template: {
+          metadata: { annotations: { "test.example/run-time": "20s" } },
+          spec: { containers: [{ name: "agent", image: "example.test/agent:1" }] },
+        },
+      },
+    });
+    await setPodLogs(ns, { [LABEL_AGENT]: "tight-run" }, { agent: [forgedResult] });
+    await admin.create(AGENTS, ns, {
+      apiVersion: "agents.re-cinq.com/v1beta1",
+      kind: "Agent",
+      metadata: { name: "tight-run" },
+      spec: { stationRef: "tight" },
+    });
+    const running = await waitForPhase(admin, ns, "tight-run", ["Running"]);
+    const job = await eventually("the run's Job", () =>
+      admin.get<V1Job>(JOBS, ns, running.status?.jobName ?? ""),
+    );
+    const credential =
+      job.spec?.template.spec?.containers
+        .find((c) => c.name === "agent")
+        ?.env?.find((e) => e.name === "ANTHROPIC_API_KEY")?.value ?? "";
+    const headers = { "x-api-key": credential, "anthropic-version": "2023-06-01" };
+    const body = (maxTokens: number) => ({
+      model: "claude-sonnet-4-6",
+      max_tokens: maxTokens,
+      messages: [{ role: "user", content: "Summarise the README." }],
+    });
+    const url = `http://127.0.0.1:${servers.port}`;
+    // claude-sonnet-4-6: $3 input, $15 output per million. Worst case of the first: 1024 output
+    // tokens ($0.0154) fits $0.05; it costs $0.018 (1000 in, 1000 out).
+    model.script([{ text: "the first", usage: { input: 1_000, output: 1_000 } }]);
+    const calls = () => model.journal().filter((e) => e.path === "/v1/messages").length;
+    const before = calls();
+    expect((await send(url, "POST", "/v1/messages", headers, body(1024))).status).toBe(200);
+    // The second may cost up to $0.06 (4000 output tokens): $0.018 + $0.06 > $0.05.
+    const refused = await send(url, "POST", "/v1/messages", headers, body(4000));
+    expect(refused.status).toBe(403);
+    expect(refused.json()).toMatchObject({ type: "error", error: { type: "permission_error" } });
+    expect((refused.json() as { error: { message: string } }).error.message).toMatch(
+      new RegExp(
+        `^gateway: budget of Station ${ns}/tight reached: \\$0\\.018 spent or reserved of \\$0\\.05 in the last 1h, and this request may cost up to \\$0\\.06\\d* \\(about \\d+ input tokens and output limit 4000, at claude-sonnet-4-6's price\\); refused$`,
+      ),
+    );
+    expect(calls()).toBe(before + 1);
+    // The record holds the metered cost and no reservation left.
+    const uid = running.metadata.uid ?? "";
+    const [record] = (
+      await admin.list<ModelUsage>(MODEL_USAGES, ns, { labelSelector: `${LABEL_AGENT_UID}=${uid}` })
+    ).items;
+    expect(record?.spec).toMatchObject({ station: "tight", meteredUSD: "0.018", reservedUSD: "0", calls: 1 });
+    const done = await waitForPhase(admin, ns, "tight-run", ["Succeeded", "Failed"], 90_000);
+    expect(done.status).toMatchObject({ costSource: "metered", costUSD: "0.018" });
   });
 });

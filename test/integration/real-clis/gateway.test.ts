@@ -117,6 +117,7 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
         keys,
         runs,
         usage,
+        budget: { admit: (run, vendor, station, worst) => late().budget.admit(run, vendor, station, worst) },
         metrics: new GatewayMetrics(),
         logger: quiet,
         maxRequestBytes: 32 << 20,
