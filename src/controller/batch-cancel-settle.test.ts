@@ -90,3 +90,38 @@ describe("OpenAI: a batch Agent deleted while its cancel is refused", () => {
     expect(await loop.cleanupFailures()).toBe(2);
   });
 });
+
+describe("OpenAI: nearby variants of the same delete", () => {
+  it("a leader change after the accepted cancel: the new leader's re-sent cancel refused (500) is not a failure, the batch is already cancelling", async () => {
+    const { f, loop, batch, inputDeleted, runFor } = await deletedInFlight();
+    f.inject({ kind: "status", status: 500, retryAfter: 30, method: "POST", path: /\/cancel$/, times: 2 });
+    await runFor(70_000);
+    const cancellingAt = batch()?.cancellingAt as number;
+    expect(cancellingAt).toBeDefined();
+    // The new leader has no memory of the confirmation (BatchMemory is in memory only): it owes a
+    // cancel again, and the outage refuses its cancels.
+    loop.leaderChange();
+    f.inject({ kind: "status", status: 500, method: "POST", path: /\/cancel$/, times: 5 });
+    await runFor(2 * SETTLE_MS);
+
+    expect(loop.released).toBe(true);
+    expect(loop.releasedAt).toBeGreaterThanOrEqual(cancellingAt + SETTLE_MS);
+    expect(inputDeleted()).toBe(true);
+    expect(loop.agent.status?.batchCleanupAttempts).toBe(2);
+  });
+
+  it("the API server failing the agent-secrets read while the batch settles: not a failure", async () => {
+    const { loop, batch, inputDeleted, runFor } = await deletedInFlight();
+    await runFor(STEP_MS);
+    const cancellingAt = batch()?.cancellingAt as number;
+    expect(cancellingAt).toBeDefined();
+    loop.secretReadFailures = 5;
+    await runFor(2 * SETTLE_MS);
+
+    expect(loop.released).toBe(true);
+    expect(loop.releasedAt).toBeGreaterThanOrEqual(cancellingAt + SETTLE_MS);
+    expect(inputDeleted()).toBe(true);
+    expect(loop.agent.status?.batchCleanupAttempts).toBeUndefined();
+    expect(await loop.cleanupFailures()).toBe(0);
+  });
+});

@@ -138,7 +138,8 @@ describe("finalizer over a cleanup sequence (OpenAI, deleted in flight)", () => 
       const countedNow = d.actions.some((a) => a.id === "metric-cleanup-failure");
       expect(countedNow, where).toBe(step.counted ?? false);
       for (const a of d.actions) {
-        if (a.type === "patchStatus") agent.status = { ...agent.status, ...a.status };
+        const attempts = a.type === "patchStatus" ? a.status.batchCleanupAttempts : undefined;
+        if (typeof attempts === "number") agent.status = { ...agent.status, batchCleanupAttempts: attempts };
       }
       if (countedNow) counted++;
       released = d.actions.some((a) => a.type === "removeFinalizer");
