@@ -185,10 +185,20 @@ export class AnthropicBatchProvider implements BatchProvider {
         passStatuses: [404],
       });
     } catch (err) {
-      // Cancelling an ended batch is refused; that is the outcome we wanted.
-      if (!(err instanceof BatchProviderError) || (err.status !== 400 && err.status !== 409)) throw err;
-      const batch = await this.getBatch(batchId, apiKey, [404]);
-      if (batch !== undefined && batch.processing_status !== "ended") throw err;
+      // Cancelling an ended batch is refused, and one already canceling (an earlier cancel was
+      // accepted, perhaps by a leader whose memory of it is gone) needs none: either is the outcome
+      // we wanted, so a failed cancel is confirmed by reading the batch
+      // (docs/batch-runs.md#timeouts-delete-limits). A failed read keeps the cancel's own error.
+      if (!(err instanceof BatchProviderError)) throw err;
+      const batch = await this.getBatch(batchId, apiKey, [404]).catch(() => {
+        throw err;
+      });
+      if (
+        batch !== undefined &&
+        batch.processing_status !== "ended" &&
+        batch.processing_status !== "canceling"
+      )
+        throw err;
     }
   }
 

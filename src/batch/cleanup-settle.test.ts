@@ -64,3 +64,48 @@ describe("anthropic cleanup of a cancelled batch", () => {
     expect((await cleanupError(p.cleanup(batchId, fake.apiKey))).settleUnseen).toBe(false);
   });
 });
+
+/**
+ * A cancel that fails is confirmed by reading the batch: one already cancelling (an earlier cancel
+ * was accepted, perhaps by a leader that has forgotten it) or ended needs none; one still running,
+ * or a read that fails too, keeps the cancel's own error.
+ */
+describe("a failed cancel confirmed by the batch's state", () => {
+  it("openai: refused 500 while cancelling resolves; while in progress, or unreadable, it throws the cancel's error", async () => {
+    const fake = await startFakeOpenAI({ processingMs: 3600_000 });
+    close = fake.close;
+    const p = new OpenAIBatchProvider({ baseUrl: fake.url, timeoutMs: 5_000 });
+    const req = { agentUid: UID, model: "gpt-5-mini", prompt: "p", maxTokens: 100, apiKey: fake.apiKey };
+    const { batchId } = await p.submit(req);
+    const cancel = `/v1/batches/${batchId}/cancel`;
+    fake.inject({ kind: "status", status: 500, method: "POST", path: cancel });
+    expect((await cleanupError(p.cancel(batchId, fake.apiKey))).status).toBe(500);
+    await p.cancel(batchId, fake.apiKey);
+    fake.inject({ kind: "status", status: 500, method: "POST", path: cancel });
+    fake.inject({ kind: "status", status: 503, method: "GET", path: `/v1/batches/${batchId}` });
+    expect((await cleanupError(p.cancel(batchId, fake.apiKey))).status).toBe(500);
+    fake.inject({ kind: "status", status: 500, method: "POST", path: cancel });
+    await expect(p.cancel(batchId, fake.apiKey)).resolves.toBeUndefined();
+    expect(fake.batches.get(batchId)?.status).toBe("cancelling");
+  });
+
+  it("anthropic: refused 500 while canceling resolves; while in progress it throws the cancel's error", async () => {
+    const fake = await startFakeAnthropic({ processingMs: 3600_000 });
+    close = fake.close;
+    const p = new AnthropicBatchProvider({ baseUrl: fake.url, timeoutMs: 5_000 });
+    const { batchId } = await p.submit({
+      agentUid: UID,
+      model: "claude-sonnet-4-5",
+      prompt: "p",
+      maxTokens: 100,
+      apiKey: fake.apiKey,
+    });
+    const cancel = `/v1/messages/batches/${batchId}/cancel`;
+    fake.inject({ kind: "status", status: 500, method: "POST", path: cancel });
+    expect((await cleanupError(p.cancel(batchId, fake.apiKey))).status).toBe(500);
+    await p.cancel(batchId, fake.apiKey);
+    fake.inject({ kind: "status", status: 500, method: "POST", path: cancel });
+    await expect(p.cancel(batchId, fake.apiKey)).resolves.toBeUndefined();
+    expect(fake.batches.get(batchId)?.status).toBe("canceling");
+  });
+});

@@ -255,9 +255,14 @@ export class OpenAIBatchProvider implements BatchProvider {
         passStatuses: [404],
       });
     } catch (err) {
-      // A batch that already ended refuses the cancel; that is the outcome we wanted.
-      if (!(err instanceof BatchProviderError) || (err.status !== 400 && err.status !== 409)) throw err;
-      const batch = await this.getBatch(batchId, apiKey, [404]);
+      // A batch that already ended refuses the cancel, and one already cancelling (an earlier cancel
+      // was accepted, perhaps by a leader whose memory of it is gone) needs none: either is the
+      // outcome we wanted, so a failed cancel is confirmed by reading the batch
+      // (docs/batch-runs.md#timeouts-delete-limits). A failed read keeps the cancel's own error.
+      if (!(err instanceof BatchProviderError)) throw err;
+      const batch = await this.getBatch(batchId, apiKey, [404]).catch(() => {
+        throw err;
+      });
       if (batch !== undefined && !SETTLED_STATUSES.has(batch.status) && batch.status !== "cancelling")
         throw err;
     }

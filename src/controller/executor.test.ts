@@ -323,6 +323,48 @@ describe("Executor batch actions", () => {
   });
 });
 
+// docs/batch-runs.md#timeouts-delete-limits: a cleanup whose key read fails never reached the provider.
+describe("Executor: a settling batch's cleanup that cannot read its key", () => {
+  const apiKey = { secretName: "agent-secrets" as const, secretKey: "openai-key" };
+  it.each([
+    {
+      name: "the API server errs (503): still settling, not a failure",
+      err: new KubeApiError(503, "ServiceUnavailable", "503"),
+      want: { settling: true, settleUnseen: true },
+    },
+    {
+      name: "the Secret is forbidden (403): counts (docs/decisions.md D-103)",
+      err: new KubeApiError(403, "Forbidden", "403"),
+      want: { settling: undefined, settleUnseen: undefined },
+    },
+  ])("$name", async ({ err, want }) => {
+    const memory = new RunMemory();
+    const ex = new Executor({
+      client: {
+        async get() {
+          throw err;
+        },
+      } as never,
+      namespace: "ns",
+      memory,
+      metrics: new ControllerMetrics(),
+      provider: () => ({ name: "openai", cleanup: async () => ({ state: "done" }) }) as never,
+      now: () => 5000,
+      log: () => {},
+    });
+    memory.batchFor("u-a").settling = true;
+    await ex.execute(agent, [
+      { id: "cleanup", type: "cleanupBatch", agent: ref, provider: "openai", batchId: "b", apiKey },
+    ]);
+    const m = memory.peekBatch("u-a");
+    expect(m?.settling).toBe(want.settling);
+    expect(m?.cleanupResult).toMatchObject({ state: "failed" });
+    expect((m?.cleanupResult as { settleUnseen?: boolean } | undefined)?.settleUnseen).toBe(
+      want.settleUnseen,
+    );
+  });
+});
+
 // docs/decisions.md D-101 to D-103: what a failed submit or cancel leaves for the core to decide on.
 describe("Executor batch failures", () => {
   const apiKey = { secretName: "agent-secrets" as const, secretKey: "anthropic-key" };

@@ -238,7 +238,12 @@ export class Executor {
           delete m.cleanupRetryAfterMs;
           return true;
         } catch (err) {
-          const unseen = err instanceof BatchProviderError && err.settleUnseen;
+          // Before the settle check: the provider's read of the batch failed, or the key could not be
+          // read for a passing reason (the API server erred), so nothing reached the provider at all.
+          // A key removed from agent-secrets is permanent: that try counts (docs/decisions.md D-103).
+          const unseen =
+            (err instanceof BatchProviderError && err.settleUnseen) ||
+            (err instanceof ApiKeyUnavailable && !err.permanent);
           // Past the settle check, the batch was seen settled: a later failure is a real one.
           if (!unseen) delete m.settling;
           m.cleanupResult = {
