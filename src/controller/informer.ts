@@ -73,9 +73,14 @@ export class Informer<T extends KubeObject> {
     this.resumed = o.resume !== undefined && this.resourceVersion !== "";
   }
 
-  /** The cache and cursor, for the next informer of this kind (undefined before the first sync). */
+  /**
+   * The cache and cursor, for the next informer of this kind (undefined before the first sync).
+   * One resumed from an earlier term that was stopped before it caught up (leadership lost again
+   * while the API server was slow) still holds that term's cache and cursor: they are handed on as
+   * they are, for the next term to catch up from, rather than dropped for a re-list.
+   */
   state(): InformerState<T> | undefined {
-    return this.synced && this.resourceVersion
+    return (this.synced || this.resumed) && this.resourceVersion
       ? { cache: this.cache, resourceVersion: this.resourceVersion }
       : undefined;
   }
@@ -163,12 +168,15 @@ export class Informer<T extends KubeObject> {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       let events = 0;
+      // Only a watch that was opened ends in a reconnect: a failed LIST or catch-up opened none.
+      let watching = false;
       const started = this.o.now();
       try {
         if (!this.resourceVersion) {
           this.resumed = false;
           this.resourceVersion = await this.list(signal);
         } else if (this.resumed) await this.catchUp(signal);
+        watching = true;
         await this.o.client.watch<T>(
           this.o.resource,
           this.o.namespace,
@@ -190,7 +198,7 @@ export class Informer<T extends KubeObject> {
         else this.backoff.reset();
       } catch (err) {
         if (signal.aborted) break;
-        this.o.onReconnect?.();
+        if (watching) this.o.onReconnect?.();
         if (err instanceof GoneError || (err instanceof KubeApiError && err.status === 410)) {
           this.o.log?.(
             `${this.o.resource.plural}: watch cursor ${this.resourceVersion} expired (410); re-listing`,
