@@ -589,7 +589,7 @@ describe("Informer: every ended watch resumes from its cursor and counts once (d
     stop2.signal.addEventListener("abort", () => stalled.abort());
     await runUntil(term2, stop2, () => second.calls.length >= 1);
     expect(second.calls).toEqual(["list-metadata"]);
-    const handed = term2.state();
+    const handed = term2.handOn();
     expect(handed?.resourceVersion).toBe("15");
     expect(handed?.cache.get("a")?.metadata.resourceVersion).toBe("3");
 
@@ -605,6 +605,42 @@ describe("Informer: every ended watch resumes from its cursor and counts once (d
     await runUntil(term3, new AbortController(), () => third.calls.some((c) => c.startsWith("watch")));
     expect(third.calls).toEqual(["list-metadata", "watch@15"]);
     expect(reconnects.n).toBe(1);
+  });
+
+  it("a stopped term hands its cache and cursor on once its loop has ended, whatever its reconciles still do; their late writes are ignored", async () => {
+    const fake = resumingClient(async () => {});
+    const inf = new Informer<Obj>({
+      ...STILL_CLOCK,
+      client: {
+        ...fake.client,
+        async list() {
+          return { items: [obj("a", "1"), obj("b", "2")], resourceVersion: "10" };
+        },
+      } as never,
+      onChanges: () => {},
+      keep: (o) => o.metadata.name !== "b" || o.metadata.resourceVersion === "2",
+    });
+    const stop = new AbortController();
+    const running = inf.run(stop.signal);
+    for (let i = 0; i < 100 && !fake.calls.includes("watch@10"); i++)
+      await new Promise((r) => setImmediate(r));
+    // The loop still runs: its cache is still being written.
+    expect(inf.handOn()).toBeUndefined();
+    stop.abort();
+    await running;
+    const handed = inf.handOn();
+    expect(handed?.resourceVersion).toBe("10");
+    // A reconcile of the old term, still in flight, writes through, forgets, sweeps: the cache is
+    // the next term's now, and only its own informer changes it.
+    inf.observe(obj("a", "12"));
+    inf.forget("a");
+    inf.cache.apply("MODIFIED", obj("b", "3"));
+    inf.sweep();
+    expect(
+      [...(handed?.cache.values() ?? [])]
+        .map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)
+        .sort(),
+    ).toEqual(["a@1", "b@3"]);
   });
 
   it("a resumed term whose catch-up failed first counts its resumed watch once", async () => {
