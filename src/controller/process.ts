@@ -37,6 +37,8 @@ export interface ReplicaOptions {
   onReconciled?: (agent: string, report: ExecutionReport) => void;
   /** The process's metrics, when something outside the replica records into them too (main.ts: sinks). */
   metrics?: ControllerMetrics;
+  /** How long a step-down waits for the old controller's in-flight reconciles (tests shorten it). */
+  stopGraceMs?: number;
 }
 
 export class ControllerReplica {
@@ -155,7 +157,7 @@ export class ControllerReplica {
       // writes are resourceVersion-guarded either way).
       const stopped = await Promise.race([
         c.stop().then(() => true),
-        new Promise<false>((r) => setTimeout(() => r(false), STOP_GRACE_MS).unref()),
+        new Promise<false>((r) => setTimeout(() => r(false), this.o.stopGraceMs ?? STOP_GRACE_MS).unref()),
       ]);
       this.log(stopped ? "controller stopped (standing by)" : "controller stop still pending; standing by");
       // Its informers' loops ended at the abort; a stop still waiting on reconciles (a request stuck
