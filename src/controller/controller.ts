@@ -227,13 +227,16 @@ export class AgentController {
     });
   }
 
-  /** The caches and cursors for the next term (those of informers that have synced). */
+  /**
+   * The caches and cursors for the next term (those of informers that have synced and whose loops
+   * have ended): this term no longer writes to them, even while its stop waits on reconciles.
+   */
   caches(): ControllerCaches {
     return {
-      agents: this.agents.state(),
-      stations: this.stations.state(),
-      definitions: this.definitions.state(),
-      jobs: this.jobs.state(),
+      agents: this.agents.handOn(),
+      stations: this.stations.handOn(),
+      definitions: this.definitions.handOn(),
+      jobs: this.jobs.handOn(),
     };
   }
 

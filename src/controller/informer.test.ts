@@ -457,3 +457,208 @@ describe("Informer.resync (the poll: metadata LIST, then GET what changed)", () 
     expect(changes).toHaveLength(20);
   });
 });
+
+/** A watch that stays open until the informer stops (a quiet collection, no timeout yet). */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((r) => {
+    if (signal.aborted) r();
+    else signal.addEventListener("abort", () => r(), { once: true });
+  });
+}
+
+describe("Informer: every ended watch resumes from its cursor and counts once (docs/controller.md#watch-poll-and-cache)", () => {
+  /** Watches that end as scripted, then one that stays open until the informer stops. */
+  function endingWatches(ends: (WatchEvent<Obj>[] | Error)[]) {
+    const calls: string[] = [];
+    const client = {
+      async list() {
+        calls.push("list");
+        return { items: [obj("a", "1")], resourceVersion: "10" };
+      },
+      async watch(
+        _r: unknown,
+        _ns: string,
+        o: { resourceVersion: string; signal: AbortSignal },
+        onEvent: (e: WatchEvent<Obj>) => void,
+      ) {
+        calls.push(`watch@${o.resourceVersion}`);
+        await new Promise((r) => setImmediate(r));
+        const step = ends.shift();
+        if (step === undefined) return untilAborted(o.signal);
+        if (step instanceof Error) throw step;
+        for (const e of step) onEvent(e);
+      },
+    };
+    return { calls, client };
+  }
+
+  it("a watch ended by the server, by a bookmark-only stream, by a dropped connection or by the client's silence limit: each next WATCH starts at the last resourceVersion seen and each end counts once", async () => {
+    const dropped = Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" });
+    const silent = Object.assign(new Error("Body Timeout Error"), { code: "UND_ERR_BODY_TIMEOUT" });
+    const fake = endingWatches([
+      [{ type: "ADDED", object: obj("b", "11") }], // the server's timeoutSeconds
+      [{ type: "BOOKMARK", object: obj("", "15") }], // a quiet collection: only a bookmark
+      dropped,
+      silent,
+      [], // ended at once with nothing in it
+    ]);
+    const reconnects = { n: 0 };
+    const inf = new Informer<Obj>({
+      ...STILL_CLOCK,
+      client: fake.client as never,
+      onChanges: () => {},
+      onReconnect: () => reconnects.n++,
+    });
+    await runUntil(inf, new AbortController(), () => fake.calls.length >= 7);
+    expect(fake.calls).toEqual([
+      "list",
+      "watch@10",
+      "watch@11",
+      "watch@15",
+      "watch@15",
+      "watch@15",
+      "watch@15",
+    ]);
+    // Five watches ended and were re-opened; the sixth was still open when the informer stopped.
+    expect(reconnects.n).toBe(5);
+  });
+
+  it("a failed LIST opened no watch: it is retried, not counted as a reconnect", async () => {
+    let lists = 0;
+    const calls: string[] = [];
+    const reconnects = { n: 0 };
+    const inf = new Informer<Obj>({
+      ...STILL_CLOCK,
+      client: {
+        async list() {
+          calls.push("list");
+          if (++lists < 3) throw new KubeApiError(503, "", "unavailable");
+          return { items: [], resourceVersion: "10" };
+        },
+        async watch(_r: unknown, _ns: string, o: { resourceVersion: string; signal: AbortSignal }) {
+          calls.push(`watch@${o.resourceVersion}`);
+          return untilAborted(o.signal);
+        },
+      } as never,
+      onChanges: () => {},
+      onReconnect: () => reconnects.n++,
+    });
+    await runUntil(inf, new AbortController(), () => calls.includes("watch@10"));
+    expect(calls).toEqual(["list", "list", "list", "watch@10"]);
+    expect(reconnects.n).toBe(0);
+  });
+
+  /** A resumed term's client: the metadata LIST answers as `listed` says, the watch stays open. */
+  function resumingClient(listed: () => Promise<void>) {
+    const calls: string[] = [];
+    const client = {
+      async list(_r: unknown, _ns: string, o: { metadataOnly?: boolean; signal?: AbortSignal }) {
+        calls.push(o.metadataOnly ? "list-metadata" : "list");
+        await listed();
+        return { items: [], resourceVersion: "30" };
+      },
+      async get() {
+        return undefined;
+      },
+      async watch(_r: unknown, _ns: string, o: { resourceVersion: string; signal: AbortSignal }) {
+        calls.push(`watch@${o.resourceVersion}`);
+        return untilAborted(o.signal);
+      },
+    };
+    return { calls, client };
+  }
+
+  it("a resumed term stopped before it caught up hands the last term's cache and cursor on: the next term resumes the watch from that cursor instead of re-listing", async () => {
+    const kept = new ObjectCache<Obj>();
+    kept.apply("ADDED", obj("a", "3"));
+    // Leadership is lost again while the API server is slow: the catch-up's LIST never answers.
+    const stalled = new AbortController();
+    const second = resumingClient(
+      () =>
+        new Promise<void>((_, reject) =>
+          stalled.signal.addEventListener("abort", () => reject(new Error("aborted"))),
+        ),
+    );
+    const term2 = new Informer<Obj>({
+      ...STILL_CLOCK,
+      client: second.client as never,
+      onChanges: () => {},
+      resume: { cache: kept, resourceVersion: "15" },
+    });
+    const stop2 = new AbortController();
+    stop2.signal.addEventListener("abort", () => stalled.abort());
+    await runUntil(term2, stop2, () => second.calls.length >= 1);
+    expect(second.calls).toEqual(["list-metadata"]);
+    const handed = term2.handOn();
+    expect(handed?.resourceVersion).toBe("15");
+    expect(handed?.cache.get("a")?.metadata.resourceVersion).toBe("3");
+
+    const third = resumingClient(async () => {});
+    const reconnects = { n: 0 };
+    const term3 = new Informer<Obj>({
+      ...STILL_CLOCK,
+      client: third.client as never,
+      onChanges: () => {},
+      onReconnect: () => reconnects.n++,
+      resume: handed,
+    });
+    await runUntil(term3, new AbortController(), () => third.calls.some((c) => c.startsWith("watch")));
+    expect(third.calls).toEqual(["list-metadata", "watch@15"]);
+    expect(reconnects.n).toBe(1);
+  });
+
+  it("a stopped term hands its cache and cursor on once its loop has ended, whatever its reconciles still do; their late writes are ignored", async () => {
+    const fake = resumingClient(async () => {});
+    const inf = new Informer<Obj>({
+      ...STILL_CLOCK,
+      client: {
+        ...fake.client,
+        async list() {
+          return { items: [obj("a", "1"), obj("b", "2")], resourceVersion: "10" };
+        },
+      } as never,
+      onChanges: () => {},
+      keep: (o) => o.metadata.name !== "b" || o.metadata.resourceVersion === "2",
+    });
+    const stop = new AbortController();
+    const running = inf.run(stop.signal);
+    for (let i = 0; i < 100 && !fake.calls.includes("watch@10"); i++)
+      await new Promise((r) => setImmediate(r));
+    // The loop still runs: its cache is still being written.
+    expect(inf.handOn()).toBeUndefined();
+    stop.abort();
+    await running;
+    const handed = inf.handOn();
+    expect(handed?.resourceVersion).toBe("10");
+    // A reconcile of the old term, still in flight, writes through, forgets, sweeps: the cache is
+    // the next term's now, and only its own informer changes it.
+    inf.observe(obj("a", "12"));
+    inf.forget("a");
+    inf.cache.apply("MODIFIED", obj("b", "3"));
+    inf.sweep();
+    expect(
+      [...(handed?.cache.values() ?? [])]
+        .map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)
+        .sort(),
+    ).toEqual(["a@1", "b@3"]);
+  });
+
+  it("a resumed term whose catch-up failed first counts its resumed watch once", async () => {
+    let attempts = 0;
+    const fake = resumingClient(async () => {
+      if (++attempts === 1) throw new KubeApiError(503, "", "unavailable");
+    });
+    const reconnects = { n: 0 };
+    const kept = new ObjectCache<Obj>();
+    const inf = new Informer<Obj>({
+      ...STILL_CLOCK,
+      client: fake.client as never,
+      onChanges: () => {},
+      onReconnect: () => reconnects.n++,
+      resume: { cache: kept, resourceVersion: "15" },
+    });
+    await runUntil(inf, new AbortController(), () => fake.calls.includes("watch@15"));
+    expect(fake.calls).toEqual(["list-metadata", "list-metadata", "watch@15"]);
+    expect(reconnects.n).toBe(1);
+  });
+});

@@ -65,6 +65,10 @@ export class Informer<T extends KubeObject> {
   private readonly backoff: Backoff;
   /** Resumed from an earlier informer and not yet brought up to date. */
   private resumed: boolean;
+  /** `run` has not returned yet. */
+  private running = false;
+  /** The cache belongs to the next informer of this kind now (`handOn`). */
+  private handedOn = false;
 
   constructor(private readonly o: InformerOptions<T>) {
     this.backoff = new Backoff({ baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs, random: o.random });
@@ -73,11 +77,19 @@ export class Informer<T extends KubeObject> {
     this.resumed = o.resume !== undefined && this.resourceVersion !== "";
   }
 
-  /** The cache and cursor, for the next informer of this kind (undefined before the first sync). */
-  state(): InformerState<T> | undefined {
-    return this.synced && this.resourceVersion
-      ? { cache: this.cache, resourceVersion: this.resourceVersion }
-      : undefined;
+  /**
+   * Hands the cache and cursor on to the next informer of this kind, once `run` has returned
+   * (undefined while it runs, and before the first sync). One resumed from an earlier term that was
+   * stopped before it caught up (leadership lost again while the API server was slow) still holds
+   * that term's cache and cursor: they are handed on as they are, for the next term to catch up
+   * from, rather than dropped for a re-list. From then on the cache is the next term's: what this
+   * term's in-flight reconciles still write to it (`observe`, `forget`, `sweep`) is ignored, so a
+   * stop that waits on them need not finish before its caches are handed on.
+   */
+  handOn(): InformerState<T> | undefined {
+    if (this.running || !(this.synced || this.resumed) || !this.resourceVersion) return undefined;
+    this.handedOn = true;
+    return { cache: this.cache, resourceVersion: this.resourceVersion };
   }
 
   /** A full paginated LIST that refreshes the cache; returns the LIST's resourceVersion. */
@@ -161,14 +173,26 @@ export class Informer<T extends KubeObject> {
 
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
+    this.running = true;
+    try {
+      await this.loop(signal);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async loop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       let events = 0;
+      // Only a watch that was opened ends in a reconnect: a failed LIST or catch-up opened none.
+      let watching = false;
       const started = this.o.now();
       try {
         if (!this.resourceVersion) {
           this.resumed = false;
           this.resourceVersion = await this.list(signal);
         } else if (this.resumed) await this.catchUp(signal);
+        watching = true;
         await this.o.client.watch<T>(
           this.o.resource,
           this.o.namespace,
@@ -190,7 +214,7 @@ export class Informer<T extends KubeObject> {
         else this.backoff.reset();
       } catch (err) {
         if (signal.aborted) break;
-        this.o.onReconnect?.();
+        if (watching) this.o.onReconnect?.();
         if (err instanceof GoneError || (err instanceof KubeApiError && err.status === 410)) {
           this.o.log?.(
             `${this.o.resource.plural}: watch cursor ${this.resourceVersion} expired (410); re-listing`,
@@ -260,18 +284,20 @@ export class Informer<T extends KubeObject> {
    * holds was deleted meanwhile and is not brought back.
    */
   observe(obj: T): void {
+    if (this.handedOn) return;
     const name = obj.metadata?.name;
     if (name && this.cache.get(name)) this.upsert(obj);
   }
 
   /** Drops one object from the cache without reporting a change (it no longer passes `keep`). */
   forget(name: string): void {
+    if (this.handedOn) return;
     this.cache.evict(name);
   }
 
   /** Evicts every cached object that no longer passes `keep` (after what `keep` reads changed). */
   sweep(): void {
-    if (!this.o.keep) return;
+    if (!this.o.keep || this.handedOn) return;
     for (const obj of [...this.cache.values()]) {
       const name = obj.metadata?.name;
       if (name && !this.o.keep(obj)) this.cache.evict(name);

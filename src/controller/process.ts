@@ -5,8 +5,9 @@
  * and wins it back within a watch timeout hands the new controller the caches and watch cursors of
  * its last term: they are brought up to date (a metadata LIST and a GET of each changed object)
  * before any reconcile, and each watch resumes from the last resourceVersion it saw, as the seed
- * has every watch reconnect do, instead of re-listing every object whole. Otherwise (first term, a
- * longer standby, a stop that did not finish) the caches are dropped and the new term lists.
+ * has every watch reconnect do, instead of re-listing every object whole, even when the last term's
+ * stop is still waiting on reconciles. Otherwise (first term, a longer standby) the caches are
+ * dropped and the new term lists.
  */
 import type { BatchProvider, BatchProviderName } from "../batch/provider.js";
 import type { KubeClient } from "../kube/client.js";
@@ -36,6 +37,8 @@ export interface ReplicaOptions {
   onReconciled?: (agent: string, report: ExecutionReport) => void;
   /** The process's metrics, when something outside the replica records into them too (main.ts: sinks). */
   metrics?: ControllerMetrics;
+  /** How long a step-down waits for the old controller's in-flight reconciles (tests shorten it). */
+  stopGraceMs?: number;
 }
 
 export class ControllerReplica {
@@ -154,11 +157,12 @@ export class ControllerReplica {
       // writes are resourceVersion-guarded either way).
       const stopped = await Promise.race([
         c.stop().then(() => true),
-        new Promise<false>((r) => setTimeout(() => r(false), STOP_GRACE_MS).unref()),
+        new Promise<false>((r) => setTimeout(() => r(false), this.o.stopGraceMs ?? STOP_GRACE_MS).unref()),
       ]);
       this.log(stopped ? "controller stopped (standing by)" : "controller stop still pending; standing by");
-      // Only a controller that has stopped leaves caches nothing else writes to any more.
-      if (stopped && !this.abort.signal.aborted) this.keep(c.caches());
+      // Its informers' loops ended at the abort; a stop still waiting on reconciles (a request stuck
+      // on a frozen connection) hands its caches on all the same: their late writes are ignored.
+      if (!this.abort.signal.aborted) this.keep(c.caches());
     });
   }
 

@@ -45,22 +45,34 @@ export function controllerPromptApi(w: PromptApiWiring) {
       ]);
       return runPodStateFrom({ job, pods: pods.items });
     },
-    patchSessionId: async (agent, sessionId) => {
-      const ns = agent.metadata.namespace ?? w.config.namespace;
-      const name = agent.metadata.name ?? "";
-      let current: PromptApiAgent | undefined = agent;
-      for (let attempt = 1; attempt <= SESSION_PATCH_ATTEMPTS && current; attempt++) {
-        if (current.status?.phase !== "Running" || current.status?.sessionId === sessionId) return;
-        const outcome = await w.client.patchStatus(AGENTS, ns, name, current.metadata.resourceVersion ?? "", {
-          sessionId,
-        });
-        if (outcome !== "conflict") return;
-        current = await w.client.get<PromptApiAgent>(AGENTS, ns, name);
-      }
-    },
+    patchSessionId: (agent, sessionId) => patchSessionId(w.client, w.config.namespace, agent, sessionId),
     ...(w.forward ? { forward: w.forward } : {}),
     logger,
   });
+}
+
+/**
+ * Writes status.sessionId of a Running Agent, guarded by the resourceVersion it was read at. A 409
+ * means the Agent changed since: it is read again from the API server and the write recomputed from
+ * that read (never resent with the refused resourceVersion), a few times at most.
+ */
+export async function patchSessionId(
+  client: Pick<KubeClient, "get" | "patchStatus">,
+  defaultNamespace: string,
+  agent: PromptApiAgent,
+  sessionId: string,
+): Promise<void> {
+  const ns = agent.metadata.namespace ?? defaultNamespace;
+  const name = agent.metadata.name ?? "";
+  let current: PromptApiAgent | undefined = agent;
+  for (let attempt = 1; attempt <= SESSION_PATCH_ATTEMPTS && current; attempt++) {
+    if (current.status?.phase !== "Running" || current.status?.sessionId === sessionId) return;
+    const outcome = await client.patchStatus(AGENTS, ns, name, current.metadata.resourceVersion ?? "", {
+      sessionId,
+    });
+    if (outcome !== "conflict") return;
+    current = await client.get<PromptApiAgent>(AGENTS, ns, name);
+  }
 }
 
 export async function startControllerPromptApi(

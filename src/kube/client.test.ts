@@ -224,3 +224,40 @@ describe("KubeClient.streamLog", () => {
     expect(got.join("")).toBe(text);
   });
 });
+
+describe("KubeClient.watch (docs/controller.md#watch-poll-and-cache)", () => {
+  it("a quiet watch is not cut by the per-request timeout: it runs until the server ends it, resuming where asked", async () => {
+    const urls: string[] = [];
+    // A WATCH that answers at once, stays silent longer than the client's per-request timeout,
+    // then delivers one event and ends, as the API server does at timeoutSeconds (1.5 s: undici
+    // checks its timeouts about once a second, so a shorter silence would not show a cut).
+    const quiet = createServer((req, res) => {
+      urls.push(req.url ?? "");
+      res.writeHead(200, { "content-type": "application/json" });
+      res.flushHeaders();
+      setTimeout(() => {
+        res.end(`${JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "12" } } })}\n`);
+      }, 1500);
+    });
+    await new Promise<void>((r) => quiet.listen(0, "127.0.0.1", r));
+    const c = new KubeClient({
+      server: `http://127.0.0.1:${(quiet.address() as AddressInfo).port}`,
+      dispatcher: new Agent(),
+      headers: async () => ({}),
+      requestTimeoutMs: 50,
+    });
+    try {
+      const events: unknown[] = [];
+      await c.watch(AGENTS, "ns", { resourceVersion: "10", timeoutSeconds: 1 }, (e) => events.push(e));
+      expect(events).toEqual([{ type: "BOOKMARK", object: { metadata: { resourceVersion: "12" } } }]);
+      const query = new URLSearchParams(urls[0]?.split("?")[1]);
+      expect(query.get("watch")).toBe("1");
+      expect(query.get("resourceVersion")).toBe("10");
+      expect(query.get("timeoutSeconds")).toBe("1");
+      expect(query.get("allowWatchBookmarks")).toBe("true");
+    } finally {
+      await c.close();
+      await new Promise((r) => quiet.close(r));
+    }
+  });
+});
