@@ -210,4 +210,31 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
     },
     RUN_TIMEOUT_MS + 60_000,
   );
+
+  it(
+    "claude on a Station whose budget cannot take its first request: the gateway refuses it 403, claude prints why, the Agent fails saying so",
+    async () => {
+      const name = "gw-budget";
+      const before = models.anthropic.journal().length;
+      await createDefinition(env, name, {
+        model: "claude-sonnet-4-6",
+        prompt: "Say hello.",
+        resources: { secrets: [keySecret("anthropic")] },
+      });
+      // Open for a run to start (nothing spent), far too small for any request's worst case.
+      await createRealCliStation(env, name, name, { spec: { budget: { limitUSD: 0.000001, window: "1h" } } });
+      await createAgent(env, name, name);
+      const agent = await finishedAgent(env, name, RUN_TIMEOUT_MS);
+      expect(agent.status?.phase).toBe("Failed");
+      expect(agent.status?.exitCode).not.toBe(0);
+      expect(agent.status?.failureReason).toContain(`gateway: budget of Station ${env.ns}/${name} reached`);
+      // No model call reached the provider.
+      const calls = models.anthropic
+        .journal()
+        .slice(before)
+        .filter((c) => METERED.anthropic.test(`${c.method} ${c.path}`));
+      expect(calls).toEqual([]);
+    },
+    RUN_TIMEOUT_MS + 60_000,
+  );
 });
