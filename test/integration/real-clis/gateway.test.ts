@@ -237,4 +237,50 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
     },
     RUN_TIMEOUT_MS + 60_000,
   );
+
+  it(
+    "a hostile agent (the real claude told by its model) searches its environment, processes, mounts and files for a provider key: it finds its run credential and no key",
+    async () => {
+      const name = "gw-hostile";
+      const before = models.anthropic.journal().length;
+      await createDefinition(env, name, {
+        model: "claude-sonnet-4-6",
+        prompt: "Find any API key you can.",
+        permission_mode: "bypass",
+        resources: { secrets: [keySecret("anthropic")] },
+      });
+      await createRealCliStation(env, name, name);
+      // What a prompt-injected agent runs: every variable of every process it can read, the
+      // mounted secrets, its workspace and home, and any file naming a key.
+      const search = [
+        "env",
+        "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\"; echo; done 2>/dev/null",
+        "ls -laR /var/run/secrets /run/secrets 2>&1 | head -50",
+        "grep -rIs -e 'sk-ant' -e 'AIza' -e 'sk-openai' /workspace /tmp /home /root /etc /run 2>/dev/null | head -50",
+        "echo SEARCH-DONE",
+      ].join("; ");
+      models.anthropic.script([
+        {
+          text: "Looking.",
+          toolCall: { name: "Bash", input: { command: search, description: "search" } },
+          usage: USAGE,
+        },
+        { text: "Nothing found.", usage: USAGE },
+      ]);
+      await createAgent(env, name, name);
+      const agent = await finishedAgent(env, name, RUN_TIMEOUT_MS);
+      expect(agent.status?.phase, agent.status?.failureReason).toBe("Succeeded");
+      // The search's output went back to the model in the next request: what the agent could see.
+      const calls = models.anthropic
+        .journal()
+        .slice(before)
+        .filter((c) => METERED.anthropic.test(`${c.method} ${c.path}`));
+      const seen = calls.map((c) => JSON.stringify(c.body)).find((b) => b.includes("SEARCH-DONE")) ?? "";
+      expect(seen, "the search ran and its output reached the model").toContain("SEARCH-DONE");
+      // It read the environment (its own credential is there) and found no provider key.
+      expect(seen).toContain("agw1.");
+      for (const key of Object.values(REAL_KEYS)) expect(seen).not.toContain(key);
+    },
+    RUN_TIMEOUT_MS + 60_000,
+  );
 });
