@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startControllerPromptApi } from "../../../src/controller/prompt-api-wiring.js";
 import type { ModelApiFamily } from "../../../src/core/cli/agent-clis.js";
 import { PROVIDER_KEY_VARIABLES } from "../../../src/core/run-job/gateway-env.js";
 import { ANNOTATION_MODEL_GATEWAY, LABEL_AGENT_UID } from "../../../src/core/run-job/layout.js";
@@ -22,11 +23,13 @@ import type { KeySource, RunLookup, UsageStore } from "../../../src/gateway/port
 import { type GatewayServers, startGatewayServers } from "../../../src/gateway/server.js";
 import { upstreamPools } from "../../../src/gateway/upstreams.js";
 import { JOBS, MODEL_USAGES } from "../../../src/kube/resources.js";
+import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { startAnthropicMessages } from "../../fakes/models/anthropic-messages.js";
 import type { ModelServer } from "../../fakes/models/base.js";
 import { startGeminiServer } from "../../fakes/models/gemini-generate.js";
 import { startOpenAiResponsesServer } from "../../fakes/models/openai-responses.js";
 import { podReachableHost } from "../../harness/context.js";
+import { type ConversationStore, promptApiCaller, startConversationStore } from "./realtime-helpers.js";
 import {
   API_KEY_NAME,
   createAgent,
@@ -65,7 +68,11 @@ const rows: { cli: string; model: string; api: ModelApiFamily }[] = [
   { cli: "opencode", model: "opencode/anthropic/claude-sonnet-4-6", api: "anthropic" },
 ];
 
+const API_TOKEN = "gateway-rt-caller-token";
+const SIGNING_KEY = "gateway-rt-signing-key";
 let env: RealCliEnv;
+let promptApi: PromptApiServer | undefined;
+let store: ConversationStore | undefined;
 let models: Record<ModelApiFamily, ModelServer>;
 let servers: GatewayServers;
 let pools: ReturnType<typeof upstreamPools>;
@@ -134,8 +141,19 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       controllerEnv: {
         AGENT_GATEWAY_URL: `http://${host}:${servers.port}`,
         AGENT_GATEWAY_CREDENTIAL_KEY_FILE: keyFile,
+        REALTIME_ENABLED: "true",
+        REALTIME_API_TOKEN: API_TOKEN,
+        REALTIME_SIGNING_KEY: SIGNING_KEY,
       },
     });
+    promptApi = await startControllerPromptApi({
+      config: { namespace: env.ns, realtimeApiToken: API_TOKEN, realtimeSigningKey: SIGNING_KEY },
+      client: env.client,
+      port: 0,
+      host: "127.0.0.1",
+      logger: { info: () => {}, warn: () => {}, error: () => {} },
+    });
+    store = await startConversationStore(host);
     ports = clusterPorts({
       kube: env.client,
       namespace: env.ns,
@@ -146,6 +164,8 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
   }, 120_000);
 
   afterAll(async () => {
+    await promptApi?.close(1000);
+    await store?.close();
     await servers?.close(100);
     await ports?.close();
     await Promise.all(Object.values(pools ?? {}).map((p) => p.destroy()));
@@ -282,5 +302,65 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       for (const key of Object.values(REAL_KEYS)) expect(seen).not.toContain(key);
     },
     RUN_TIMEOUT_MS + 60_000,
+  );
+
+  it(
+    "claude realtime through the gateway: two turns in one pod, then a resume in a fresh pod, every turn metered, the key never in a pod",
+    async () => {
+      const caller = promptApiCaller(
+        () => ({ port: promptApi?.port ?? 0, ns: env.ns }),
+        API_TOKEN,
+        RUN_TIMEOUT_MS,
+      );
+      const name = "gw-rt";
+      const before = models.anthropic.journal().length;
+      await createDefinition(env, name, {
+        model: "claude-sonnet-4-6",
+        prompt: "Remember the number 42.",
+        execution: "realtime",
+        resources: { secrets: [keySecret("anthropic")], conversation: { source: `${store?.url}/conv` } },
+      });
+      await createRealCliStation(env, name, name);
+      models.anthropic.script([
+        { text: "Noted: 42.", usage: USAGE },
+        { text: "You said 42.", usage: USAGE },
+      ]);
+      await createAgent(env, `${name}-a`, name);
+      await caller.untilAccepted(`${name}-a`, "Which number?");
+      expect(await caller.post(`${name}-a`, "close")).toMatchObject({ status: 202 });
+      const first = await finishedAgent(env, `${name}-a`, RUN_TIMEOUT_MS);
+      expect(first.status?.failureReason ?? "").toBe("");
+      expect(first.status).toMatchObject({
+        phase: "Succeeded",
+        costSource: "metered",
+        usage: { inputTokens: USAGE.input * 2, outputTokens: USAGE.output * 2 },
+      });
+      const sessionId = first.status?.sessionId ?? "";
+      expect(sessionId).not.toBe("");
+
+      // A fresh pod resumes the session: its turn goes through the gateway with its own credential.
+      models.anthropic.script([{ text: "It was 42.", usage: USAGE }]);
+      const resumedFrom = models.anthropic.journal().length;
+      await createAgent(env, `${name}-b`, name, { resumeSession: sessionId });
+      await caller.untilAccepted(`${name}-b`, "What was the number?");
+      expect(await caller.post(`${name}-b`, "close")).toMatchObject({ status: 202 });
+      const resumed = await finishedAgent(env, `${name}-b`, RUN_TIMEOUT_MS);
+      expect(resumed.status?.failureReason ?? "").toBe("");
+      expect(resumed.status).toMatchObject({
+        phase: "Succeeded",
+        sessionId,
+        costSource: "metered",
+        usage: { inputTokens: USAGE.input, outputTokens: USAGE.output },
+      });
+      const resumedCall = models.anthropic
+        .journal()
+        .slice(resumedFrom)
+        .find((c) => METERED.anthropic.test(`${c.method} ${c.path}`));
+      // The resumed turn carried the earlier history, and reached the provider with the gateway's key.
+      expect(JSON.stringify(resumedCall?.body)).toContain("Remember the number 42.");
+      expect(resumedCall?.credentialDigests["x-api-key"]).toBe(sha256(REAL_KEYS.anthropic));
+      expect(models.anthropic.journal().length).toBeGreaterThan(before);
+    },
+    RUN_TIMEOUT_MS * 2,
   );
 });
