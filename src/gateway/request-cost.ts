@@ -3,6 +3,7 @@
  * (docs/gateway.md#budgets-in-flight): its input at the model's input price, estimated from the
  * body's size, plus the most output it asks for at the output price. Pure.
  */
+import type { PricedUsage } from "../core/pricing/estimate.js";
 import { meteredRunUsage } from "../core/pricing/metered.js";
 import type { GatewayVendor } from "./vendors.js";
 
@@ -57,48 +58,25 @@ export function worstCaseUsd(
 ): { usd: number; why: string } {
   const input = Math.ceil(bodyBytes / BYTES_PER_INPUT_TOKEN);
   const output = maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
-  const priced = meteredRunUsage(
-    {
-      calls: 1,
-      incompleteCalls: 0,
-      models: [{ model, inputTokens: input, outputTokens: output, cacheReadTokens: 0, cacheWriteTokens: 0 }],
-    },
-    { vendor, at },
-  );
+  const tokens = { inputTokens: input, outputTokens: output, cacheReadTokens: 0, cacheWriteTokens: 0 };
   const limit =
     maxOutputTokens === undefined ? `no output limit: ${output} reserved` : `output limit ${output}`;
-  return { usd: priced.costUsd ?? 0, why: `about ${input} input tokens and ${limit}, at ${model}'s price` };
+  return {
+    usd: callCostUsd(vendor, model, tokens, at),
+    why: `about ${input} input tokens and ${limit}, at ${model}'s price`,
+  };
 }
 
-/** What one metered answer cost at the gateway's built-in prices (as the controller prices a metered run). */
-export function callCostUsd(
-  vendor: GatewayVendor,
-  model: string,
-  usage: {
-    inputTokens: number;
-    outputTokens: number;
-    cacheReadTokens: number;
-    cacheWriteTokens: number;
-    cacheWrite1hTokens?: number;
-  },
-  at: number,
-): number {
-  const priced = meteredRunUsage(
-    {
-      calls: 1,
-      incompleteCalls: 0,
-      models: [
-        {
-          model,
-          inputTokens: usage.inputTokens,
-          outputTokens: usage.outputTokens,
-          cacheReadTokens: usage.cacheReadTokens,
-          cacheWriteTokens: usage.cacheWriteTokens,
-          ...(usage.cacheWrite1hTokens !== undefined ? { cacheWrite1hTokens: usage.cacheWrite1hTokens } : {}),
-        },
-      ],
-    },
-    { vendor, at },
-  );
-  return priced.costUsd ?? 0;
+/** What one answer cost at the gateway's built-in prices, as the controller prices a metered run. */
+export function callCostUsd(vendor: GatewayVendor, model: string, usage: PricedUsage, at: number): number {
+  const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cacheWrite1hTokens } = usage;
+  const entry = {
+    model,
+    inputTokens,
+    outputTokens,
+    cacheReadTokens,
+    cacheWriteTokens,
+    ...(cacheWrite1hTokens !== undefined ? { cacheWrite1hTokens } : {}),
+  };
+  return meteredRunUsage({ calls: 1, incompleteCalls: 0, models: [entry] }, { vendor, at }).costUsd ?? 0;
 }

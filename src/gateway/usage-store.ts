@@ -13,6 +13,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { formatUsd } from "../core/pricing/estimate.js";
+import { addModelTokens } from "../core/pricing/metered.js";
 import type { RunRef } from "../core/run-job/gateway-credential.js";
 import { LABEL_AGENT_UID, LABEL_COMPONENT, LABEL_STATION } from "../core/run-job/layout.js";
 import { shortenName } from "../core/run-job/names.js";
@@ -162,16 +163,7 @@ export class ModelUsageStore implements UsageStore {
     // More models than an object holds (a forged model name per call): the rest share one entry,
     // priced at the vendor's highest rates by the controller, so nothing is lost or cheaper.
     const key = t.models.has(model) || t.models.size < MAX_MODELS - 1 ? model : "other";
-    const had = t.models.get(key);
-    const oneHour = (had?.cacheWrite1hTokens ?? 0) + (u.cacheWrite1hTokens ?? 0);
-    t.models.set(key, {
-      model: key,
-      inputTokens: (had?.inputTokens ?? 0) + u.inputTokens,
-      outputTokens: (had?.outputTokens ?? 0) + u.outputTokens,
-      cacheReadTokens: (had?.cacheReadTokens ?? 0) + u.cacheReadTokens,
-      cacheWriteTokens: (had?.cacheWriteTokens ?? 0) + u.cacheWriteTokens,
-      ...(oneHour > 0 ? { cacheWrite1hTokens: oneHour } : {}),
-    });
+    t.models.set(key, addModelTokens(key, t.models.get(key), u));
   }
 
   /** Resolves once a write holding everything recorded so far has landed. */

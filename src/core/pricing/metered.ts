@@ -29,19 +29,23 @@ export function sumMetered(specs: readonly ModelUsageSpec[]): MeteredRun {
     calls += s.calls;
     incompleteCalls += s.incompleteCalls ?? 0;
     for (const m of s.models) {
-      const had = byModel.get(m.model);
-      byModel.set(m.model, had ? addTokens(had, m) : { ...m });
+      byModel.set(m.model, addModelTokens(m.model, byModel.get(m.model), m));
     }
   }
   const models = [...byModel.values()].sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
   return { calls, incompleteCalls, models };
 }
 
-function addTokens(a: ModelUsageTokens, b: ModelUsageTokens): ModelUsageTokens {
-  const oneHour = (a.cacheWrite1hTokens ?? 0) + (b.cacheWrite1hTokens ?? 0);
+/** One model's tokens with more of them added: the four kinds and the one-hour cache writes. */
+export function addModelTokens(
+  model: string,
+  had: ModelUsageTokens | undefined,
+  more: PricedUsage,
+): ModelUsageTokens {
+  const oneHour = (had?.cacheWrite1hTokens ?? 0) + (more.cacheWrite1hTokens ?? 0);
   return {
-    model: a.model,
-    ...addUsage(a, b),
+    model,
+    ...addUsage(had ?? NO_TOKENS, more),
     ...(oneHour > 0 ? { cacheWrite1hTokens: oneHour } : {}),
   };
 }
