@@ -6,33 +6,14 @@ import {
   AGENTS_PAGE_2_PROTOBUF,
   AGENTS_PLAIN_PROTOBUF_406,
   type CapturedAnswer,
+  decodedPart,
   JOB_NOT_FOUND_PROTOBUF,
   JOBS_PAGE_JSON,
   JOBS_PAGE_PROTOBUF,
 } from "../../test/support/metadata-protobuf-pages.js";
-import {
-  decodeMetadataPage,
-  decodeStatus,
-  isKubernetesProtobuf,
-  type ListedMetadata,
-} from "./metadata-protobuf.js";
+import { decodeMetadataPage, decodeStatus, isKubernetesProtobuf } from "./metadata-protobuf.js";
 
 const bytes = (a: CapturedAnswer) => new Uint8Array(Buffer.from(a.body, "base64"));
-
-/** The fields the decoder reads (docs/controller.md#watch-poll-and-cache, Poll); JSON is cut to these. */
-const DECODED: (keyof ListedMetadata)[] = [
-  "name",
-  "generateName",
-  "namespace",
-  "uid",
-  "resourceVersion",
-  "generation",
-  "creationTimestamp",
-  "deletionTimestamp",
-  "deletionGracePeriodSeconds",
-  "ownerReferences",
-  "finalizers",
-];
 
 /** What the JSON path gives for the same page, each item's metadata cut to the decoded fields. */
 function jsonCut(a: CapturedAnswer) {
@@ -45,7 +26,7 @@ function jsonCut(a: CapturedAnswer) {
     items: page.items.map((it) => ({
       apiVersion: it.apiVersion,
       kind: it.kind,
-      metadata: Object.fromEntries(DECODED.filter((k) => k in it.metadata).map((k) => [k, it.metadata[k]])),
+      metadata: decodedPart(it.metadata),
     })),
   };
 }

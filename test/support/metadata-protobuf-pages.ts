@@ -6,6 +6,28 @@
  * controlling owner reference. Every item carries its managedFields.
  */
 
+import type { ListedMetadata } from "../../src/kube/metadata-protobuf.js";
+
+/** The metadata fields the protobuf decoder reads (src/kube/metadata-protobuf.ts). */
+export const DECODED_FIELDS: readonly (keyof ListedMetadata)[] = [
+  "name",
+  "generateName",
+  "namespace",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "ownerReferences",
+  "finalizers",
+];
+
+/** A JSON item's metadata cut to what the decoder reads: what its protobuf twin decodes to. */
+export function decodedPart(metadata: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(DECODED_FIELDS.filter((k) => k in metadata).map((k) => [k, metadata[k]]));
+}
+
 /** One captured answer: its HTTP status, Content-Type and body. */
 export interface CapturedAnswer {
   status: number;

@@ -13,25 +13,11 @@ import type { KubeClient, KubeClientOptions } from "../../../src/kube/client.js"
 import type { ListedMetadata } from "../../../src/kube/metadata-protobuf.js";
 import { AGENTS } from "../../../src/kube/resources.js";
 import { compactEtcd, createTestNamespace, kubeConfig } from "../../harness/context.js";
+import { decodedPart } from "../../support/metadata-protobuf-pages.js";
 import { clientFor, createAgent, createDefinition, createStation } from "./helpers.js";
 
 /** Pages of 3: the 8 Agents below span 3 pages, so every LIST follows continue tokens. */
 const PAGE = 3;
-/** The metadata fields the protobuf decoder reads (metadata-protobuf.ts); JSON items are cut to these. */
-const DECODED: (keyof ListedMetadata)[] = [
-  "name",
-  "generateName",
-  "namespace",
-  "uid",
-  "resourceVersion",
-  "generation",
-  "creationTimestamp",
-  "deletionTimestamp",
-  "deletionGracePeriodSeconds",
-  "ownerReferences",
-  "finalizers",
-];
-
 let ns: string;
 let protobuf: KubeClient;
 let json: KubeClient;
@@ -116,7 +102,7 @@ describe("the poll's metadata LIST in protobuf", () => {
     expect(json.protobufPages).toBe(0);
     expect(fromJson.items.every((it) => Array.isArray(it.metadata.managedFields))).toBe(true);
     const cut = fromJson.items.map((it) => ({
-      metadata: Object.fromEntries(DECODED.filter((k) => k in it.metadata).map((k) => [k, it.metadata[k]])),
+      metadata: decodedPart(it.metadata),
     }));
     expect(fromProtobuf.items.map((it) => ({ metadata: it.metadata }))).toEqual(cut);
     expect(fromProtobuf.items).toHaveLength(8);
