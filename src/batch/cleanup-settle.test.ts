@@ -17,6 +17,15 @@ afterEach(async () => {
   close = undefined;
 });
 
+/** The smallest Anthropic batch submit of the Agent UID. */
+const anthropicRequest = (apiKey: string) => ({
+  agentUid: UID,
+  model: "claude-sonnet-4-5",
+  prompt: "p",
+  maxTokens: 100,
+  apiKey,
+});
+
 async function cleanupError(p: Promise<unknown>): Promise<BatchProviderError> {
   const err = await p.then(
     () => undefined,
@@ -49,13 +58,7 @@ describe("anthropic cleanup of a cancelled batch", () => {
     const fake = await startFakeAnthropic();
     close = fake.close;
     const p = new AnthropicBatchProvider({ baseUrl: fake.url, timeoutMs: 5_000 });
-    const { batchId } = await p.submit({
-      agentUid: UID,
-      model: "claude-sonnet-4-5",
-      prompt: "p",
-      maxTokens: 100,
-      apiKey: fake.apiKey,
-    });
+    const { batchId } = await p.submit(anthropicRequest(fake.apiKey));
     await p.cancel(batchId, fake.apiKey);
     fake.inject({ kind: "status", status: 500, method: "GET", path: `/v1/messages/batches/${batchId}` });
     expect((await cleanupError(p.cleanup(batchId, fake.apiKey))).settleUnseen).toBe(true);
@@ -93,13 +96,7 @@ describe("a failed cancel confirmed by the batch's state", () => {
     const fake = await startFakeAnthropic({ processingMs: 3600_000 });
     close = fake.close;
     const p = new AnthropicBatchProvider({ baseUrl: fake.url, timeoutMs: 5_000 });
-    const { batchId } = await p.submit({
-      agentUid: UID,
-      model: "claude-sonnet-4-5",
-      prompt: "p",
-      maxTokens: 100,
-      apiKey: fake.apiKey,
-    });
+    const { batchId } = await p.submit(anthropicRequest(fake.apiKey));
     const cancel = `/v1/messages/batches/${batchId}/cancel`;
     fake.inject({ kind: "status", status: 500, method: "POST", path: cancel });
     expect((await cleanupError(p.cancel(batchId, fake.apiKey))).status).toBe(500);

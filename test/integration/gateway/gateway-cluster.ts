@@ -1,11 +1,18 @@
 /**
  * The gateway's side of the integration tests on the local plane: components/gateway's Role in a
- * test's namespace, and a client that acts as the gateway's ServiceAccount (impersonated, RBAC on).
+ * test's namespace, a client that acts as the gateway's ServiceAccount (impersonated, RBAC on), and
+ * the gateway's servers in the test process on its cluster ports.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { V1Job } from "@kubernetes/client-node";
 import { Agent as UndiciAgent } from "undici";
 import { parseAllDocuments } from "yaml";
+import type { ClusterPorts } from "../../../src/gateway/cluster-ports.js";
+import { GatewayMetrics } from "../../../src/gateway/metrics.js";
+import { startGatewayServers } from "../../../src/gateway/server.js";
+import { upstreamPools } from "../../../src/gateway/upstreams.js";
+import type { GatewayVendor } from "../../../src/gateway/vendors.js";
 import { KubeClient } from "../../../src/kube/client.js";
 import type { Resource } from "../../../src/kube/resources.js";
 import { REPO_ROOT } from "../../deploy/render.js";
@@ -44,4 +51,61 @@ export async function installGatewayRole(admin: KubeClient, namespace: string): 
     for (const s of doc.subjects ?? []) s.namespace = namespace;
     await admin.create(doc.kind === "Role" ? ROLES : ROLE_BINDINGS, namespace, doc as never);
   }
+}
+
+/** A gateway process's servers in the test process, on cluster ports the test wires. */
+export interface TestGateway {
+  port: number;
+  /** Closes the servers and the upstream pools (the ports are the test's to close). */
+  close(): Promise<void>;
+}
+
+/**
+ * The gateway's servers in front of the given upstreams, on `ports()`: called per request, so a
+ * test may wire the ports after the gateway listens (the controller needs its address first).
+ */
+export async function startTestGateway(o: {
+  ports: () => ClusterPorts;
+  upstreams: Readonly<Record<GatewayVendor, string>>;
+  credentialKey: Uint8Array;
+  host: string;
+}): Promise<TestGateway> {
+  const quiet = { info() {}, warn() {}, error() {} };
+  const pools = upstreamPools({ upstreams: o.upstreams, idleTimeoutMs: 600_000 });
+  const servers = await startGatewayServers(
+    {
+      upstreams: pools,
+      credentialKey: o.credentialKey,
+      runs: {
+        runState: (run) => o.ports().runs.runState(run),
+        stationOf: (run) => o.ports().runs.stationOf(run),
+      },
+      keys: { keyFor: (run, vendor) => o.ports().keys.keyFor(run, vendor) },
+      usage: {
+        started: (run, vendor) => o.ports().usage.started(run, vendor),
+        record: (entry) => o.ports().usage.record(entry),
+      },
+      budget: { admit: (run, vendor, station, worst) => o.ports().budget.admit(run, vendor, station, worst) },
+      metrics: new GatewayMetrics(),
+      logger: quiet,
+      maxRequestBytes: 32 << 20,
+      idleTimeoutMs: 600_000,
+    },
+    { host: o.host, port: 0, metricsPort: 0 },
+  );
+  return {
+    port: servers.port,
+    close: async () => {
+      await servers.close(100);
+      await Promise.all(Object.values(pools).map((p) => p.destroy()));
+    },
+  };
+}
+
+/** The value of a variable of a Job's `agent` container (the run credential, for instance). */
+export function agentEnvValue(job: V1Job | undefined, name: string): string {
+  return (
+    job?.spec?.template.spec?.containers.find((c) => c.name === "agent")?.env?.find((e) => e.name === name)
+      ?.value ?? ""
+  );
 }

@@ -17,9 +17,6 @@ import type { ControllerReplica } from "../../../src/controller/process.js";
 import { ANNOTATION_MODEL_GATEWAY, LABEL_AGENT, LABEL_AGENT_UID } from "../../../src/core/run-job/layout.js";
 import type { ModelUsage, Station } from "../../../src/core/types.js";
 import { type ClusterPorts, clusterPorts } from "../../../src/gateway/cluster-ports.js";
-import { GatewayMetrics } from "../../../src/gateway/metrics.js";
-import { type GatewayServers, startGatewayServers } from "../../../src/gateway/server.js";
-import { upstreamPools } from "../../../src/gateway/upstreams.js";
 import type { KubeClient } from "../../../src/kube/client.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, MODEL_USAGES, STATIONS } from "../../../src/kube/resources.js";
 import {
@@ -30,7 +27,13 @@ import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/conte
 import { eventually } from "../../harness/eventually.js";
 import { send } from "../../support/gateway.js";
 import { clientFor, getAgent, startReplica, testConfig, waitForPhase } from "../controller/helpers.js";
-import { impersonating, installGatewayRole } from "./gateway-cluster.js";
+import {
+  agentEnvValue,
+  impersonating,
+  installGatewayRole,
+  startTestGateway,
+  type TestGateway,
+} from "./gateway-cluster.js";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const KEY = Buffer.from("metering-test-gateway-key-32-bytes!!");
@@ -41,8 +44,7 @@ let gatewayClient: KubeClient;
 let ns: string;
 let model: AnthropicMessagesServer;
 let ports: ClusterPorts;
-let servers: GatewayServers;
-let pools: ReturnType<typeof upstreamPools>;
+let gateway: TestGateway;
 let replica: ControllerReplica | undefined;
 const secretsDir = mkdtempSync(join(tmpdir(), "gw-metering-secrets-"));
 
@@ -89,10 +91,6 @@ beforeAll(async () => {
   });
   writeFileSync(join(secretsDir, "anthropic-key"), "sk-ant-real-key\n");
   model = await startAnthropicMessages();
-  pools = upstreamPools({
-    upstreams: { anthropic: model.origin, openai: "http://127.0.0.1:9", gemini: "http://127.0.0.1:9" },
-    idleTimeoutMs: 600_000,
-  });
   ports = clusterPorts({
     kube: gatewayClient,
     namespace: ns,
@@ -100,32 +98,22 @@ beforeAll(async () => {
     replica: "agent-gateway-test-0",
     logger: quiet,
   });
-  servers = await startGatewayServers(
-    {
-      upstreams: pools,
-      credentialKey: KEY,
-      keys: ports.keys,
-      runs: ports.runs,
-      usage: ports.usage,
-      budget: ports.budget,
-      metrics: new GatewayMetrics(),
-      logger: quiet,
-      maxRequestBytes: 1 << 20,
-      idleTimeoutMs: 600_000,
-    },
-    { host: "127.0.0.1", port: 0, metricsPort: 0 },
-  );
+  gateway = await startTestGateway({
+    ports: () => ports,
+    upstreams: { anthropic: model.origin, openai: "http://127.0.0.1:9", gemini: "http://127.0.0.1:9" },
+    credentialKey: KEY,
+    host: "127.0.0.1",
+  });
   // The controller with the gateway on, as AGENT_GATEWAY_URL and its key file turn it on.
   const config = testConfig(ns, "agent-controller-metering-0");
-  config.gateway = { url: `http://127.0.0.1:${servers.port}`, credentialKey: KEY };
+  config.gateway = { url: `http://127.0.0.1:${gateway.port}`, credentialKey: KEY };
   replica = await startReplica(admin, ns, "agent-controller-metering-0", { config });
 }, 60_000);
 
 afterAll(async () => {
   await replica?.stop();
-  await servers?.close(100);
+  await gateway?.close();
   await ports?.close();
-  await Promise.all(Object.values(pools ?? {}).map((p) => p.destroy()));
   await model?.close();
   await gatewayClient?.close();
   await admin?.close();
@@ -153,8 +141,7 @@ describe("a gateway run's cost is the gateway's meter, not its log", () => {
       admin.get<V1Job>(JOBS, ns, running.status?.jobName ?? ""),
     );
     expect(job.metadata?.annotations?.[ANNOTATION_MODEL_GATEWAY]).toBe("anthropic");
-    const env = job.spec?.template.spec?.containers.find((c) => c.name === "agent")?.env ?? [];
-    const credential = env.find((e) => e.name === "ANTHROPIC_API_KEY")?.value ?? "";
+    const credential = agentEnvValue(job, "ANTHROPIC_API_KEY");
     expect(credential).toMatch(/^agw1\./);
 
     // "The agent" calls its model through the gateway: once streamed, once not.
@@ -165,7 +152,7 @@ describe("a gateway run's cost is the gateway's meter, not its log", () => {
       stream,
       messages: [{ role: "user", content: "Summarise the README." }],
     });
-    const url = `http://127.0.0.1:${servers.port}`;
+    const url = `http://127.0.0.1:${gateway.port}`;
     expect((await send(url, "POST", "/v1/messages?beta=true", headers, body(true))).status).toBe(200);
     expect((await send(url, "POST", "/v1/messages", headers, body(false))).status).toBe(200);
     // The provider saw the real key the definition names, never the credential.
@@ -261,17 +248,14 @@ describe("a gateway run's cost is the gateway's meter, not its log", () => {
     const job = await eventually("the run's Job", () =>
       admin.get<V1Job>(JOBS, ns, running.status?.jobName ?? ""),
     );
-    const credential =
-      job.spec?.template.spec?.containers
-        .find((c) => c.name === "agent")
-        ?.env?.find((e) => e.name === "ANTHROPIC_API_KEY")?.value ?? "";
+    const credential = agentEnvValue(job, "ANTHROPIC_API_KEY");
     const headers = { "x-api-key": credential, "anthropic-version": "2023-06-01" };
     const body = (maxTokens: number) => ({
       model: "claude-sonnet-4-6",
       max_tokens: maxTokens,
       messages: [{ role: "user", content: "Summarise the README." }],
     });
-    const url = `http://127.0.0.1:${servers.port}`;
+    const url = `http://127.0.0.1:${gateway.port}`;
     // claude-sonnet-4-6: $3 input, $15 output per million. Worst case of the first: 1024 output
     // tokens ($0.0154) fits $0.05; it costs $0.018 (1000 in, 1000 out).
     model.script([{ text: "the first", usage: { input: 1_000, output: 1_000 } }]);

@@ -18,17 +18,14 @@ import { PROVIDER_KEY_VARIABLES } from "../../../src/core/run-job/gateway-env.js
 import { ANNOTATION_MODEL_GATEWAY, LABEL_AGENT_UID } from "../../../src/core/run-job/layout.js";
 import type { ModelUsage } from "../../../src/core/types.js";
 import { type ClusterPorts, clusterPorts } from "../../../src/gateway/cluster-ports.js";
-import { GatewayMetrics } from "../../../src/gateway/metrics.js";
-import type { KeySource, RunLookup, UsageStore } from "../../../src/gateway/ports.js";
-import { type GatewayServers, startGatewayServers } from "../../../src/gateway/server.js";
-import { upstreamPools } from "../../../src/gateway/upstreams.js";
 import { JOBS, MODEL_USAGES } from "../../../src/kube/resources.js";
 import type { PromptApiServer } from "../../../src/prompt-api/index.js";
 import { startAnthropicMessages } from "../../fakes/models/anthropic-messages.js";
-import type { ModelServer } from "../../fakes/models/base.js";
+import type { JournalEntry, ModelServer } from "../../fakes/models/base.js";
 import { startGeminiServer } from "../../fakes/models/gemini-generate.js";
 import { startOpenAiResponsesServer } from "../../fakes/models/openai-responses.js";
 import { podReachableHost } from "../../harness/context.js";
+import { startTestGateway, type TestGateway } from "../gateway/gateway-cluster.js";
 import { type ConversationStore, promptApiCaller, startConversationStore } from "./realtime-helpers.js";
 import {
   API_KEY_NAME,
@@ -65,6 +62,9 @@ const HEADER: Readonly<Record<ModelApiFamily, string>> = {
 };
 const keyDigest = (api: ModelApiFamily) =>
   api === "openai" ? sha256(`Bearer ${REAL_KEYS.openai}`) : sha256(REAL_KEYS[api]);
+/** The model calls the gateway meters among a model server's journal entries. */
+const meteredCalls = (api: ModelApiFamily, calls: readonly JournalEntry[]) =>
+  calls.filter((c) => METERED[api].test(`${c.method} ${c.path}`));
 /** Each model answer's usage, scripted: the metered sums are exact multiples of it. */
 const USAGE = { input: 120, output: 12 };
 const RUN_TIMEOUT_MS = 420_000;
@@ -82,10 +82,26 @@ let env: RealCliEnv;
 let promptApi: PromptApiServer | undefined;
 let store: ConversationStore | undefined;
 let models: Record<ModelApiFamily, ModelServer>;
-let servers: GatewayServers;
-let pools: ReturnType<typeof upstreamPools>;
+let gateway: TestGateway;
 let ports: ClusterPorts | undefined;
 const dir = mkdtempSync(join(tmpdir(), "gw-real-clis-"));
+
+/** A definition of `model` naming its API's key (the gateway sends it), and a Station running it. */
+async function recipe(
+  name: string,
+  model: string,
+  api: ModelApiFamily,
+  spec: Record<string, unknown>,
+  station: Record<string, unknown> = {},
+): Promise<void> {
+  const { resources, ...rest } = spec as { resources?: Record<string, unknown> };
+  await createDefinition(env, name, {
+    model,
+    ...rest,
+    resources: { secrets: [keySecret(api)], ...resources },
+  });
+  await createRealCliStation(env, name, name, { spec: station });
+}
 
 describe.skipIf(skip)("the real CLIs through the model gateway", () => {
   beforeAll(async () => {
@@ -106,40 +122,17 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
     for (const api of Object.keys(REAL_KEYS) as ModelApiFamily[]) {
       writeFileSync(join(secretsDir, API_KEY_NAME[api]), `${REAL_KEYS[api]}\n`);
     }
-    pools = upstreamPools({
-      upstreams: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin },
-      idleTimeoutMs: 600_000,
-    });
     // The namespace exists only once the env has started, and the controller needs the gateway's
     // address first: the ports are wired when both exist.
-    const late = () => {
-      if (!ports) throw new Error("the gateway's cluster ports are not wired yet");
-      return ports;
-    };
-    const runs: RunLookup = {
-      runState: (run) => late().runs.runState(run),
-      stationOf: (run) => late().runs.stationOf(run),
-    };
-    const keys: KeySource = { keyFor: (run, vendor) => late().keys.keyFor(run, vendor) };
-    const usage: UsageStore = {
-      started: (run, vendor) => late().usage.started(run, vendor),
-      record: (entry) => late().usage.record(entry),
-    };
-    servers = await startGatewayServers(
-      {
-        upstreams: pools,
-        credentialKey,
-        keys,
-        runs,
-        usage,
-        budget: { admit: (run, vendor, station, worst) => late().budget.admit(run, vendor, station, worst) },
-        metrics: new GatewayMetrics(),
-        logger: quiet,
-        maxRequestBytes: 32 << 20,
-        idleTimeoutMs: 600_000,
+    gateway = await startTestGateway({
+      ports: () => {
+        if (!ports) throw new Error("the gateway's cluster ports are not wired yet");
+        return ports;
       },
-      { host, port: 0, metricsPort: 0 },
-    );
+      upstreams: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin },
+      credentialKey,
+      host,
+    });
     env = await startRealCliEnv({
       prefix: "real-gateway",
       model: anthropic,
@@ -147,7 +140,7 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       // agent-secrets holds no provider key: the runs need none.
       keys: {},
       controllerEnv: {
-        AGENT_GATEWAY_URL: `http://${host}:${servers.port}`,
+        AGENT_GATEWAY_URL: `http://${host}:${gateway.port}`,
         AGENT_GATEWAY_CREDENTIAL_KEY_FILE: keyFile,
         REALTIME_ENABLED: "true",
         REALTIME_API_TOKEN: API_TOKEN,
@@ -174,9 +167,8 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
   afterAll(async () => {
     await promptApi?.close(1000);
     await store?.close();
-    await servers?.close(100);
+    await gateway?.close();
     await ports?.close();
-    await Promise.all(Object.values(pools ?? {}).map((p) => p.destroy()));
     await env?.close();
     await Promise.all([models?.openai?.close(), models?.gemini?.close()]);
     rmSync(dir, { recursive: true, force: true });
@@ -188,12 +180,7 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       const name = `gw-${cli}`;
       const server = models[api];
       const before = server.journal().length;
-      await createDefinition(env, name, {
-        model,
-        prompt: "Say hello.",
-        resources: { secrets: [keySecret(api)] },
-      });
-      await createRealCliStation(env, name, name);
+      await recipe(name, model, api, { prompt: "Say hello." });
       await createAgent(env, name, name);
       const agent = await finishedAgent(env, name, RUN_TIMEOUT_MS);
       const uid = agent.metadata.uid ?? "";
@@ -216,13 +203,11 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       // Every call reached the provider with the gateway's key for that API.
       const calls = server.journal().slice(before);
       expect(calls.length).toBeGreaterThan(0);
-      const header = { anthropic: "x-api-key", openai: "authorization", gemini: "x-goog-api-key" }[api];
-      const expected = api === "openai" ? sha256(`Bearer ${REAL_KEYS.openai}`) : sha256(REAL_KEYS[api]);
       for (const call of calls)
-        expect(call.credentialDigests[header], `${call.method} ${call.path}`).toBe(expected);
+        expect(call.credentialDigests[HEADER[api]], `${call.method} ${call.path}`).toBe(keyDigest(api));
 
       // The run's cost: its calls as the gateway metered them, every scripted answer once.
-      const metered = calls.filter((c) => METERED[api].test(`${c.method} ${c.path}`)).length;
+      const metered = meteredCalls(api, calls).length;
       expect(metered).toBeGreaterThan(0);
       const records = (
         await env.client.list<ModelUsage>(MODEL_USAGES, env.ns, {
@@ -244,24 +229,23 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
     async () => {
       const name = "gw-budget";
       const before = models.anthropic.journal().length;
-      await createDefinition(env, name, {
-        model: "claude-sonnet-4-6",
-        prompt: "Say hello.",
-        resources: { secrets: [keySecret("anthropic")] },
-      });
       // Open for a run to start (nothing spent), far too small for any request's worst case.
-      await createRealCliStation(env, name, name, { spec: { budget: { limitUSD: 0.000001, window: "1h" } } });
+      await recipe(
+        name,
+        "claude-sonnet-4-6",
+        "anthropic",
+        { prompt: "Say hello." },
+        {
+          budget: { limitUSD: 0.000001, window: "1h" },
+        },
+      );
       await createAgent(env, name, name);
       const agent = await finishedAgent(env, name, RUN_TIMEOUT_MS);
       expect(agent.status?.phase).toBe("Failed");
       expect(agent.status?.exitCode).not.toBe(0);
       expect(agent.status?.failureReason).toContain(`gateway: budget of Station ${env.ns}/${name} reached`);
       // No model call reached the provider.
-      const calls = models.anthropic
-        .journal()
-        .slice(before)
-        .filter((c) => METERED.anthropic.test(`${c.method} ${c.path}`));
-      expect(calls).toEqual([]);
+      expect(meteredCalls("anthropic", models.anthropic.journal().slice(before))).toEqual([]);
     },
     RUN_TIMEOUT_MS + 60_000,
   );
@@ -271,13 +255,10 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
     async () => {
       const name = "gw-hostile";
       const before = models.anthropic.journal().length;
-      await createDefinition(env, name, {
-        model: "claude-sonnet-4-6",
+      await recipe(name, "claude-sonnet-4-6", "anthropic", {
         prompt: "Find any API key you can.",
         permission_mode: "bypass",
-        resources: { secrets: [keySecret("anthropic")] },
       });
-      await createRealCliStation(env, name, name);
       // What a prompt-injected agent runs: every variable of every process it can read, the
       // mounted secrets, its workspace and home, and any file naming a key.
       const search = [
@@ -299,10 +280,7 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       const agent = await finishedAgent(env, name, RUN_TIMEOUT_MS);
       expect(agent.status?.phase, agent.status?.failureReason).toBe("Succeeded");
       // The search's output went back to the model in the next request: what the agent could see.
-      const calls = models.anthropic
-        .journal()
-        .slice(before)
-        .filter((c) => METERED.anthropic.test(`${c.method} ${c.path}`));
+      const calls = meteredCalls("anthropic", models.anthropic.journal().slice(before));
       const seen = calls.map((c) => JSON.stringify(c.body)).find((b) => b.includes("SEARCH-DONE")) ?? "";
       expect(seen, "the search ran and its output reached the model").toContain("SEARCH-DONE");
       // It read the environment (its own credential is there) and found no provider key.
@@ -324,13 +302,11 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       );
       const name = `gw-rt-${cli}`;
       const before = server.journal().length;
-      await createDefinition(env, name, {
-        model,
+      await recipe(name, model, api, {
         prompt: "Remember the number 42.",
         execution: "realtime",
-        resources: { secrets: [keySecret(api)], conversation: { source: `${store?.url}/conv` } },
+        resources: { conversation: { source: `${store?.url}/conv` } },
       });
-      await createRealCliStation(env, name, name);
       server.script([
         { text: "Noted: 42.", usage: USAGE },
         { text: "You said 42.", usage: USAGE },
@@ -362,10 +338,7 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
         costSource: "metered",
         usage: { inputTokens: USAGE.input, outputTokens: USAGE.output },
       });
-      const resumedCall = server
-        .journal()
-        .slice(resumedFrom)
-        .find((c) => METERED[api].test(`${c.method} ${c.path}`));
+      const [resumedCall] = meteredCalls(api, server.journal().slice(resumedFrom));
       // The resumed turn carried the earlier history, and reached the provider with the gateway's key.
       expect(JSON.stringify(resumedCall?.body)).toContain("Remember the number 42.");
       expect(resumedCall?.credentialDigests[HEADER[api]]).toBe(keyDigest(api));
