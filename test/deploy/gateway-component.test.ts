@@ -100,7 +100,7 @@ describe("without components/gateway", () => {
 });
 
 describe("components/gateway", () => {
-  it("adds the gateway's Deployment, Service, ServiceAccount, Role, PDB and NetworkPolicies, and changes only the controller Deployment", () => {
+  it("adds the gateway's Deployment, Service, ServiceAccount, Role, PDB and NetworkPolicies, and changes only the controller Deployment and the run pods' egress", () => {
     const before = new Map(base.map((o) => [objectKey(o), JSON.stringify(o)]));
     const added = withGateway.filter((o) => !before.has(objectKey(o)));
     expect(added.map(objectKey).sort()).toEqual([
@@ -117,8 +117,10 @@ describe("components/gateway", () => {
     const changed = withGateway
       .filter((o) => before.has(objectKey(o)) && before.get(objectKey(o)) !== JSON.stringify(o))
       .map(objectKey);
-    // agent-job-egress, the run pods' own policy, is not among them.
-    expect(changed).toEqual(["Deployment/ai-agents/agent-controller"]);
+    expect(changed.sort()).toEqual([
+      "Deployment/ai-agents/agent-controller",
+      "NetworkPolicy/ai-agents/agent-job-egress",
+    ]);
   });
 
   it("runs two hardened replicas of the controller image, spread over nodes, with the ServiceAccount's token in its own pods only", () => {
@@ -226,8 +228,10 @@ describe("components/gateway", () => {
     expect(c.ports).toEqual([
       { name: "api", containerPort: config.port, protocol: "TCP" },
       { name: "metrics", containerPort: config.metricsPort, protocol: "TCP" },
+      { name: "egress", containerPort: config.egressPort, protocol: "TCP" },
     ]);
     expect(config.port).toBe(8080);
+    expect(config.egressPort).toBe(3128);
     expect(config.metricsPort).toBe(9090);
     const probe = { httpGet: { path: "/healthz", port: "metrics" } };
     expect(c.livenessProbe).toMatchObject(probe);
@@ -307,15 +311,18 @@ describe("components/gateway", () => {
     });
   });
 
-  it("gives the controller AGENT_GATEWAY_URL (the Service) and AGENT_GATEWAY_CREDENTIAL_KEY_FILE (the same Secret key), nothing else changed", () => {
+  it("gives the controller AGENT_GATEWAY_URL and AGENT_GATEWAY_EGRESS_URL (the Service's two ports) and AGENT_GATEWAY_CREDENTIAL_KEY_FILE (the same Secret key), nothing else changed", () => {
     const controller = findObject(withGateway, "Deployment", "agent-controller");
     const c = onlyContainer(controller);
     const service = findObject(withGateway, "Service", "agent-gateway");
     expect(service.spec.selector).toEqual(GATEWAY);
-    expect(service.spec.ports).toEqual([{ name: "api", port: 8080, targetPort: "api", protocol: "TCP" }]);
-    expect(envValue(c, "AGENT_GATEWAY_URL")).toBe(
-      `http://${service.metadata.name}.${service.metadata.namespace}.svc:${service.spec.ports[0].port}`,
-    );
+    expect(service.spec.ports).toEqual([
+      { name: "api", port: 8080, targetPort: "api", protocol: "TCP" },
+      { name: "egress", port: 3128, targetPort: "egress", protocol: "TCP" },
+    ]);
+    const host = `${service.metadata.name}.${service.metadata.namespace}.svc`;
+    expect(envValue(c, "AGENT_GATEWAY_URL")).toBe(`http://${host}:${service.spec.ports[0].port}`);
+    expect(envValue(c, "AGENT_GATEWAY_EGRESS_URL")).toBe(`http://${host}:${service.spec.ports[1].port}`);
     const key = secretFileAt(controller, c, envValue(c, "AGENT_GATEWAY_CREDENTIAL_KEY_FILE"));
     expect(key.mount.readOnly).toBe(true);
     expect(key.volume?.secret).toEqual({
@@ -334,20 +341,26 @@ describe("components/gateway", () => {
     expect(after).toEqual(before);
   });
 
-  it("lets only run pods reach the API port, anyone the metrics port, and the gateway DNS, public 443 and the Kubernetes API only", () => {
+  it("lets only run pods reach the API and egress ports, anyone the metrics port, and the gateway DNS, public 80 and 443 and the Kubernetes API only", () => {
     const runPods = findObject(base, "NetworkPolicy", "agent-job-egress").spec.podSelector;
     const policy = findObject(withGateway, "NetworkPolicy", "agent-gateway").spec;
     expect(policy.podSelector).toEqual({ matchLabels: GATEWAY });
     expect(policy.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(policy.ingress).toEqual([
-      { from: [{ podSelector: runPods }], ports: [{ protocol: "TCP", port: "api" }] },
+      {
+        from: [{ podSelector: runPods }],
+        ports: [
+          { protocol: "TCP", port: "api" },
+          { protocol: "TCP", port: "egress" },
+        ],
+      },
       { ports: [{ protocol: "TCP", port: "metrics" }] },
     ]);
     // The named ports are the gateway container's.
     const names = onlyContainer(findObject(withGateway, "Deployment", "agent-gateway")).ports.map(
       (p) => p.name,
     );
-    expect(names).toEqual(expect.arrayContaining(["api", "metrics"]));
+    expect(names).toEqual(expect.arrayContaining(["api", "metrics", "egress"]));
     expect(policy.egress).toEqual([
       {
         to: [
@@ -370,7 +383,10 @@ describe("components/gateway", () => {
             },
           },
         ],
-        ports: [{ protocol: "TCP", port: 443 }],
+        ports: [
+          { protocol: "TCP", port: 80 },
+          { protocol: "TCP", port: 443 },
+        ],
       },
       // The API server's own address differs per cluster (and is what engines see after the
       // kubernetes Service's translation): its two usual ports, anywhere.
@@ -384,18 +400,35 @@ describe("components/gateway", () => {
     ]);
   });
 
-  it("opens the run pods' path to the gateway's API port and nothing else, and selects no controller pod", () => {
-    const runPods = findObject(base, "NetworkPolicy", "agent-job-egress").spec.podSelector;
-    const apiPort = onlyContainer(findObject(withGateway, "Deployment", "agent-gateway")).ports.find(
-      (p) => p.name === "api",
-    )?.containerPort;
+  it("keeps run pods to DNS and the gateway's API and egress ports: the base's public 80/443 rule is gone, and no controller pod is selected", () => {
+    const basePolicy = findObject(base, "NetworkPolicy", "agent-job-egress").spec;
+    const runPods = basePolicy.podSelector;
+    const ports = onlyContainer(findObject(withGateway, "Deployment", "agent-gateway")).ports;
+    const port = (name: string) => ports.find((p) => p.name === name)?.containerPort;
     expect(findObject(withGateway, "NetworkPolicy", "agent-job-gateway-egress").spec).toEqual({
       podSelector: runPods,
       policyTypes: ["Egress"],
       egress: [
-        { to: [{ podSelector: { matchLabels: GATEWAY } }], ports: [{ protocol: "TCP", port: apiPort }] },
+        {
+          to: [{ podSelector: { matchLabels: GATEWAY } }],
+          ports: [
+            { protocol: "TCP", port: port("api") },
+            { protocol: "TCP", port: port("egress") },
+          ],
+        },
       ],
     });
+    // The base policy keeps its DNS rule, ingress closed, and loses exactly the public rule.
+    const narrowed = findObject(withGateway, "NetworkPolicy", "agent-job-egress").spec;
+    const publicRule = basePolicy.egress.find((r: { to: { ipBlock?: unknown }[] }) =>
+      r.to.some((t) => t.ipBlock !== undefined),
+    );
+    expect(publicRule).toBeDefined();
+    expect(narrowed).toEqual({
+      ...basePolicy,
+      egress: basePolicy.egress.filter((r: unknown) => r !== publicRule),
+    });
+    expect(JSON.stringify(narrowed)).not.toContain("ipBlock");
     // The controller's egress stays open (batch calls the providers itself, docs/gateway.md#batch-runs-stay-direct).
     const selectors = withGateway
       .filter(
