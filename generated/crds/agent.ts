@@ -178,6 +178,7 @@ export interface AgentStatus {
      * Set when the run's own lines reported a cost above what their tokens could cost at the vendor's highest known rates: the reported figure, in US dollars, which was not believed. costUSD is then priced from the tokens (a model without a price at the vendor's highest rates), and a CostReportRejected Event says so.
      */
     costReportRejected?: string;
+    egress?: AgentEgress;
     providerRetries?: ProviderRetries;
     /**
      * The run's state in the standard metav1.Condition form, one entry per type: Queued (True while the Agent waits for a free slot on its Station, with its queue position in the message), Ready (True while the run executes; False with the reason while it waits or after it ended), Complete (True once it Succeeded) and Failed (True once it Failed, reason and message say why). So `kubectl wait --for=condition=Complete agent/<name>` returns once a run succeeds.
@@ -208,6 +209,21 @@ export interface TokenUsage {
      * The sum of the four.
      */
     totalTokens?: number;
+}
+/**
+ * With the model gateway's egress proxy on: what it refused this run's programs (a host its role may not reach, a private address), summed over the gateway's records when the run ends. Each refusal was a 403 to the program and a Warning Event EgressRefused on this Agent (docs/gateway.md#egress).
+ */
+export interface AgentEgress {
+    /**
+     * Connections and requests refused.
+     */
+    refused: number;
+    /**
+     * The first distinct destinations refused, at most 10, each as `<role> <host>:<port>`.
+     *
+     * @maxItems 10
+     */
+    destinations?: string[];
 }
 /**
  * The retries the run took because its model provider limited it (429 too many requests, 529 overloaded, 5xx, a dropped connection), written when the run ends. The controller learns from it how many runs the provider takes and holds new runs against the same endpoint and key accordingly.

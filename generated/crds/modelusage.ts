@@ -25,9 +25,9 @@ export interface ModelUsage {
 export interface ModelUsageSpec {
     agent: ModelUsageAgent;
     /**
-     * The model API the run's credential allows.
+     * The model API the run's credential allows; absent on a record that holds only egress refusals.
      */
-    vendor: ("anthropic" | "openai" | "gemini");
+    vendor?: ("anthropic" | "openai" | "gemini");
     /**
      * The run's Station when the gateway served it (its Agent's spec.stationRef): what its Station's budget in flight counts the record against.
      */
@@ -62,6 +62,7 @@ export interface ModelUsageSpec {
      * @maxItems 64
      */
     models: ModelUsageTokens[];
+    egress?: ModelUsageEgress;
     /**
      * When the gateway last wrote these totals (RFC 3339, UTC); rewritten at least every minute while calls are in flight.
      */
@@ -105,4 +106,33 @@ export interface ModelUsageTokens {
      * The part of cacheWriteTokens written to the one-hour cache.
      */
     cacheWrite1hTokens?: number;
+}
+/**
+ * What the gateway's egress proxy refused this run's programs, as this process saw it: the count of refusals and the first distinct destinations refused. The controller sums them into the Agent's status.egress when the run ends (docs/gateway.md#egress).
+ */
+export interface ModelUsageEgress {
+    /**
+     * Connections and requests of the run this process refused.
+     */
+    refused: number;
+    /**
+     * The first distinct destinations refused, at most 10.
+     *
+     * @maxItems 10
+     */
+    destinations?: ModelUsageEgressRefusal[];
+}
+export interface ModelUsageEgressRefusal {
+    /**
+     * The host and port asked for, as `host:port`.
+     */
+    destination: string;
+    /**
+     * Which program of the run asked (its proxy credential's role).
+     */
+    role: ("init" | "agent" | "courier");
+    /**
+     * Why it was refused, as the 403's body said.
+     */
+    reason: string;
 }

@@ -336,4 +336,65 @@ describe("gather: a finished gateway run's metered calls (docs/gateway.md#meteri
     expect(input.job).toEqual({ found: false });
     expect(input.metered).toMatchObject({ vendor: "anthropic", calls: 1 });
   });
+  const refusals = (refused: number, destinations: string[]) => ({
+    refused,
+    destinations: destinations.map((destination) => ({
+      destination,
+      role: "agent",
+      reason: `${destination} is not a destination of the agent`,
+    })),
+  });
+  const gatewayOn = (d: GatherDeps) => {
+    d.settings = { ...d.settings, gateway: { url: "http://gw:8080", credentialKey: new Uint8Array(32) } };
+    return d;
+  };
+
+  it("egress refusals of every gateway process are summed into what status.egress will say (docs/gateway.md#egress)", async () => {
+    const { list } = lister([
+      usage({ egress: refusals(2, ["evil.example:443"]) }),
+      usage({ egress: refusals(1, ["a.example:80"]) }),
+    ]);
+    const input = await gather(
+      ranAs(),
+      withJob(
+        deps(list, async () => "log"),
+        annotated,
+      ),
+    );
+    expect(input.egress).toEqual({
+      refused: 3,
+      destinations: ["agent a.example:80", "agent evil.example:443"],
+    });
+    expect(input.metered).toMatchObject({ calls: 2 });
+  });
+
+  it("a run the gateway did not meter (no annotation) has its refusals read while the gateway is on, and is not priced from the records", async () => {
+    const { list, asked } = lister([
+      usage({ calls: 0, models: [], vendor: undefined, egress: refusals(1, ["x.example:443"]) }),
+    ]);
+    const input = await gather(
+      ranAs(),
+      gatewayOn(
+        withJob(
+          deps(list, async () => "log"),
+          COMPLETE,
+        ),
+      ),
+    );
+    expect(asked).toEqual(["agents.re-cinq.com/agent-uid=uid-run-1"]);
+    expect(input.egress).toEqual({ refused: 1, destinations: ["agent x.example:443"] });
+    expect(input.metered).toBeUndefined();
+  });
+
+  it("no refusal recorded: no egress in the input", async () => {
+    const { list } = lister([usage({})]);
+    const input = await gather(
+      ranAs(),
+      withJob(
+        deps(list, async () => "log"),
+        annotated,
+      ),
+    );
+    expect(input.egress).toBeUndefined();
+  });
 });

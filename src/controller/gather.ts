@@ -18,7 +18,6 @@ import type {
   JobCreateFailure,
   JobObservation,
   LogRead,
-  MeteredInput,
   PodObservation,
   ReconcileInput,
 } from "../core/input.js";
@@ -40,7 +39,7 @@ import type { Agent, AgentDefinition, Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { KubeApiError } from "../kube/errors.js";
 import { AGENT_DEFINITIONS, JOBS, PODS, STATIONS } from "../kube/resources.js";
-import { readMetered } from "./metered-usage.js";
+import { type GatewayRecords, readGatewayRecords } from "./metered-usage.js";
 import type { Semaphore } from "./semaphore.js";
 
 export interface CacheView {
@@ -150,11 +149,9 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
         input.now < retryUntil,
         readBackPlans(context(input)),
       );
-      const metered = await meteredOf(d, agent, input.job, jobFinishedAt(job), input.now);
-      if (metered !== undefined) input.metered = metered;
+      Object.assign(input, await gatewayRecordsOf(d, agent, input.job, jobFinishedAt(job), input.now));
     } else if (state === "gone" && d.settings.gateway) {
-      const metered = await meteredOf(d, agent, input.job, undefined, input.now);
-      if (metered !== undefined) input.metered = metered;
+      Object.assign(input, await gatewayRecordsOf(d, agent, input.job, undefined, input.now));
     } else if (state === "running") {
       const startedAt = agent.status?.startedAt ? Date.parse(agent.status.startedAt) : undefined;
       const stuckSeconds = d.settings.stuckPodSeconds ?? DEFAULT_STUCK_POD_SECONDS;
@@ -167,20 +164,25 @@ export async function gather(agent: Agent, d: GatherDeps): Promise<ReconcileInpu
 }
 
 /**
- * A finished gateway run's metered calls (src/controller/metered-usage.ts): for a Job the Job
- * builder annotated, and for a Job that is gone when the gateway is on (its records say whether
- * the run was the gateway's).
+ * A finished gateway run's records (src/controller/metered-usage.ts): its metered calls for a Job
+ * the Job builder annotated, and for a Job that is gone when the gateway is on (its records say
+ * whether the run was metered); its egress refusals for every run while the gateway is on.
  */
-async function meteredOf(
+async function gatewayRecordsOf(
   d: GatherDeps,
   agent: Agent,
   job: JobObservation,
   finishedAt: number | undefined,
   now: number,
-): Promise<MeteredInput | undefined> {
+): Promise<GatewayRecords> {
   const jobVendor = job.found ? job.gatewayVendor : undefined;
-  if (job.found && jobVendor === undefined) return undefined;
-  return readMetered(d.client, d.namespace, agent.metadata.uid ?? "", jobVendor, finishedAt, now);
+  if (jobVendor === undefined && !d.settings.gateway) return {};
+  const read = job.found
+    ? jobVendor !== undefined
+      ? { vendor: jobVendor }
+      : { metered: false as const }
+    : undefined;
+  return readGatewayRecords(d.client, d.namespace, agent.metadata.uid ?? "", read, finishedAt, now);
 }
 
 const withJobCreateFailure = (f: JobCreateFailure | undefined) => (f ? { jobCreateFailure: { ...f } } : {});

@@ -199,10 +199,23 @@ export interface LifecycleEvent {
 }
 
 /**
- * One entry of a sink delivery, in order. The core only sends lifecycle events; the run pod's
- * programs also send their other platform events (file, delivery) as `Event = object`.
+ * What the gateway's egress proxy refused a run (docs/gateway.md#egress), sent once when the run
+ * ends, after the status patch that records the same figures in status.egress.
  */
-export type SinkItem<Event extends object = LifecycleEvent> =
+export interface EgressEvent {
+  kind: "egress";
+  status: "refused";
+  /** Connections and requests refused. */
+  refused: number;
+  /** The first distinct destinations refused, each as `<role> <host>:<port>`. */
+  destinations: string[];
+}
+
+/**
+ * One entry of a sink delivery, in order. The core sends lifecycle events and the egress summary;
+ * the run pod's programs also send their other platform events (file, delivery) as `Event = object`.
+ */
+export type SinkItem<Event extends object = LifecycleEvent | EgressEvent> =
   /** A platform event: never filtered by output.select. */
   | { type: "lifecycle"; event: Event }
   /** A CLI line (for a batch run, built from the result): the sink layer applies `select`, classified as `vendor`. */

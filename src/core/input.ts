@@ -8,6 +8,7 @@
 import type { V1ContainerStatus } from "@kubernetes/client-node";
 import type { BatchCleanupResult, BatchPollResult } from "./batch-port.js";
 import type { CliVendor, ModelApiFamily } from "./cli/agent-clis.js";
+import type { EgressStatus } from "./egress/refusals.js";
 import type { StationPolicy } from "./policy/station-policy.js";
 import type { MeteredRun } from "./pricing/metered.js";
 import type { PriceTable } from "./pricing/prices.js";
@@ -253,6 +254,11 @@ export interface ReconcileInput {
    * then this, never the run's own lines (docs/gateway.md#metering).
    */
   metered?: MeteredInput;
+  /**
+   * What the gateway's egress proxy refused the run (its ModelUsage objects, summed): read with
+   * them when the run's Job has finished, while the gateway is on.
+   */
+  egress?: EgressStatus;
   /** The current time, epoch milliseconds. */
   now: number;
 }

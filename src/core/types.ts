@@ -20,7 +20,12 @@ export type {
   Sink,
   WatchedFile,
 } from "../../generated/crds/agentdefinition.js";
-export type { ModelUsage, ModelUsageSpec, ModelUsageTokens } from "../../generated/crds/modelusage.js";
+export type {
+  ModelUsage,
+  ModelUsageEgressRefusal,
+  ModelUsageSpec,
+  ModelUsageTokens,
+} from "../../generated/crds/modelusage.js";
 export type { Station, StationSpec } from "../../generated/crds/station.js";
 
 import type { Agent, AgentStatus } from "../../generated/crds/agent.js";

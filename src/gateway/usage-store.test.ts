@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryUsageObjects } from "../../test/support/usage-objects.js";
 import type { UsageRecord } from "./ports.js";
-import { HEARTBEAT_MS, ModelUsageStore } from "./usage-store.js";
+import { HEARTBEAT_MS, MAX_EGRESS_DESTINATIONS, ModelUsageStore } from "./usage-store.js";
 
 const RUN = { namespace: "ai-agents", name: "fix-readme", uid: "6f1c2e0a-1111-4c2b-9d3e-0123456789ab" };
 const T = Date.parse("2026-12-07T10:00:00Z");
@@ -154,5 +154,49 @@ describe("ModelUsageStore: one object per run and gateway process (docs/gateway.
     expect(models).toHaveLength(64);
     expect(models.at(-1)).toMatchObject({ model: "other", inputTokens: 70 });
     expect(models.reduce((s, m) => s + m.inputTokens, 0)).toBe(700);
+  });
+});
+
+describe("ModelUsageStore: egress refusals (docs/gateway.md#egress)", () => {
+  const refusal = (destination: string, role: "init" | "agent" | "courier" = "agent") => ({
+    destination,
+    role,
+    reason: `${destination} is not a destination of the ${role}`,
+  });
+
+  it("counts each refusal and keeps the first distinct destinations, in a record with no vendor until a call names one", async () => {
+    const { store, objects } = storeWith();
+    await store.egressRefused(RUN, refusal("evil.example:443"));
+    await store.egressRefused(RUN, refusal("evil.example:443"));
+    await store.egressRefused(RUN, refusal("evil.example:443", "courier"));
+    expect(objects.only().spec).toMatchObject({ calls: 0, models: [] });
+    expect(objects.only().spec.vendor).toBeUndefined();
+    expect(objects.only().spec.egress).toEqual({
+      refused: 3,
+      destinations: [refusal("evil.example:443"), refusal("evil.example:443", "courier")],
+    });
+    await store.record(call());
+    expect(objects.only().spec).toMatchObject({ vendor: "anthropic", calls: 1, egress: { refused: 3 } });
+  });
+
+  it("keeps counting past the destinations an object holds", async () => {
+    const { store, objects } = storeWith();
+    for (let i = 0; i < MAX_EGRESS_DESTINATIONS + 5; i++)
+      await store.egressRefused(RUN, refusal(`h${i}.example:443`));
+    const egress = objects.only().spec.egress;
+    expect(egress?.refused).toBe(MAX_EGRESS_DESTINATIONS + 5);
+    expect(egress?.destinations?.map((d) => d.destination)).toEqual(
+      Array.from({ length: MAX_EGRESS_DESTINATIONS }, (_, i) => `h${i}.example:443`),
+    );
+  });
+
+  it("a process that forgot a run carries its refusals on", async () => {
+    const objects = new MemoryUsageObjects();
+    await storeWith(objects).store.egressRefused(RUN, refusal("a.example:443"));
+    await storeWith(objects).store.egressRefused(RUN, refusal("b.example:443"));
+    expect(objects.only().spec.egress).toEqual({
+      refused: 2,
+      destinations: [refusal("a.example:443"), refusal("b.example:443")],
+    });
   });
 });

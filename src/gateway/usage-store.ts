@@ -17,7 +17,7 @@ import { addModelTokens } from "../core/pricing/metered.js";
 import type { RunRef } from "../core/run-job/gateway-credential.js";
 import { LABEL_AGENT_UID, LABEL_COMPONENT, LABEL_STATION } from "../core/run-job/layout.js";
 import { shortenName } from "../core/run-job/names.js";
-import type { ModelUsage, ModelUsageTokens } from "../core/types.js";
+import type { ModelUsage, ModelUsageEgressRefusal, ModelUsageTokens } from "../core/types.js";
 import type { UsageRecord, UsageStore } from "./ports.js";
 import type { GatewayVendor } from "./vendors.js";
 
@@ -47,12 +47,15 @@ const IDLE_FORGET_MS = 10 * 60_000;
 const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 30_000;
 const MAX_MODELS = 64;
+/** The object's schema holds this many refused destinations; the count goes on past them. */
+export const MAX_EGRESS_DESTINATIONS = 10;
 /** A model id as providers write them; anything else is recorded as `other`. */
 const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/;
 
 interface RunTotals {
   run: RunRef;
-  vendor: GatewayVendor;
+  /** Unknown while the run's only records are egress refusals. */
+  vendor?: GatewayVendor;
   name: string;
   station?: string;
   /** Micro-dollars: the metered calls at the gateway's prices, and the reservations in flight. */
@@ -62,6 +65,9 @@ interface RunTotals {
   incompleteCalls: number;
   inFlight: number;
   models: Map<string, ModelUsageTokens>;
+  egressRefused: number;
+  /** The first distinct destinations refused (MAX_EGRESS_DESTINATIONS), keyed by role and destination. */
+  egressDestinations: Map<string, ModelUsageEgressRefusal>;
   resourceVersion?: string;
   /** Something changed since the last write that landed. */
   dirty: boolean;
@@ -126,18 +132,34 @@ export class ModelUsageStore implements UsageStore {
     return this.flush(t);
   }
 
+  /**
+   * Counts a refusal of the egress proxy (docs/gateway.md#egress) into the run's record, for the
+   * controller to sum into the Agent's status when the run ends. Resolves once written.
+   */
+  egressRefused(run: RunRef, refusal: ModelUsageEgressRefusal): Promise<void> {
+    const t = this.totals(run, undefined);
+    t.egressRefused++;
+    const key = `${refusal.role} ${refusal.destination}`;
+    if (!t.egressDestinations.has(key) && t.egressDestinations.size < MAX_EGRESS_DESTINATIONS) {
+      t.egressDestinations.set(key, { ...refusal, reason: refusal.reason.slice(0, 1024) });
+    }
+    return this.flush(t);
+  }
+
   /** Every run's totals written (a graceful stop: the proxy has drained its calls). */
   async drain(): Promise<void> {
     clearInterval(this.heartbeat);
     await Promise.all([...this.runs.values()].filter((t) => t.dirty || t.writing).map((t) => this.flush(t)));
   }
 
-  private totals(run: RunRef, vendor: GatewayVendor): RunTotals {
+  private totals(run: RunRef, vendor: GatewayVendor | undefined): RunTotals {
     let t = this.runs.get(run.uid);
-    if (!t) {
+    if (t) {
+      t.vendor ??= vendor;
+    } else {
       t = {
         run,
-        vendor,
+        ...(vendor !== undefined ? { vendor } : {}),
         name: `${run.uid}-${this.processId}`,
         calls: 0,
         incompleteCalls: 0,
@@ -145,6 +167,8 @@ export class ModelUsageStore implements UsageStore {
         meteredMicro: 0,
         reservedMicro: 0,
         models: new Map(),
+        egressRefused: 0,
+        egressDestinations: new Map(),
         dirty: false,
         writing: false,
         waiters: [],
@@ -233,7 +257,19 @@ export class ModelUsageStore implements UsageStore {
     t.meteredMicro += toMicro(Number(existing.spec.meteredUSD ?? "0"));
     t.station ??= existing.spec.station;
     t.incompleteCalls += existing.spec.incompleteCalls ?? 0;
+    t.vendor ??= existing.spec.vendor;
     for (const m of existing.spec.models) this.add(t, m.model, m);
+    t.egressRefused += existing.spec.egress?.refused ?? 0;
+    // The written destinations came first; those refused since follow them.
+    const since = [...t.egressDestinations.entries()];
+    t.egressDestinations = new Map();
+    for (const d of existing.spec.egress?.destinations ?? [])
+      t.egressDestinations.set(`${d.role} ${d.destination}`, d);
+    for (const [key, d] of since) {
+      if (t.egressDestinations.size < MAX_EGRESS_DESTINATIONS && !t.egressDestinations.has(key)) {
+        t.egressDestinations.set(key, d);
+      }
+    }
   }
 
   private object(t: RunTotals): ModelUsage {
@@ -255,7 +291,7 @@ export class ModelUsageStore implements UsageStore {
       },
       spec: {
         agent: { name: t.run.name, uid: t.run.uid },
-        vendor: t.vendor,
+        ...(t.vendor !== undefined ? { vendor: t.vendor } : {}),
         ...(t.station !== undefined ? { station: t.station } : {}),
         replica: this.o.replica,
         calls: t.calls,
@@ -264,6 +300,9 @@ export class ModelUsageStore implements UsageStore {
         meteredUSD: formatUsd(t.meteredMicro / 1_000_000),
         reservedUSD: formatUsd(t.reservedMicro / 1_000_000),
         models: [...t.models.values()],
+        ...(t.egressRefused > 0
+          ? { egress: { refused: t.egressRefused, destinations: [...t.egressDestinations.values()] } }
+          : {}),
         updatedAt: new Date(this.now()).toISOString(),
       },
     };

@@ -9,6 +9,7 @@ import {
   type ApiKeyRef,
   BATCH_CLEANUP_FINALIZER,
   type CostExecution,
+  type EgressEvent,
   type FailureKind,
   type LifecycleEvent,
   type MetricObservation,
@@ -258,6 +259,7 @@ export function finish(
     ...(t.usage !== undefined ? usageStatus(t.usage) : {}),
     ...(t.costNote !== undefined ? { costNote: t.costNote } : {}),
     ...(t.providerRetries !== undefined ? { providerRetries: t.providerRetries } : {}),
+    ...(c.input.egress !== undefined ? { egress: c.input.egress } : {}),
   };
   const dep = ["patch-status"];
   const metrics: Action[] = [
@@ -295,9 +297,27 @@ export function finish(
     ...recordSpend(c, t.usage, completedAt),
     patch(c, status),
     ...extraAfterPatch(dep),
+    ...egressRefusedEvent(c, dep),
     ...metrics,
     ...prune(c, terminal, dep),
   ];
+}
+
+/**
+ * What the egress proxy refused the run, to the sinks once, after the terminal patch wrote it into
+ * status.egress (docs/gateway.md#egress): each refusal was already a 403 to the program and a
+ * Warning Event from the gateway as it happened.
+ */
+function egressRefusedEvent(c: Ctx, dep: string[]): Action[] {
+  const egress = c.input.egress;
+  if (egress === undefined || egress.refused === 0) return [];
+  const event: EgressEvent = {
+    kind: "egress",
+    status: "refused",
+    refused: egress.refused,
+    destinations: egress.destinations ?? [],
+  };
+  return sinkEvents(c, "event-egress", [{ type: "lifecycle", event }], dep);
 }
 
 export function fail(c: Ctx, reason: string, kind: FailureKind): Action[] {
