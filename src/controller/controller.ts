@@ -25,7 +25,7 @@ import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js
 import { agentAfterConflict } from "./fresh-after-conflict.js";
 import { gather } from "./gather.js";
 import { abortableSleep, Informer, type InformerState } from "./informer.js";
-import { apiEventWriter } from "./kube-events/api-writer.js";
+import { apiEventWriter } from "../kube/event-writer.js";
 import { EventRecorder, type KubeEventRecorder } from "./kube-events/recorder.js";
 import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";

@@ -11,7 +11,7 @@ import { SECRETS } from "../kube/resources.js";
 import { agentSecretsReader, retryFromEnv, SinkDispatcher } from "../sinks/index.js";
 import { admissionCertificateCheck, admissionNetworkCheck } from "./admission-self-checks.js";
 import { ConfigError, parseConfig } from "./config.js";
-import { apiEventWriter } from "./kube-events/api-writer.js";
+import { apiEventWriter } from "../kube/event-writer.js";
 import { EventRecorder } from "./kube-events/recorder.js";
 import { ControllerMetrics } from "./metrics.js";
 import { ControllerReplica } from "./process.js";

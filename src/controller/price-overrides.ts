@@ -17,7 +17,7 @@ import {
 import type { PriceTable } from "../core/pricing/prices.js";
 import type { KubeClient } from "../kube/client.js";
 import type { Resource } from "../kube/resources.js";
-import type { EventRegarding } from "./kube-events/api-writer.js";
+import type { EventRegarding } from "../kube/event-writer.js";
 import type { KubeEventRecorder } from "./kube-events/recorder.js";
 
 export const CONFIGMAPS: Resource = { group: "", version: "v1", plural: "configmaps" };

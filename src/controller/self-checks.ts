@@ -5,7 +5,7 @@
  * the controller's own Pod (`kubectl describe pod`, `kubectl get events`). A check that cannot be
  * run (a refused read) is a finding too, never a silent pass.
  */
-import type { EventRegarding } from "./kube-events/api-writer.js";
+import type { EventRegarding } from "../kube/event-writer.js";
 import type { KubeEventRecorder } from "./kube-events/recorder.js";
 
 export interface SelfCheckFinding {

@@ -2,17 +2,20 @@
  * The gateway's ports in a cluster (`GATEWAY_MODE=cluster`, docs/gateway.md#what-is-injected), on
  * one Kubernetes client acting as the gateway's ServiceAccount: the run lookup (get agents), the
  * keys its definition names (get stations, agentdefinitions; agent-secrets mounted), the usage
- * records (create, get, update modelusages) and budgets in flight (get stations, list modelusages).
+ * records (create, get, update modelusages), budgets in flight (get stations, list modelusages) and
+ * the egress proxy's Warning Events (create events.k8s.io events).
  */
 
 import { LABEL_STATION } from "../core/run-job/layout.js";
 import { shortenName } from "../core/run-job/names.js";
 import type { Agent, AgentDefinition, ModelUsage, Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
+import { apiEventWriter } from "../kube/event-writer.js";
 import { AGENT_DEFINITIONS, AGENTS, MODEL_USAGES, STATIONS } from "../kube/resources.js";
 import type { JsonLineLogger } from "../log.js";
 import { BudgetGate } from "./budget-gate.js";
 import { definitionKeySource } from "./definition-keys.js";
+import { EgressRefusalReporter } from "./egress-refusals.js";
 import type { KeySource } from "./ports.js";
 import { ClusterRunLookup } from "./run-lookup.js";
 import { ModelUsageStore, type UsageObjects } from "./usage-store.js";
@@ -37,6 +40,8 @@ export interface ClusterPorts {
   keys: KeySource;
   usage: ModelUsageStore;
   budget: BudgetGate;
+  /** Where the egress proxy's refusals go besides the 403: the usage record and a Warning Event. */
+  egressRefusals: EgressRefusalReporter;
   /** Writes what the usage store still holds; the client stays open. */
   close(): Promise<void>;
 }
@@ -104,5 +109,16 @@ export function clusterPorts(o: ClusterPortsOptions): ClusterPorts {
     reserve: (run, vendor, station, usd) => usage.reserve(run, vendor, station, usd),
     release: (run, vendor, usd) => usage.release(run, vendor, usd),
   });
-  return { runs, keys, usage, budget, close: () => usage.drain() };
+  const events = apiEventWriter(kube);
+  const egressRefusals = new EgressRefusalReporter({
+    record: (run, refusal) => usage.egressRefused(run, refusal),
+    createEvent: (event) => events.create(event),
+    replica: o.replica,
+    onError: (what, run, err) =>
+      logger.error(`egress refusal: ${what} not written`, {
+        agent: `${run.namespace}/${run.name}`,
+        error: (err as Error)?.message ?? String(err),
+      }),
+  });
+  return { runs, keys, usage, budget, egressRefusals, close: () => usage.drain() };
 }

@@ -270,7 +270,7 @@ describe("components/gateway", () => {
     expect(secrets.sort()).toEqual(["agent-gateway", "agent-secrets"]);
   });
 
-  it("may get Agents, Stations and AgentDefinitions of its namespace and write and list usage records, nothing else: no other list, no other write, no status, no Secret", () => {
+  it("may get Agents, Stations and AgentDefinitions of its namespace, write and list usage records and create Events, nothing else: no other list, no other write, no status, no Secret", () => {
     expect(findObject(withGateway, "Role", "agent-gateway").rules).toEqual([
       {
         apiGroups: ["agents.re-cinq.com"],
@@ -282,6 +282,7 @@ describe("components/gateway", () => {
         resources: ["modelusages"],
         verbs: ["create", "get", "list", "update"],
       },
+      { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] },
     ]);
     const binding = findObject(withGateway, "RoleBinding", "agent-gateway");
     expect(binding.roleRef).toEqual({

@@ -7,7 +7,7 @@ import {
   eventObject,
   microTime,
   truncateBytes,
-} from "./api-writer.js";
+} from "../../kube/event-writer.js";
 import { EventRecorder } from "./recorder.js";
 
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);

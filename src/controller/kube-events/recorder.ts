@@ -8,7 +8,7 @@
  */
 import type { KubeEvent } from "../../core/actions.js";
 import type { AgentRef } from "../../core/types.js";
-import { type EventWriter, eventObject, microTime } from "./api-writer.js";
+import { type EventWriter, eventObject, microTime } from "../../kube/event-writer.js";
 import { type CorrelatorOptions, EventCorrelator, type EventRecord } from "./correlator.js";
 
 /** What the executor needs: hand over an Event, never wait. */

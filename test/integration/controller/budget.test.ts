@@ -6,7 +6,7 @@
  * (an injected clock, moved forward past the window).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
+import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/run-job/job.js";
 import type { Station } from "../../../src/core/types.js";

@@ -8,7 +8,7 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Executor } from "../../../src/controller/executor.js";
-import { KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
+import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { RunMemory } from "../../../src/controller/memory.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";

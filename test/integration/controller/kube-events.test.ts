@@ -5,7 +5,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiEventWriter, KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
+import { apiEventWriter, KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { EventRecorder } from "../../../src/controller/kube-events/recorder.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/run-job/job.js";

@@ -6,7 +6,7 @@
  * the model keeps its last good price.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
+import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { CONFIGMAPS, PRICE_OVERRIDES_CONFIGMAP } from "../../../src/controller/price-overrides.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { costAtRates } from "../../../src/core/pricing/estimate.js";

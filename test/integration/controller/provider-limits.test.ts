@@ -13,7 +13,7 @@
  *   reason and the Event naming the run; a model named `constructor` ends with a cost.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KUBE_EVENTS } from "../../../src/controller/kube-events/api-writer.js";
+import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/run-job/job.js";
 import type { Agent } from "../../../src/core/types.js";

@@ -1,18 +1,21 @@
 /**
- * The events.k8s.io/v1 Event objects the recorder writes, and the two API calls it needs: create,
- * and a merge patch of `series` for a repeat. The controller's Role grants exactly `create` and
- * `patch` on events.k8s.io events.
+ * The events.k8s.io/v1 Event objects the controller's recorder (src/controller/kube-events/) and
+ * the gateway write, and the two API calls they need: create, and a merge patch of `series` for a
+ * repeat. The controller's Role grants exactly `create` and `patch` on events.k8s.io events; the
+ * gateway's `create` only.
  */
-import type { KubeEvent } from "../../core/actions.js";
-import type { AgentRef } from "../../core/types.js";
-import type { KubeClient } from "../../kube/client.js";
-import { isStatus } from "../../kube/errors.js";
-import { type Resource, resourcePath } from "../../kube/resources.js";
+import type { KubeEvent } from "../core/actions.js";
+import type { AgentRef } from "../core/types.js";
+import type { KubeClient } from "./client.js";
+import { isStatus } from "./errors.js";
+import { type Resource, resourcePath } from "./resources.js";
 
 export const KUBE_EVENTS: Resource = { group: "events.k8s.io", version: "v1", plural: "events" };
 
-/** `reportingController` of every Event this controller writes. */
+/** `reportingController` of every Event the controller writes. */
 export const REPORTING_CONTROLLER = "agents.re-cinq.com/agent-controller";
+/** `reportingController` of every Event the model gateway writes. */
+export const REPORTING_GATEWAY = "agents.re-cinq.com/agent-gateway";
 
 /** API limits (k8s.io/kubernetes pkg/apis/core/validation/events.go). */
 export const NOTE_MAX_BYTES = 1024;
@@ -74,13 +77,15 @@ export function eventObject(o: {
   at: number;
   reportingInstance: string;
   series?: EventSeries;
+  /** REPORTING_CONTROLLER unless said otherwise. */
+  reportingController?: string;
 }): EventsV1Event {
   return {
     apiVersion: "events.k8s.io/v1",
     kind: "Event",
     metadata: { name: o.name, namespace: o.regarding.namespace },
     eventTime: microTime(o.at),
-    reportingController: REPORTING_CONTROLLER,
+    reportingController: o.reportingController ?? REPORTING_CONTROLLER,
     reportingInstance: o.reportingInstance.slice(0, INSTANCE_MAX),
     action: o.event.action.slice(0, ACTION_MAX),
     reason: o.event.reason.slice(0, REASON_MAX),

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import type { EventsV1Event } from "../kube/event-writer.js";
+import { EgressRefusalReporter, MAX_EVENTS_PER_RUN } from "./egress-refusals.js";
+
+const RUN = { namespace: "ai-agents", name: "fix-readme", uid: "6f1c2e0a-1111-4c2b-9d3e-0123456789ab" };
+const T = Date.parse("2026-12-07T10:00:00Z");
+const refusal = (destination: string, role: "init" | "agent" | "courier" = "agent") => ({
+  destination,
+  role,
+  reason: `gateway egress: ${destination} refused for the ${role} of Agent ai-agents/fix-readme: not a destination of the ${role}`,
+});
+
+function reporter(fail: { record?: boolean; event?: boolean } = {}) {
+  const records: unknown[] = [];
+  const events: EventsV1Event[] = [];
+  const errors: string[] = [];
+  const r = new EgressRefusalReporter({
+    record: async (run, x) => {
+      if (fail.record) throw new Error("API server down");
+      records.push({ run: run.uid, ...x });
+    },
+    createEvent: async (e) => {
+      if (fail.event) throw new Error("forbidden");
+      events.push(e);
+    },
+    replica: "agent-gateway-abc",
+    now: () => T,
+    onError: (what) => errors.push(what),
+  });
+  return { r, records, events, errors };
+}
+
+describe("EgressRefusalReporter (docs/gateway.md#egress)", () => {
+  it("records every refusal and writes one Warning Event EgressRefused on the Agent per destination and role", async () => {
+    const { r, records, events } = reporter();
+    await r.refused(RUN, refusal("evil.example:443"));
+    await r.refused(RUN, refusal("evil.example:443"));
+    await r.refused(RUN, refusal("evil.example:443", "courier"));
+    expect(records).toHaveLength(3);
+    expect(events).toHaveLength(2);
+    expect(events[0]).toMatchObject({
+      apiVersion: "events.k8s.io/v1",
+      metadata: { namespace: "ai-agents" },
+      type: "Warning",
+      reason: "EgressRefused",
+      reportingController: "agents.re-cinq.com/agent-gateway",
+      reportingInstance: "agent-gateway-abc",
+      note: refusal("evil.example:443").reason,
+      regarding: { kind: "Agent", name: RUN.name, uid: RUN.uid, namespace: "ai-agents" },
+    });
+    expect(new Set(events.map((e) => e.metadata.name)).size).toBe(2);
+  });
+
+  it("a run trying many hosts gets Events for its first distinct destinations only, and every refusal counted", async () => {
+    const { r, records, events } = reporter();
+    for (let i = 0; i < MAX_EVENTS_PER_RUN + 7; i++) await r.refused(RUN, refusal(`h${i}.example:443`));
+    expect(records).toHaveLength(MAX_EVENTS_PER_RUN + 7);
+    expect(events).toHaveLength(MAX_EVENTS_PER_RUN);
+  });
+
+  it("a failed write is told and never thrown", async () => {
+    const { r, errors } = reporter({ record: true, event: true });
+    await expect(r.refused(RUN, refusal("evil.example:443"))).resolves.toBeUndefined();
+    expect(errors.sort()).toEqual(["Event", "usage record"]);
+  });
+});
