@@ -237,6 +237,7 @@ describe.skipIf(problem !== "")(
       await startPod(NS, "gateway", GATEWAY, [
         { name: "api", containerPort: 8080 },
         { name: "metrics", containerPort: 9090 },
+        { name: "egress", containerPort: 3128 },
       ]);
       await startPod("elsewhere", "client", { app: "client" }, [{ containerPort: 8090 }]);
       await waitRunning();
@@ -295,10 +296,12 @@ describe.skipIf(problem !== "")(
       await probeUntil("the private endpoint reached again", probe, OPEN);
     });
 
-    it("a run pod reaches the gateway's API port 8080; a controller pod and other pods do not", async () => {
-      expect(await reach(pod("realtime-run"), pod("gateway"), 8080)).toBe("open");
-      for (const from of ["controller", "neighbour", "client"]) {
-        expect(await reach(pod(from), pod("gateway"), 8080), from).toMatch(BLOCKED);
+    it("a run pod reaches the gateway's API port 8080 and its egress proxy 3128; a controller pod and other pods do not", async () => {
+      for (const port of [8080, 3128]) {
+        expect(await reach(pod("realtime-run"), pod("gateway"), port), String(port)).toBe("open");
+        for (const from of ["controller", "neighbour", "client"]) {
+          expect(await reach(pod(from), pod("gateway"), port), `${from} to ${port}`).toMatch(BLOCKED);
+        }
       }
     });
 
@@ -306,11 +309,11 @@ describe.skipIf(problem !== "")(
       for (const from of ["controller", "neighbour", "client"]) {
         expect(await reach(pod(from), pod("gateway"), 9090), from).toBe("open");
       }
-      // agent-job-gateway-egress opens 8080 only; agent-job-egress closes private addresses.
+      // agent-job-gateway-egress opens 8080 and 3128 only; agent-job-egress closes private addresses.
       expect(await reach(pod("realtime-run"), pod("gateway"), 9090)).toMatch(BLOCKED);
     });
 
-    it("the gateway reaches no pod: its egress is DNS and public 443", async () => {
+    it("the gateway reaches no pod: its egress is DNS and public 80 and 443", async () => {
       expect(await reach(pod("gateway"), pod("neighbour"), 8090)).toMatch(BLOCKED);
       expect(await reach(pod("gateway"), pod("controller"), 8081)).toMatch(BLOCKED);
       expect(await reach(pod("gateway"), pod("model-gateway"), 8080)).toMatch(BLOCKED);
