@@ -8,7 +8,20 @@
  * A destination's host is lower-cased, without a trailing dot; an IPv6 literal is in brackets in
  * its shortest form. `*.suffix` matches one or more labels below the suffix, never the suffix.
  */
-import { isIPv4, isIPv6 } from "node:net";
+
+const OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+const IPV4 = new RegExp(`^${OCTET}(\\.${OCTET}){3}$`);
+const isIPv4 = (text: string) => IPV4.test(text);
+
+/** An IPv6 literal in its one shortest form (as the URL parser writes it), or undefined. */
+function ipv6(text: string): string | undefined {
+  if (!/^[0-9a-f:.]+$/.test(text) || !text.includes(":")) return undefined;
+  try {
+    return new URL(`http://[${text}]/`).hostname;
+  } catch {
+    return undefined;
+  }
+}
 
 export type EgressRole = "init" | "agent" | "courier";
 
@@ -26,12 +39,9 @@ const PORT = /^[1-9][0-9]{0,4}$/;
 function canonicalHost(raw: string): string | undefined {
   let host = raw.toLowerCase();
   if (host.startsWith("[") && host.endsWith("]")) {
-    const inner = host.slice(1, -1);
-    if (!isIPv6(inner)) return undefined;
-    // The URL parser writes an IPv6 address in its one shortest form.
-    return new URL(`http://[${inner}]/`).hostname;
+    return ipv6(host.slice(1, -1));
   }
-  if (host.includes(":")) return isIPv6(host) ? canonicalHost(`[${host}]`) : undefined;
+  if (host.includes(":")) return ipv6(host);
   if (host.endsWith(".")) host = host.slice(0, -1);
   if (host.length === 0 || host.length > 253) return undefined;
   const labels = host.split(".");
