@@ -126,6 +126,7 @@ describe("each role's destinations", () => {
     repoUrls: ["https://github.com/o/r.git", "git@gitlab.example.com:o/r.git"],
     skillsSource: "https://skills.example.net/base",
     conversationSource: "https://conv.example.net/store",
+    conversationSave: "https://save.example.net/store",
     sinkUrls: ["https://sink.example.io/events", "http://collector.ns.svc:8099/in"],
     allowHosts: ["pypi.org", "*.pythonhosted.org", "proxy.golang.org:443", "registry.npmjs.org"],
     npmRegistry: "https://npm.internal.example:4873/",
@@ -156,7 +157,7 @@ describe("each role's destinations", () => {
         "*.pythonhosted.org:443",
         "proxy.golang.org:443",
         "registry.npmjs.org:443",
-        "conv.example.net:443",
+        "save.example.net:443",
         "npm.internal.example:4873",
         ...sinks,
       ].sort(),
@@ -185,6 +186,6 @@ describe("each role's destinations", () => {
   it("repeats are dropped and bad entries skipped", () => {
     const dup = { ...input, allowHosts: ["sink.example.io", "https://bad"], npmRegistry: undefined };
     delete dup.npmRegistry;
-    expect(egressDestinations("agent", dup)).toEqual(["conv.example.net:443", ...sinks].sort());
+    expect(egressDestinations("agent", dup)).toEqual(["save.example.net:443", ...sinks].sort());
   });
 });

@@ -146,8 +146,10 @@ export interface EgressInput {
   repoUrls: readonly string[];
   /** `resources.skills_source` (the init fetches the skills). */
   skillsSource?: string;
-  /** `resources.conversation.source` (the init restores, the supervisor saves). */
+  /** `resources.conversation.source` (the init restores from it). */
   conversationSource?: string;
+  /** The same source when the supervisor saves the run's conversation there (a pin is set). */
+  conversationSave?: string;
   /** The http sinks' URLs (every role emits events). */
   sinkUrls: readonly string[];
   /** The Station's `spec.egress.allowHosts` (the agent container only). */
@@ -162,7 +164,8 @@ export interface EgressInput {
 /**
  * The destinations one role of the run may reach, sorted and without repeats
  * (docs/gateway.md#egress): the init its files, clones, skills, conversation and sinks; the
- * agent the Station's allowHosts, the sinks, the conversation store and the npm registry; the
+ * agent the Station's allowHosts, the sinks, the conversation store it saves to and the npm
+ * registry; the
  * courier the forge (git server and API) and the sinks. A URL that names no proxied
  * destination is skipped; an allowHosts entry that is not one is too (allowHostsProblem refuses
  * the run first).
@@ -175,7 +178,7 @@ export function egressDestinations(role: EgressRole, input: EgressInput): string
       urls.push(...input.fileUrls, ...input.repoUrls, input.skillsSource, input.conversationSource);
       break;
     case "agent":
-      urls.push(input.conversationSource, input.npmRegistry);
+      urls.push(input.conversationSave, input.npmRegistry);
       out.push(...input.allowHosts.map(parseAllowHost));
       break;
     case "courier":
