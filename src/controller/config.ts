@@ -123,11 +123,11 @@ export interface ControllerConfig {
   /** `AGENT_<API>_BASE_URL`: model API base URLs for the run pods' CLIs (docs/agent-clis.md); unset ones absent. */
   agentBaseUrls: Partial<Record<ModelApiFamily, string>>;
   /**
-   * AGENT_GATEWAY_URL and the key AGENT_GATEWAY_CREDENTIAL_KEY_FILE holds: the model gateway the
+   * AGENT_GATEWAY_URL and the key AGENT_GATEWAY_CREDENTIAL_KEY_FILE holds (and AGENT_GATEWAY_EGRESS_URL, its egress proxy): the model gateway the
    * run pods' CLIs call with a per-run credential instead of a provider key (docs/gateway.md#run-credentials).
    * Absent: the gateway is off and runs get the definition's keys, as the seeds describe.
    */
-  gateway?: { url: string; credentialKey: Buffer };
+  gateway?: { url: string; credentialKey: Buffer; egressProxyUrl?: string };
   timings: ControllerTimings;
 }
 
