@@ -21,8 +21,8 @@ import {
   type EgressRole,
   egressDestinations,
 } from "../egress/destinations.js";
-import type { GatewaySettings } from "../input.js";
-import type { RunContext } from "./env.js";
+import type { ControllerSettings, GatewaySettings } from "../input.js";
+import type { Agent, AgentDefinition, Station } from "../types.js";
 import { runRefProblem } from "./gateway-credential.js";
 import { DEFAULT_GITHUB_API_URL, DEFAULT_GITHUB_SERVER_URL } from "./layout.js";
 
@@ -35,8 +35,18 @@ export const EGRESS_ENV_NAMES: ReadonlySet<string> = new Set([...PROXY_VARIABLES
 /** npm's registry settings, as the recipe or the Station may name them for the CLI install. */
 const NPM_REGISTRY_VARIABLES = ["npm_config_registry", "NPM_CONFIG_REGISTRY"];
 
+/** The parts of a run's context (env.ts's RunContext) its egress is computed from. */
+export interface EgressContext {
+  agent: Agent;
+  station: Station;
+  def: AgentDefinition["spec"];
+  settings: ControllerSettings;
+  /** The effective model: a CLI run may install its CLI from npm, an exec run does not. */
+  model: string;
+}
+
 /** What the run's destinations are computed from: its spec's URLs and the controller's forge. */
-export function egressInputOf(ctx: RunContext): EgressInput {
+export function egressInputOf(ctx: EgressContext): EgressInput {
   const { agent, def, station, settings } = ctx;
   const res = def.resources ?? {};
   const conv = res.conversation ?? {};
@@ -59,7 +69,7 @@ export function egressInputOf(ctx: RunContext): EgressInput {
   return input;
 }
 
-function npmRegistryOf(ctx: RunContext): string | undefined {
+function npmRegistryOf(ctx: EgressContext): string | undefined {
   const agentContainer = (
     ctx.station.spec.template as { spec?: { containers?: V1Container[] } }
   ).spec?.containers?.find((c) => c.name === "agent");
@@ -68,7 +78,7 @@ function npmRegistryOf(ctx: RunContext): string | undefined {
   return entries.find((e) => NPM_REGISTRY_VARIABLES.includes(e.name) && e.value)?.value;
 }
 
-function claimsFor(ctx: RunContext, role: EgressRole): EgressClaims {
+function claimsFor(ctx: EgressContext, role: EgressRole): EgressClaims {
   const meta = ctx.agent.metadata;
   return {
     namespace: meta.namespace ?? "",
@@ -83,7 +93,7 @@ function claimsFor(ctx: RunContext, role: EgressRole): EgressClaims {
  * Why no egress credential can be issued for this run, or undefined: an allowHosts entry that is
  * not one, an Agent whose names are not a run's, or a credential past its bound.
  */
-export function egressProblem(ctx: RunContext): string | undefined {
+export function egressProblem(ctx: EgressContext): string | undefined {
   const hosts = allowHostsProblem(ctx.station.spec.egress?.allowHosts ?? []);
   if (hosts) return `invalid Station egress: ${hosts}`;
   const meta = ctx.agent.metadata;
@@ -103,7 +113,7 @@ export function egressProblem(ctx: RunContext): string | undefined {
  * `http://<role>:<credential>@<proxy host>:<port>`, and NO_PROXY (both cases) the gateway's model
  * API host, so the CLIs' model calls go to the gateway directly, and the pod's own loopback.
  */
-export function egressEnv(ctx: RunContext, gateway: GatewaySettings, role: EgressRole): V1EnvVar[] {
+export function egressEnv(ctx: EgressContext, gateway: GatewaySettings, role: EgressRole): V1EnvVar[] {
   if (!gateway.egressProxyUrl) return [];
   const proxy = new URL(gateway.egressProxyUrl);
   const credential = issueEgressCredential(gateway.credentialKey, claimsFor(ctx, role));
