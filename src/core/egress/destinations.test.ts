@@ -128,6 +128,7 @@ describe("each role's destinations", () => {
     conversationSource: "https://conv.example.net/store",
     conversationSave: "https://save.example.net/store",
     sinkUrls: ["https://sink.example.io/events", "http://collector.ns.svc:8099/in"],
+    mcpUrls: ["https://mcp.example.dev/sse"],
     allowHosts: ["pypi.org", "*.pythonhosted.org", "proxy.golang.org:443", "registry.npmjs.org"],
     npmRegistry: "https://npm.internal.example:4873/",
     githubApiUrl: "https://ghe.example.com/api/v3",
@@ -149,7 +150,7 @@ describe("each role's destinations", () => {
     );
   });
 
-  it("the agent: allowHosts, sinks, conversation store and npm registry; never the clones' hosts", () => {
+  it("the agent: allowHosts, MCP servers, sinks, conversation store and npm registry; never the clones' hosts", () => {
     const agent = egressDestinations("agent", input);
     expect(agent).toEqual(
       [
@@ -158,6 +159,7 @@ describe("each role's destinations", () => {
         "proxy.golang.org:443",
         "registry.npmjs.org:443",
         "save.example.net:443",
+        "mcp.example.dev:443",
         "npm.internal.example:4873",
         ...sinks,
       ].sort(),
@@ -174,6 +176,7 @@ describe("each role's destinations", () => {
       fileUrls: [],
       repoUrls: [],
       sinkUrls: [],
+      mcpUrls: [],
       allowHosts: [],
       githubApiUrl: "https://api.github.com",
       githubServerUrl: "https://github.com",
@@ -184,7 +187,12 @@ describe("each role's destinations", () => {
   });
 
   it("repeats are dropped and bad entries skipped", () => {
-    const dup = { ...input, allowHosts: ["sink.example.io", "https://bad"], npmRegistry: undefined };
+    const dup = {
+      ...input,
+      allowHosts: ["sink.example.io", "https://bad"],
+      mcpUrls: [],
+      npmRegistry: undefined,
+    };
     delete dup.npmRegistry;
     expect(egressDestinations("agent", dup)).toEqual(["save.example.net:443", ...sinks].sort());
   });

@@ -152,6 +152,8 @@ export interface EgressInput {
   conversationSave?: string;
   /** The http sinks' URLs (every role emits events). */
   sinkUrls: readonly string[];
+  /** The definition's http and sse `resources.mcp_servers[].url` (the CLI connects to them). */
+  mcpUrls: readonly string[];
   /** The Station's `spec.egress.allowHosts` (the agent container only). */
   allowHosts: readonly string[];
   /** For a CLI run: the registry the supervisor installs the CLI from when the image lacks it. */
@@ -164,8 +166,8 @@ export interface EgressInput {
 /**
  * The destinations one role of the run may reach, sorted and without repeats
  * (docs/gateway.md#egress): the init its files, clones, skills, conversation and sinks; the
- * agent the Station's allowHosts, the sinks, the conversation store it saves to and the npm
- * registry; the
+ * agent the Station's allowHosts, the recipe's MCP servers, the sinks, the conversation store it
+ * saves to and the npm registry; the
  * courier the forge (git server and API) and the sinks. A URL that names no proxied
  * destination is skipped; an allowHosts entry that is not one is too (allowHostsProblem refuses
  * the run first).
@@ -178,7 +180,7 @@ export function egressDestinations(role: EgressRole, input: EgressInput): string
       urls.push(...input.fileUrls, ...input.repoUrls, input.skillsSource, input.conversationSource);
       break;
     case "agent":
-      urls.push(input.conversationSave, input.npmRegistry);
+      urls.push(...input.mcpUrls, input.conversationSave, input.npmRegistry);
       out.push(...input.allowHosts.map(parseAllowHost));
       break;
     case "courier":

@@ -23,6 +23,10 @@ const RECIPE: Partial<AgentDefinitionSpec> = {
     secrets: [{ name: "ANTHROPIC_API_KEY", ref: "anthropic-key" }],
     repos: [{ name: "r", url: "https://github.com/o/r", token_secret: "GH_PAT" }],
     skills_source: "https://skills.example.net/base",
+    mcp_servers: [
+      { name: "docs", transport: "http", url: "https://mcp.example/sse" },
+      { name: "local", transport: "stdio", command: "mcp-local" },
+    ],
     env: [
       { name: "HTTPS_PROXY", value: "http://recipe-proxy:1" },
       { name: "no_proxy", value: "*" },
@@ -136,7 +140,7 @@ describe("egress proxy variables in the run pod (docs/gateway.md#egress)", () =>
     expect(roles.agent).toMatchObject({ namespace: "ai-agents", name: "run-1", uid: "uid-run-1" });
   });
 
-  it("the destinations follow the role: files and clones for the init, allowHosts for the agent, the forge for the courier", () => {
+  it("the destinations follow the role: files and clones for the init, allowHosts and MCP servers for the agent, the forge for the courier", () => {
     const job = built(on);
     const of = (name: string) =>
       credentialOf(containers(job).find((c) => c.name === name) as V1Container).destinations;
@@ -148,6 +152,7 @@ describe("egress proxy variables in the run pod (docs/gateway.md#egress)", () =>
     ]);
     expect(of("agent")).toEqual([
       "*.pythonhosted.org:443",
+      "mcp.example:443",
       "pypi.org:443",
       "registry.npmjs.org:443",
       "sink.example:443",
@@ -174,6 +179,7 @@ describe("egress proxy variables in the run pod (docs/gateway.md#egress)", () =>
     const agentC = containers(job).find((c) => c.name === "agent") as V1Container;
     expect(credentialOf(agentC).destinations).toEqual([
       "*.pythonhosted.org:443",
+      "mcp.example:443",
       "pypi.org:443",
       "sink.example:443",
     ]);

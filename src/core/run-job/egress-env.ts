@@ -54,6 +54,7 @@ export function egressInputOf(ctx: EgressContext): EgressInput {
     fileUrls: (agent.spec.files ?? []).map((f) => f.url),
     repoUrls: (res.repos ?? []).map((r) => r.url ?? "").filter((u) => u !== ""),
     sinkUrls: (def.output?.sinks ?? []).flatMap((s) => (s.type === "http" && s.url ? [s.url] : [])),
+    mcpUrls: (res.mcp_servers ?? []).flatMap((m) => (m.transport !== "stdio" && m.url ? [m.url] : [])),
     allowHosts: station.spec.egress?.allowHosts ?? [],
     githubApiUrl: settings.githubApiUrl ?? DEFAULT_GITHUB_API_URL,
     githubServerUrl: settings.githubServerUrl ?? DEFAULT_GITHUB_SERVER_URL,
