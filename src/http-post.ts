@@ -6,7 +6,7 @@
  * the caller's business.
  */
 import type { Readable } from "node:stream";
-import { request } from "undici";
+import { type Dispatcher, request } from "undici";
 
 export interface TimedPostRequest {
   url: string;
@@ -20,6 +20,8 @@ export interface TimedPostRequest {
    * Without it the body is drained unread, so the connection can be reused.
    */
   readBodyUpTo?: number;
+  /** The dispatcher to send with (the run pod's, through its egress proxy); default undici's global one. */
+  dispatcher?: Dispatcher;
 }
 
 export interface TimedPostResponse {
@@ -30,7 +32,7 @@ export interface TimedPostResponse {
 
 /** Resolves with the answer whatever its status; rejects on a connection error or timeout. */
 export async function timedPost(req: TimedPostRequest): Promise<TimedPostResponse> {
-  const { url, headers, body, timeoutMs, readBodyUpTo } = req;
+  const { url, headers, body, timeoutMs, readBodyUpTo, dispatcher } = req;
   const res = await request(url, {
     method: "POST",
     headers,
@@ -38,6 +40,7 @@ export async function timedPost(req: TimedPostRequest): Promise<TimedPostRespons
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     signal: AbortSignal.timeout(timeoutMs),
+    ...(dispatcher ? { dispatcher } : {}),
   });
   if (readBodyUpTo === undefined) {
     await res.body.dump();

@@ -51,6 +51,7 @@ export interface StationSpec {
     failedRunsHistoryLimit?: number;
     budget?: StationBudget;
     providerLimits?: ProviderLimits;
+    egress?: StationEgress;
 }
 /**
  * Required. A core/v1 PodTemplateSpec ({metadata, spec}) the run's Pod is built from. spec.containers must hold a container named agent; the controller adds its init container, volumes, env and security settings and fails the Agent for what its Station template allowlist refuses (docs/security.md): host access (hostNetwork/hostPID/hostIPC, hostPath volumes, privileged containers), Secrets other than agent-secrets, fields outside the allowlist, mounts over the run's directories. Required even for batch definitions: a batch fallback Job uses it. Not validated at admission beyond being an object; see `kubectl explain pod.spec` for its fields.
@@ -87,6 +88,17 @@ export interface ProviderLimits {
      * The provider's tokens-per-minute limit. Runs start at most at this figure divided by the tokens a finished run against the endpoint used on average (Anthropic: cache reads left out, as Anthropic counts them), evenly spaced; until one has finished, one run at a time.
      */
     tokensPerMinute?: number;
+}
+/**
+ * Optional. With the model gateway's egress on, where the run's agent container (the CLI, its tools, and the Station's own containers) may reach beyond what the run's spec already names; everything else is refused by the gateway's egress proxy. See docs/gateway.md#egress.
+ */
+export interface StationEgress {
+    /**
+     * Hosts the agent container may reach through the egress proxy: each a host name (pypi.org), a wildcard *.suffix (matches names below the suffix, not the suffix itself), an IPv4 address or a bracketed IPv6 address, optionally with :port; without a port, 443 only. At most 64 entries. See docs/gateway.md#egress.
+     *
+     * @maxItems 64
+     */
+    allowHosts?: string[];
 }
 /**
  * Written by the controller only, through the status subresource.

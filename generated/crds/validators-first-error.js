@@ -4335,8 +4335,9 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
     return errors === 0;
 }
 export const validateStation = validate13;
-const schema14 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "Station" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agentDefRef", "template"], "properties": { "agentDefRef": { "type": "string", "minLength": 1, "maxLength": 253, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }, "template": { "type": "object", "additionalProperties": true }, "deadlineMinutes": { "type": "integer", "format": "int32", "default": 30, "minimum": 1 }, "maxConcurrentRuns": { "type": "integer", "format": "int32", "default": 0, "minimum": 0 }, "concurrencyPolicy": { "type": "string", "default": "Allow", "enum": ["Allow", "Forbid", "Replace"] }, "successfulRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "failedRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "budget": { "type": "object", "required": ["limitUSD", "window"], "properties": { "limitUSD": { "type": "number", "minimum": 0 }, "window": { "type": "string", "pattern": "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" } }, "additionalProperties": false }, "providerLimits": { "type": "object", "properties": { "concurrentRuns": { "type": "integer", "format": "int32", "minimum": 1 }, "requestsPerMinute": { "type": "integer", "format": "int32", "minimum": 1 }, "tokensPerMinute": { "type": "integer", "minimum": 1 } }, "additionalProperties": false } }, "additionalProperties": false }, "status": { "type": "object", "properties": { "spend": { "type": "array", "maxItems": 256, "items": { "type": "object", "required": ["completedAt", "costUSD"], "properties": { "agent": { "type": "string" }, "completedAt": { "type": "string", "format": "date-time" }, "costUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" } }, "additionalProperties": false } } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "Station" };
+const schema14 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "Station" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agentDefRef", "template"], "properties": { "agentDefRef": { "type": "string", "minLength": 1, "maxLength": 253, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }, "template": { "type": "object", "additionalProperties": true }, "deadlineMinutes": { "type": "integer", "format": "int32", "default": 30, "minimum": 1 }, "maxConcurrentRuns": { "type": "integer", "format": "int32", "default": 0, "minimum": 0 }, "concurrencyPolicy": { "type": "string", "default": "Allow", "enum": ["Allow", "Forbid", "Replace"] }, "successfulRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "failedRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "budget": { "type": "object", "required": ["limitUSD", "window"], "properties": { "limitUSD": { "type": "number", "minimum": 0 }, "window": { "type": "string", "pattern": "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" } }, "additionalProperties": false }, "providerLimits": { "type": "object", "properties": { "concurrentRuns": { "type": "integer", "format": "int32", "minimum": 1 }, "requestsPerMinute": { "type": "integer", "format": "int32", "minimum": 1 }, "tokensPerMinute": { "type": "integer", "minimum": 1 } }, "additionalProperties": false }, "egress": { "type": "object", "properties": { "allowHosts": { "type": "array", "maxItems": 64, "items": { "type": "string", "maxLength": 253, "pattern": "^((\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$" } } }, "additionalProperties": false } }, "additionalProperties": false }, "status": { "type": "object", "properties": { "spend": { "type": "array", "maxItems": 256, "items": { "type": "object", "required": ["completedAt", "costUSD"], "properties": { "agent": { "type": "string" }, "completedAt": { "type": "string", "format": "date-time" }, "costUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" } }, "additionalProperties": false } } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "Station" };
 const pattern12 = new RegExp("^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$", "u");
+const pattern13 = new RegExp("^((\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
 function validate13(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
     /*# sourceURL="Station" */ ;
     let vErrors = null;
@@ -4782,6 +4783,80 @@ function validate13(data, { instancePath = "", parentData, parentDataProperty, r
                                                                                     else {
                                                                                         var valid1 = true;
                                                                                     }
+                                                                                    if (valid1) {
+                                                                                        if (data3.egress !== undefined) {
+                                                                                            let data18 = data3.egress;
+                                                                                            const _errs43 = errors;
+                                                                                            if (errors === _errs43) {
+                                                                                                if (data18 && typeof data18 == "object" && !Array.isArray(data18)) {
+                                                                                                    const _errs45 = errors;
+                                                                                                    for (const key4 in data18) {
+                                                                                                        if (!(key4 === "allowHosts")) {
+                                                                                                            validate13.errors = [{ instancePath: instancePath + "/spec/egress", schemaPath: "#/properties/spec/properties/egress/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
+                                                                                                            return false;
+                                                                                                            break;
+                                                                                                        }
+                                                                                                    }
+                                                                                                    if (_errs45 === errors) {
+                                                                                                        if (data18.allowHosts !== undefined) {
+                                                                                                            let data19 = data18.allowHosts;
+                                                                                                            const _errs46 = errors;
+                                                                                                            if (errors === _errs46) {
+                                                                                                                if (Array.isArray(data19)) {
+                                                                                                                    if (data19.length > 64) {
+                                                                                                                        validate13.errors = [{ instancePath: instancePath + "/spec/egress/allowHosts", schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/maxItems", keyword: "maxItems", params: { limit: 64 }, message: "must NOT have more than 64 items" }];
+                                                                                                                        return false;
+                                                                                                                    }
+                                                                                                                    else {
+                                                                                                                        var valid5 = true;
+                                                                                                                        const len0 = data19.length;
+                                                                                                                        for (let i0 = 0; i0 < len0; i0++) {
+                                                                                                                            let data20 = data19[i0];
+                                                                                                                            const _errs48 = errors;
+                                                                                                                            if (errors === _errs48) {
+                                                                                                                                if (typeof data20 === "string") {
+                                                                                                                                    if (data20.length > 253) {
+                                                                                                                                        validate13.errors = [{ instancePath: instancePath + "/spec/egress/allowHosts/" + i0, schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/items/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" }];
+                                                                                                                                        return false;
+                                                                                                                                    }
+                                                                                                                                    else {
+                                                                                                                                        if (!pattern13.test(data20)) {
+                                                                                                                                            validate13.errors = [{ instancePath: instancePath + "/spec/egress/allowHosts/" + i0, schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/items/pattern", keyword: "pattern", params: { pattern: "^((\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$" }, message: "must match pattern \"" + "^((\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$" + "\"" }];
+                                                                                                                                            return false;
+                                                                                                                                        }
+                                                                                                                                    }
+                                                                                                                                }
+                                                                                                                                else {
+                                                                                                                                    validate13.errors = [{ instancePath: instancePath + "/spec/egress/allowHosts/" + i0, schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                                                                                    return false;
+                                                                                                                                }
+                                                                                                                            }
+                                                                                                                            var valid5 = _errs48 === errors;
+                                                                                                                            if (!valid5) {
+                                                                                                                                break;
+                                                                                                                            }
+                                                                                                                        }
+                                                                                                                    }
+                                                                                                                }
+                                                                                                                else {
+                                                                                                                    validate13.errors = [{ instancePath: instancePath + "/spec/egress/allowHosts", schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                                                                                    return false;
+                                                                                                                }
+                                                                                                            }
+                                                                                                        }
+                                                                                                    }
+                                                                                                }
+                                                                                                else {
+                                                                                                    validate13.errors = [{ instancePath: instancePath + "/spec/egress", schemaPath: "#/properties/spec/properties/egress/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                                                    return false;
+                                                                                                }
+                                                                                            }
+                                                                                            var valid1 = _errs43 === errors;
+                                                                                        }
+                                                                                        else {
+                                                                                            var valid1 = true;
+                                                                                        }
+                                                                                    }
                                                                                 }
                                                                             }
                                                                         }
@@ -4805,105 +4880,105 @@ function validate13(data, { instancePath = "", parentData, parentDataProperty, r
                                 }
                                 if (valid0) {
                                     if (data.status !== undefined) {
-                                        let data18 = data.status;
-                                        const _errs43 = errors;
-                                        if (errors === _errs43) {
-                                            if (data18 && typeof data18 == "object" && !Array.isArray(data18)) {
-                                                const _errs45 = errors;
-                                                for (const key4 in data18) {
-                                                    if (!(key4 === "spend")) {
-                                                        validate13.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
+                                        let data21 = data.status;
+                                        const _errs50 = errors;
+                                        if (errors === _errs50) {
+                                            if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
+                                                const _errs52 = errors;
+                                                for (const key5 in data21) {
+                                                    if (!(key5 === "spend")) {
+                                                        validate13.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" }];
                                                         return false;
                                                         break;
                                                     }
                                                 }
-                                                if (_errs45 === errors) {
-                                                    if (data18.spend !== undefined) {
-                                                        let data19 = data18.spend;
-                                                        const _errs46 = errors;
-                                                        if (errors === _errs46) {
-                                                            if (Array.isArray(data19)) {
-                                                                if (data19.length > 256) {
+                                                if (_errs52 === errors) {
+                                                    if (data21.spend !== undefined) {
+                                                        let data22 = data21.spend;
+                                                        const _errs53 = errors;
+                                                        if (errors === _errs53) {
+                                                            if (Array.isArray(data22)) {
+                                                                if (data22.length > 256) {
                                                                     validate13.errors = [{ instancePath: instancePath + "/status/spend", schemaPath: "#/properties/status/properties/spend/maxItems", keyword: "maxItems", params: { limit: 256 }, message: "must NOT have more than 256 items" }];
                                                                     return false;
                                                                 }
                                                                 else {
-                                                                    var valid5 = true;
-                                                                    const len0 = data19.length;
-                                                                    for (let i0 = 0; i0 < len0; i0++) {
-                                                                        let data20 = data19[i0];
-                                                                        const _errs48 = errors;
-                                                                        if (errors === _errs48) {
-                                                                            if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
+                                                                    var valid7 = true;
+                                                                    const len1 = data22.length;
+                                                                    for (let i1 = 0; i1 < len1; i1++) {
+                                                                        let data23 = data22[i1];
+                                                                        const _errs55 = errors;
+                                                                        if (errors === _errs55) {
+                                                                            if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
                                                                                 let missing3;
-                                                                                if (((data20.completedAt === undefined) && (missing3 = "completedAt")) || ((data20.costUSD === undefined) && (missing3 = "costUSD"))) {
-                                                                                    validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i0, schemaPath: "#/properties/status/properties/spend/items/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
+                                                                                if (((data23.completedAt === undefined) && (missing3 = "completedAt")) || ((data23.costUSD === undefined) && (missing3 = "costUSD"))) {
+                                                                                    validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i1, schemaPath: "#/properties/status/properties/spend/items/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                                                                                     return false;
                                                                                 }
                                                                                 else {
-                                                                                    const _errs50 = errors;
-                                                                                    for (const key5 in data20) {
-                                                                                        if (!(((key5 === "agent") || (key5 === "completedAt")) || (key5 === "costUSD"))) {
-                                                                                            validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i0, schemaPath: "#/properties/status/properties/spend/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" }];
+                                                                                    const _errs57 = errors;
+                                                                                    for (const key6 in data23) {
+                                                                                        if (!(((key6 === "agent") || (key6 === "completedAt")) || (key6 === "costUSD"))) {
+                                                                                            validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i1, schemaPath: "#/properties/status/properties/spend/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
                                                                                             return false;
                                                                                             break;
                                                                                         }
                                                                                     }
-                                                                                    if (_errs50 === errors) {
-                                                                                        if (data20.agent !== undefined) {
-                                                                                            const _errs51 = errors;
-                                                                                            if (typeof data20.agent !== "string") {
-                                                                                                validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i0 + "/agent", schemaPath: "#/properties/status/properties/spend/items/properties/agent/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                                    if (_errs57 === errors) {
+                                                                                        if (data23.agent !== undefined) {
+                                                                                            const _errs58 = errors;
+                                                                                            if (typeof data23.agent !== "string") {
+                                                                                                validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i1 + "/agent", schemaPath: "#/properties/status/properties/spend/items/properties/agent/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                                                                 return false;
                                                                                             }
-                                                                                            var valid6 = _errs51 === errors;
+                                                                                            var valid8 = _errs58 === errors;
                                                                                         }
                                                                                         else {
-                                                                                            var valid6 = true;
+                                                                                            var valid8 = true;
                                                                                         }
-                                                                                        if (valid6) {
-                                                                                            if (data20.completedAt !== undefined) {
-                                                                                                let data22 = data20.completedAt;
-                                                                                                const _errs53 = errors;
-                                                                                                if (errors === _errs53) {
-                                                                                                    if (errors === _errs53) {
-                                                                                                        if (typeof data22 === "string") {
-                                                                                                            if (!(formats0.validate(data22))) {
-                                                                                                                validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i0 + "/completedAt", schemaPath: "#/properties/status/properties/spend/items/properties/completedAt/format", keyword: "format", params: { format: "date-time" }, message: "must match format \"" + "date-time" + "\"" }];
+                                                                                        if (valid8) {
+                                                                                            if (data23.completedAt !== undefined) {
+                                                                                                let data25 = data23.completedAt;
+                                                                                                const _errs60 = errors;
+                                                                                                if (errors === _errs60) {
+                                                                                                    if (errors === _errs60) {
+                                                                                                        if (typeof data25 === "string") {
+                                                                                                            if (!(formats0.validate(data25))) {
+                                                                                                                validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i1 + "/completedAt", schemaPath: "#/properties/status/properties/spend/items/properties/completedAt/format", keyword: "format", params: { format: "date-time" }, message: "must match format \"" + "date-time" + "\"" }];
                                                                                                                 return false;
                                                                                                             }
                                                                                                         }
                                                                                                         else {
-                                                                                                            validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i0 + "/completedAt", schemaPath: "#/properties/status/properties/spend/items/properties/completedAt/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                                                            validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i1 + "/completedAt", schemaPath: "#/properties/status/properties/spend/items/properties/completedAt/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                                                                             return false;
                                                                                                         }
                                                                                                     }
                                                                                                 }
-                                                                                                var valid6 = _errs53 === errors;
+                                                                                                var valid8 = _errs60 === errors;
                                                                                             }
                                                                                             else {
-                                                                                                var valid6 = true;
+                                                                                                var valid8 = true;
                                                                                             }
-                                                                                            if (valid6) {
-                                                                                                if (data20.costUSD !== undefined) {
-                                                                                                    let data23 = data20.costUSD;
-                                                                                                    const _errs55 = errors;
-                                                                                                    if (errors === _errs55) {
-                                                                                                        if (typeof data23 === "string") {
-                                                                                                            if (!pattern5.test(data23)) {
-                                                                                                                validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i0 + "/costUSD", schemaPath: "#/properties/status/properties/spend/items/properties/costUSD/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)?$" }, message: "must match pattern \"" + "^[0-9]+(\\.[0-9]+)?$" + "\"" }];
+                                                                                            if (valid8) {
+                                                                                                if (data23.costUSD !== undefined) {
+                                                                                                    let data26 = data23.costUSD;
+                                                                                                    const _errs62 = errors;
+                                                                                                    if (errors === _errs62) {
+                                                                                                        if (typeof data26 === "string") {
+                                                                                                            if (!pattern5.test(data26)) {
+                                                                                                                validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i1 + "/costUSD", schemaPath: "#/properties/status/properties/spend/items/properties/costUSD/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)?$" }, message: "must match pattern \"" + "^[0-9]+(\\.[0-9]+)?$" + "\"" }];
                                                                                                                 return false;
                                                                                                             }
                                                                                                         }
                                                                                                         else {
-                                                                                                            validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i0 + "/costUSD", schemaPath: "#/properties/status/properties/spend/items/properties/costUSD/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                                                            validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i1 + "/costUSD", schemaPath: "#/properties/status/properties/spend/items/properties/costUSD/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                                                                             return false;
                                                                                                         }
                                                                                                     }
-                                                                                                    var valid6 = _errs55 === errors;
+                                                                                                    var valid8 = _errs62 === errors;
                                                                                                 }
                                                                                                 else {
-                                                                                                    var valid6 = true;
+                                                                                                    var valid8 = true;
                                                                                                 }
                                                                                             }
                                                                                         }
@@ -4911,12 +4986,12 @@ function validate13(data, { instancePath = "", parentData, parentDataProperty, r
                                                                                 }
                                                                             }
                                                                             else {
-                                                                                validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i0, schemaPath: "#/properties/status/properties/spend/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                                validate13.errors = [{ instancePath: instancePath + "/status/spend/" + i1, schemaPath: "#/properties/status/properties/spend/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                                                 return false;
                                                                             }
                                                                         }
-                                                                        var valid5 = _errs48 === errors;
-                                                                        if (!valid5) {
+                                                                        var valid7 = _errs55 === errors;
+                                                                        if (!valid7) {
                                                                             break;
                                                                         }
                                                                     }
@@ -4935,7 +5010,7 @@ function validate13(data, { instancePath = "", parentData, parentDataProperty, r
                                                 return false;
                                             }
                                         }
-                                        var valid0 = _errs43 === errors;
+                                        var valid0 = _errs50 === errors;
                                     }
                                     else {
                                         var valid0 = true;

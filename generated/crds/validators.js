@@ -5117,8 +5117,9 @@ function validate12(data, { instancePath = "", parentData, parentDataProperty, r
     return errors === 0;
 }
 export const validateStation = validate13;
-const schema14 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "Station" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agentDefRef", "template"], "properties": { "agentDefRef": { "type": "string", "minLength": 1, "maxLength": 253, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }, "template": { "type": "object", "additionalProperties": true }, "deadlineMinutes": { "type": "integer", "format": "int32", "default": 30, "minimum": 1 }, "maxConcurrentRuns": { "type": "integer", "format": "int32", "default": 0, "minimum": 0 }, "concurrencyPolicy": { "type": "string", "default": "Allow", "enum": ["Allow", "Forbid", "Replace"] }, "successfulRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "failedRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "budget": { "type": "object", "required": ["limitUSD", "window"], "properties": { "limitUSD": { "type": "number", "minimum": 0 }, "window": { "type": "string", "pattern": "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" } }, "additionalProperties": false }, "providerLimits": { "type": "object", "properties": { "concurrentRuns": { "type": "integer", "format": "int32", "minimum": 1 }, "requestsPerMinute": { "type": "integer", "format": "int32", "minimum": 1 }, "tokensPerMinute": { "type": "integer", "minimum": 1 } }, "additionalProperties": false } }, "additionalProperties": false }, "status": { "type": "object", "properties": { "spend": { "type": "array", "maxItems": 256, "items": { "type": "object", "required": ["completedAt", "costUSD"], "properties": { "agent": { "type": "string" }, "completedAt": { "type": "string", "format": "date-time" }, "costUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" } }, "additionalProperties": false } } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "Station" };
+const schema14 = { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "type": "string", "const": "agents.re-cinq.com/v1beta1" }, "kind": { "type": "string", "const": "Station" }, "metadata": { "type": "object", "additionalProperties": true }, "spec": { "type": "object", "required": ["agentDefRef", "template"], "properties": { "agentDefRef": { "type": "string", "minLength": 1, "maxLength": 253, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }, "template": { "type": "object", "additionalProperties": true }, "deadlineMinutes": { "type": "integer", "format": "int32", "default": 30, "minimum": 1 }, "maxConcurrentRuns": { "type": "integer", "format": "int32", "default": 0, "minimum": 0 }, "concurrencyPolicy": { "type": "string", "default": "Allow", "enum": ["Allow", "Forbid", "Replace"] }, "successfulRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "failedRunsHistoryLimit": { "type": "integer", "format": "int32", "default": 3, "minimum": 0 }, "budget": { "type": "object", "required": ["limitUSD", "window"], "properties": { "limitUSD": { "type": "number", "minimum": 0 }, "window": { "type": "string", "pattern": "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$" } }, "additionalProperties": false }, "providerLimits": { "type": "object", "properties": { "concurrentRuns": { "type": "integer", "format": "int32", "minimum": 1 }, "requestsPerMinute": { "type": "integer", "format": "int32", "minimum": 1 }, "tokensPerMinute": { "type": "integer", "minimum": 1 } }, "additionalProperties": false }, "egress": { "type": "object", "properties": { "allowHosts": { "type": "array", "maxItems": 64, "items": { "type": "string", "maxLength": 253, "pattern": "^((\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$" } } }, "additionalProperties": false } }, "additionalProperties": false }, "status": { "type": "object", "properties": { "spend": { "type": "array", "maxItems": 256, "items": { "type": "object", "required": ["completedAt", "costUSD"], "properties": { "agent": { "type": "string" }, "completedAt": { "type": "string", "format": "date-time" }, "costUSD": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$" } }, "additionalProperties": false } } }, "additionalProperties": false } }, "additionalProperties": false, "$id": "Station" };
 const pattern12 = new RegExp("^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$", "u");
+const pattern13 = new RegExp("^((\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
 function validate13(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
     /*# sourceURL="Station" */ ;
     let vErrors = null;
@@ -5714,188 +5715,276 @@ function validate13(data, { instancePath = "", parentData, parentDataProperty, r
                         errors++;
                     }
                 }
-            }
-            else {
-                const err50 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                if (vErrors === null) {
-                    vErrors = [err50];
-                }
-                else {
-                    vErrors.push(err50);
-                }
-                errors++;
-            }
-        }
-        if (data.status !== undefined) {
-            let data18 = data.status;
-            if (data18 && typeof data18 == "object" && !Array.isArray(data18)) {
-                for (const key4 in data18) {
-                    if (!(key4 === "spend")) {
-                        const err51 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                            vErrors = [err51];
-                        }
-                        else {
-                            vErrors.push(err51);
-                        }
-                        errors++;
-                    }
-                }
-                if (data18.spend !== undefined) {
-                    let data19 = data18.spend;
-                    if (Array.isArray(data19)) {
-                        if (data19.length > 256) {
-                            const err52 = { instancePath: instancePath + "/status/spend", schemaPath: "#/properties/status/properties/spend/maxItems", keyword: "maxItems", params: { limit: 256 }, message: "must NOT have more than 256 items" };
-                            if (vErrors === null) {
-                                vErrors = [err52];
-                            }
-                            else {
-                                vErrors.push(err52);
-                            }
-                            errors++;
-                        }
-                        const len0 = data19.length;
-                        for (let i0 = 0; i0 < len0; i0++) {
-                            let data20 = data19[i0];
-                            if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
-                                if (data20.completedAt === undefined) {
-                                    const err53 = { instancePath: instancePath + "/status/spend/" + i0, schemaPath: "#/properties/status/properties/spend/items/required", keyword: "required", params: { missingProperty: "completedAt" }, message: "must have required property '" + "completedAt" + "'" };
-                                    if (vErrors === null) {
-                                        vErrors = [err53];
-                                    }
-                                    else {
-                                        vErrors.push(err53);
-                                    }
-                                    errors++;
-                                }
-                                if (data20.costUSD === undefined) {
-                                    const err54 = { instancePath: instancePath + "/status/spend/" + i0, schemaPath: "#/properties/status/properties/spend/items/required", keyword: "required", params: { missingProperty: "costUSD" }, message: "must have required property '" + "costUSD" + "'" };
-                                    if (vErrors === null) {
-                                        vErrors = [err54];
-                                    }
-                                    else {
-                                        vErrors.push(err54);
-                                    }
-                                    errors++;
-                                }
-                                for (const key5 in data20) {
-                                    if (!(((key5 === "agent") || (key5 === "completedAt")) || (key5 === "costUSD"))) {
-                                        const err55 = { instancePath: instancePath + "/status/spend/" + i0, schemaPath: "#/properties/status/properties/spend/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
-                                        if (vErrors === null) {
-                                            vErrors = [err55];
-                                        }
-                                        else {
-                                            vErrors.push(err55);
-                                        }
-                                        errors++;
-                                    }
-                                }
-                                if (data20.agent !== undefined) {
-                                    if (typeof data20.agent !== "string") {
-                                        const err56 = { instancePath: instancePath + "/status/spend/" + i0 + "/agent", schemaPath: "#/properties/status/properties/spend/items/properties/agent/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                        if (vErrors === null) {
-                                            vErrors = [err56];
-                                        }
-                                        else {
-                                            vErrors.push(err56);
-                                        }
-                                        errors++;
-                                    }
-                                }
-                                if (data20.completedAt !== undefined) {
-                                    let data22 = data20.completedAt;
-                                    if (typeof data22 === "string") {
-                                        if (!(formats0.validate(data22))) {
-                                            const err57 = { instancePath: instancePath + "/status/spend/" + i0 + "/completedAt", schemaPath: "#/properties/status/properties/spend/items/properties/completedAt/format", keyword: "format", params: { format: "date-time" }, message: "must match format \"" + "date-time" + "\"" };
-                                            if (vErrors === null) {
-                                                vErrors = [err57];
-                                            }
-                                            else {
-                                                vErrors.push(err57);
-                                            }
-                                            errors++;
-                                        }
-                                    }
-                                    else {
-                                        const err58 = { instancePath: instancePath + "/status/spend/" + i0 + "/completedAt", schemaPath: "#/properties/status/properties/spend/items/properties/completedAt/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                        if (vErrors === null) {
-                                            vErrors = [err58];
-                                        }
-                                        else {
-                                            vErrors.push(err58);
-                                        }
-                                        errors++;
-                                    }
-                                }
-                                if (data20.costUSD !== undefined) {
-                                    let data23 = data20.costUSD;
-                                    if (typeof data23 === "string") {
-                                        if (!pattern5.test(data23)) {
-                                            const err59 = { instancePath: instancePath + "/status/spend/" + i0 + "/costUSD", schemaPath: "#/properties/status/properties/spend/items/properties/costUSD/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)?$" }, message: "must match pattern \"" + "^[0-9]+(\\.[0-9]+)?$" + "\"" };
-                                            if (vErrors === null) {
-                                                vErrors = [err59];
-                                            }
-                                            else {
-                                                vErrors.push(err59);
-                                            }
-                                            errors++;
-                                        }
-                                    }
-                                    else {
-                                        const err60 = { instancePath: instancePath + "/status/spend/" + i0 + "/costUSD", schemaPath: "#/properties/status/properties/spend/items/properties/costUSD/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                        if (vErrors === null) {
-                                            vErrors = [err60];
-                                        }
-                                        else {
-                                            vErrors.push(err60);
-                                        }
-                                        errors++;
-                                    }
-                                }
-                            }
-                            else {
-                                const err61 = { instancePath: instancePath + "/status/spend/" + i0, schemaPath: "#/properties/status/properties/spend/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (data3.egress !== undefined) {
+                    let data18 = data3.egress;
+                    if (data18 && typeof data18 == "object" && !Array.isArray(data18)) {
+                        for (const key4 in data18) {
+                            if (!(key4 === "allowHosts")) {
+                                const err50 = { instancePath: instancePath + "/spec/egress", schemaPath: "#/properties/spec/properties/egress/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                                 if (vErrors === null) {
-                                    vErrors = [err61];
+                                    vErrors = [err50];
                                 }
                                 else {
-                                    vErrors.push(err61);
+                                    vErrors.push(err50);
+                                }
+                                errors++;
+                            }
+                        }
+                        if (data18.allowHosts !== undefined) {
+                            let data19 = data18.allowHosts;
+                            if (Array.isArray(data19)) {
+                                if (data19.length > 64) {
+                                    const err51 = { instancePath: instancePath + "/spec/egress/allowHosts", schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/maxItems", keyword: "maxItems", params: { limit: 64 }, message: "must NOT have more than 64 items" };
+                                    if (vErrors === null) {
+                                        vErrors = [err51];
+                                    }
+                                    else {
+                                        vErrors.push(err51);
+                                    }
+                                    errors++;
+                                }
+                                const len0 = data19.length;
+                                for (let i0 = 0; i0 < len0; i0++) {
+                                    let data20 = data19[i0];
+                                    if (typeof data20 === "string") {
+                                        if (data20.length > 253) {
+                                            const err52 = { instancePath: instancePath + "/spec/egress/allowHosts/" + i0, schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/items/maxLength", keyword: "maxLength", params: { limit: 253 }, message: "must NOT have more than 253 characters" };
+                                            if (vErrors === null) {
+                                                vErrors = [err52];
+                                            }
+                                            else {
+                                                vErrors.push(err52);
+                                            }
+                                            errors++;
+                                        }
+                                        if (!pattern13.test(data20)) {
+                                            const err53 = { instancePath: instancePath + "/spec/egress/allowHosts/" + i0, schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/items/pattern", keyword: "pattern", params: { pattern: "^((\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$" }, message: "must match pattern \"" + "^((\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$" + "\"" };
+                                            if (vErrors === null) {
+                                                vErrors = [err53];
+                                            }
+                                            else {
+                                                vErrors.push(err53);
+                                            }
+                                            errors++;
+                                        }
+                                    }
+                                    else {
+                                        const err54 = { instancePath: instancePath + "/spec/egress/allowHosts/" + i0, schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                        if (vErrors === null) {
+                                            vErrors = [err54];
+                                        }
+                                        else {
+                                            vErrors.push(err54);
+                                        }
+                                        errors++;
+                                    }
+                                }
+                            }
+                            else {
+                                const err55 = { instancePath: instancePath + "/spec/egress/allowHosts", schemaPath: "#/properties/spec/properties/egress/properties/allowHosts/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                                if (vErrors === null) {
+                                    vErrors = [err55];
+                                }
+                                else {
+                                    vErrors.push(err55);
                                 }
                                 errors++;
                             }
                         }
                     }
                     else {
-                        const err62 = { instancePath: instancePath + "/status/spend", schemaPath: "#/properties/status/properties/spend/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err56 = { instancePath: instancePath + "/spec/egress", schemaPath: "#/properties/spec/properties/egress/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
-                            vErrors = [err62];
+                            vErrors = [err56];
                         }
                         else {
-                            vErrors.push(err62);
+                            vErrors.push(err56);
                         }
                         errors++;
                     }
                 }
             }
             else {
-                const err63 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err57 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                    vErrors = [err63];
+                    vErrors = [err57];
                 }
                 else {
-                    vErrors.push(err63);
+                    vErrors.push(err57);
+                }
+                errors++;
+            }
+        }
+        if (data.status !== undefined) {
+            let data21 = data.status;
+            if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
+                for (const key5 in data21) {
+                    if (!(key5 === "spend")) {
+                        const err58 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                            vErrors = [err58];
+                        }
+                        else {
+                            vErrors.push(err58);
+                        }
+                        errors++;
+                    }
+                }
+                if (data21.spend !== undefined) {
+                    let data22 = data21.spend;
+                    if (Array.isArray(data22)) {
+                        if (data22.length > 256) {
+                            const err59 = { instancePath: instancePath + "/status/spend", schemaPath: "#/properties/status/properties/spend/maxItems", keyword: "maxItems", params: { limit: 256 }, message: "must NOT have more than 256 items" };
+                            if (vErrors === null) {
+                                vErrors = [err59];
+                            }
+                            else {
+                                vErrors.push(err59);
+                            }
+                            errors++;
+                        }
+                        const len1 = data22.length;
+                        for (let i1 = 0; i1 < len1; i1++) {
+                            let data23 = data22[i1];
+                            if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
+                                if (data23.completedAt === undefined) {
+                                    const err60 = { instancePath: instancePath + "/status/spend/" + i1, schemaPath: "#/properties/status/properties/spend/items/required", keyword: "required", params: { missingProperty: "completedAt" }, message: "must have required property '" + "completedAt" + "'" };
+                                    if (vErrors === null) {
+                                        vErrors = [err60];
+                                    }
+                                    else {
+                                        vErrors.push(err60);
+                                    }
+                                    errors++;
+                                }
+                                if (data23.costUSD === undefined) {
+                                    const err61 = { instancePath: instancePath + "/status/spend/" + i1, schemaPath: "#/properties/status/properties/spend/items/required", keyword: "required", params: { missingProperty: "costUSD" }, message: "must have required property '" + "costUSD" + "'" };
+                                    if (vErrors === null) {
+                                        vErrors = [err61];
+                                    }
+                                    else {
+                                        vErrors.push(err61);
+                                    }
+                                    errors++;
+                                }
+                                for (const key6 in data23) {
+                                    if (!(((key6 === "agent") || (key6 === "completedAt")) || (key6 === "costUSD"))) {
+                                        const err62 = { instancePath: instancePath + "/status/spend/" + i1, schemaPath: "#/properties/status/properties/spend/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
+                                        if (vErrors === null) {
+                                            vErrors = [err62];
+                                        }
+                                        else {
+                                            vErrors.push(err62);
+                                        }
+                                        errors++;
+                                    }
+                                }
+                                if (data23.agent !== undefined) {
+                                    if (typeof data23.agent !== "string") {
+                                        const err63 = { instancePath: instancePath + "/status/spend/" + i1 + "/agent", schemaPath: "#/properties/status/properties/spend/items/properties/agent/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                        if (vErrors === null) {
+                                            vErrors = [err63];
+                                        }
+                                        else {
+                                            vErrors.push(err63);
+                                        }
+                                        errors++;
+                                    }
+                                }
+                                if (data23.completedAt !== undefined) {
+                                    let data25 = data23.completedAt;
+                                    if (typeof data25 === "string") {
+                                        if (!(formats0.validate(data25))) {
+                                            const err64 = { instancePath: instancePath + "/status/spend/" + i1 + "/completedAt", schemaPath: "#/properties/status/properties/spend/items/properties/completedAt/format", keyword: "format", params: { format: "date-time" }, message: "must match format \"" + "date-time" + "\"" };
+                                            if (vErrors === null) {
+                                                vErrors = [err64];
+                                            }
+                                            else {
+                                                vErrors.push(err64);
+                                            }
+                                            errors++;
+                                        }
+                                    }
+                                    else {
+                                        const err65 = { instancePath: instancePath + "/status/spend/" + i1 + "/completedAt", schemaPath: "#/properties/status/properties/spend/items/properties/completedAt/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                        if (vErrors === null) {
+                                            vErrors = [err65];
+                                        }
+                                        else {
+                                            vErrors.push(err65);
+                                        }
+                                        errors++;
+                                    }
+                                }
+                                if (data23.costUSD !== undefined) {
+                                    let data26 = data23.costUSD;
+                                    if (typeof data26 === "string") {
+                                        if (!pattern5.test(data26)) {
+                                            const err66 = { instancePath: instancePath + "/status/spend/" + i1 + "/costUSD", schemaPath: "#/properties/status/properties/spend/items/properties/costUSD/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)?$" }, message: "must match pattern \"" + "^[0-9]+(\\.[0-9]+)?$" + "\"" };
+                                            if (vErrors === null) {
+                                                vErrors = [err66];
+                                            }
+                                            else {
+                                                vErrors.push(err66);
+                                            }
+                                            errors++;
+                                        }
+                                    }
+                                    else {
+                                        const err67 = { instancePath: instancePath + "/status/spend/" + i1 + "/costUSD", schemaPath: "#/properties/status/properties/spend/items/properties/costUSD/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                        if (vErrors === null) {
+                                            vErrors = [err67];
+                                        }
+                                        else {
+                                            vErrors.push(err67);
+                                        }
+                                        errors++;
+                                    }
+                                }
+                            }
+                            else {
+                                const err68 = { instancePath: instancePath + "/status/spend/" + i1, schemaPath: "#/properties/status/properties/spend/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                if (vErrors === null) {
+                                    vErrors = [err68];
+                                }
+                                else {
+                                    vErrors.push(err68);
+                                }
+                                errors++;
+                            }
+                        }
+                    }
+                    else {
+                        const err69 = { instancePath: instancePath + "/status/spend", schemaPath: "#/properties/status/properties/spend/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        if (vErrors === null) {
+                            vErrors = [err69];
+                        }
+                        else {
+                            vErrors.push(err69);
+                        }
+                        errors++;
+                    }
+                }
+            }
+            else {
+                const err70 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                    vErrors = [err70];
+                }
+                else {
+                    vErrors.push(err70);
                 }
                 errors++;
             }
         }
     }
     else {
-        const err64 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err71 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-            vErrors = [err64];
+            vErrors = [err71];
         }
         else {
-            vErrors.push(err64);
+            vErrors.push(err71);
         }
         errors++;
     }

@@ -371,3 +371,39 @@ describe("the model gateway settings (docs/gateway.md#run-credentials)", () => {
     }
   });
 });
+
+describe("the gateway's egress proxy setting (docs/gateway.md#egress)", () => {
+  const KEY = "k".repeat(32);
+  const readFile = (): Uint8Array => Buffer.from(KEY);
+  const gateway = { AGENT_GATEWAY_URL: "http://gw:8080", AGENT_GATEWAY_CREDENTIAL_KEY_FILE: "/keys/gateway" };
+  const parse = (env: Record<string, string>) => parseConfig({ ...base, ...env }, { readFile });
+
+  it("is unset unless named: no proxy variables for the run pods", () => {
+    expect(parse(gateway).gateway).not.toHaveProperty("egressProxyUrl");
+  });
+
+  it.each([
+    ["http://agent-gateway.ai-agents.svc:3128", "http://agent-gateway.ai-agents.svc:3128"],
+    ["HTTP://GW:3128/", "http://gw:3128"],
+    ["http://[fd00::1]:3128", "http://[fd00::1]:3128"],
+  ])("%s is the proxy %s", (raw, url) => {
+    expect(parse({ ...gateway, AGENT_GATEWAY_EGRESS_URL: raw }).gateway?.egressProxyUrl).toBe(url);
+  });
+
+  const SHAPE =
+    "AGENT_GATEWAY_EGRESS_URL must be the gateway's egress proxy as http://host:port (plain http, the port named, no path, credentials, query or fragment), got:";
+  it.each([
+    [{ ...gateway, AGENT_GATEWAY_EGRESS_URL: "" }, `${SHAPE} ""`],
+    [{ ...gateway, AGENT_GATEWAY_EGRESS_URL: "gw:3128" }, `${SHAPE} "gw:3128"`],
+    [{ ...gateway, AGENT_GATEWAY_EGRESS_URL: "http://gw" }, `${SHAPE} "http://gw"`],
+    [{ ...gateway, AGENT_GATEWAY_EGRESS_URL: "https://gw:3128" }, `${SHAPE} "https://gw:3128"`],
+    [{ ...gateway, AGENT_GATEWAY_EGRESS_URL: "http://gw:3128/proxy" }, `${SHAPE} "http://gw:3128/proxy"`],
+    [{ ...gateway, AGENT_GATEWAY_EGRESS_URL: "http://u:p@gw:3128" }, `${SHAPE} "http://u:p@gw:3128"`],
+    [
+      { AGENT_GATEWAY_EGRESS_URL: "http://gw:3128" },
+      "AGENT_GATEWAY_EGRESS_URL needs the model gateway on (AGENT_GATEWAY_URL and AGENT_GATEWAY_CREDENTIAL_KEY_FILE): its proxy credentials are signed with the gateway's key",
+    ],
+  ] as const)("%j is refused", (env, message) => {
+    expect(() => parse(env)).toThrow(message);
+  });
+});

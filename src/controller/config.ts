@@ -123,11 +123,11 @@ export interface ControllerConfig {
   /** `AGENT_<API>_BASE_URL`: model API base URLs for the run pods' CLIs (docs/agent-clis.md); unset ones absent. */
   agentBaseUrls: Partial<Record<ModelApiFamily, string>>;
   /**
-   * AGENT_GATEWAY_URL and the key AGENT_GATEWAY_CREDENTIAL_KEY_FILE holds: the model gateway the
+   * AGENT_GATEWAY_URL and the key AGENT_GATEWAY_CREDENTIAL_KEY_FILE holds (and AGENT_GATEWAY_EGRESS_URL, its egress proxy): the model gateway the
    * run pods' CLIs call with a per-run credential instead of a provider key (docs/gateway.md#run-credentials).
    * Absent: the gateway is off and runs get the definition's keys, as the seeds describe.
    */
-  gateway?: { url: string; credentialKey: Buffer };
+  gateway?: { url: string; credentialKey: Buffer; egressProxyUrl?: string };
   timings: ControllerTimings;
 }
 
@@ -275,6 +275,20 @@ function gatewayOrigin(raw: string): string {
   return url.origin;
 }
 
+/**
+ * AGENT_GATEWAY_EGRESS_URL: the gateway's egress proxy (`http://host:port`, docs/gateway.md#egress).
+ * Plain http with the port named: the run pods' clients speak HTTP proxy (CONNECT) to it.
+ */
+function egressProxyOrigin(raw: string): string {
+  const url = plainHttpUrl(raw);
+  if (url?.protocol !== "http:" || url.port === "" || (url.pathname !== "/" && url.pathname !== "")) {
+    throw new ConfigError(
+      `AGENT_GATEWAY_EGRESS_URL must be the gateway's egress proxy as http://host:port (plain http, the port named, no path, credentials, query or fragment), got: "${raw}"`,
+    );
+  }
+  return url.origin;
+}
+
 /** The model gateway: on with both AGENT_GATEWAY_URL and AGENT_GATEWAY_CREDENTIAL_KEY_FILE, off with neither. */
 function gatewaySettings(
   env: Readonly<Record<string, string | undefined>>,
@@ -282,7 +296,15 @@ function gatewaySettings(
 ): ControllerConfig["gateway"] {
   const urlRaw = env.AGENT_GATEWAY_URL;
   const keyFile = env.AGENT_GATEWAY_CREDENTIAL_KEY_FILE;
-  if (urlRaw === undefined && keyFile === undefined) return undefined;
+  const egressRaw = env.AGENT_GATEWAY_EGRESS_URL;
+  if (urlRaw === undefined && keyFile === undefined) {
+    if (egressRaw !== undefined) {
+      throw new ConfigError(
+        "AGENT_GATEWAY_EGRESS_URL needs the model gateway on (AGENT_GATEWAY_URL and AGENT_GATEWAY_CREDENTIAL_KEY_FILE): its proxy credentials are signed with the gateway's key",
+      );
+    }
+    return undefined;
+  }
   if (urlRaw === undefined || keyFile === undefined) {
     const missing = urlRaw === undefined ? "AGENT_GATEWAY_URL" : "AGENT_GATEWAY_CREDENTIAL_KEY_FILE";
     throw new ConfigError(
@@ -302,7 +324,8 @@ function gatewaySettings(
   }
   const key = credentialKeyFromFile(bytes);
   if (typeof key === "string") throw new ConfigError(`AGENT_GATEWAY_CREDENTIAL_KEY_FILE=${keyFile}: ${key}`);
-  return { url, credentialKey: key };
+  if (egressRaw === undefined) return { url, credentialKey: key };
+  return { url, credentialKey: key, egressProxyUrl: egressProxyOrigin(egressRaw) };
 }
 
 /** RFC 1123 label, the shape of a namespace name. */

@@ -25,6 +25,12 @@ export interface GatewaySettings {
   url: string;
   /** The key run credentials are signed with (src/core/run-job/gateway-credential.ts). */
   credentialKey: Uint8Array;
+  /**
+   * AGENT_GATEWAY_EGRESS_URL: the gateway's egress proxy (`http://host:port`). When set, every
+   * run pod container gets the proxy variables with its role's egress credential
+   * (docs/gateway.md#egress); unset, none.
+   */
+  egressProxyUrl?: string;
 }
 
 export interface ControllerSettings {

@@ -19,6 +19,8 @@ export const patternHints: Readonly<Record<string, string>> = {
   "^[0-9]+(\\.[0-9]+)?$": "a non-negative decimal number, e.g. 0.0125",
   "^([1-9][0-9]{0,5}m|[1-9][0-9]{0,3}h|[1-9][0-9]{0,2}d)$":
     "a rolling window: a whole number of minutes (m), hours (h) or days (d), e.g. 90m, 24h or 30d",
+  "^((\\*\\.)?[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$":
+    "a host name, a *.suffix wildcard, an IPv4 address or a bracketed IPv6 address, optionally with :port (1-65535), e.g. pypi.org, *.example.com or registry.example.com:8443",
   "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$":
     "a condition reason: a letter, then letters, digits, '_', ',' and ':', not ending in ',' or ':'",
 };

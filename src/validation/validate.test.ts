@@ -325,6 +325,39 @@ const invalidCases: InvalidCase[] = [
   },
   // patterns
   {
+    name: "an allowHosts entry that is a URL",
+    validate: validateStation,
+    make: stationWith("spec.egress", { allowHosts: ["pypi.org", "https://pypi.org"] }),
+    path: "spec.egress.allowHosts[1]",
+    message:
+      'spec.egress.allowHosts[1] must be a host name, a *.suffix wildcard, an IPv4 address or a bracketed IPv6 address, optionally with :port (1-65535), e.g. pypi.org, *.example.com or registry.example.com:8443; got "https://pypi.org".',
+  },
+  {
+    name: "65 allowHosts entries",
+    validate: validateStation,
+    make: stationWith("spec.egress", {
+      allowHosts: Array.from({ length: 65 }, (_, i) => `h${i}.example.com`),
+    }),
+    path: "spec.egress.allowHosts",
+    message: "spec.egress.allowHosts must have at most 64 entries.",
+  },
+  {
+    name: "an allowHosts entry that is a bare wildcard",
+    validate: validateStation,
+    make: stationWith("spec.egress", { allowHosts: ["*"] }),
+    path: "spec.egress.allowHosts[0]",
+    message:
+      'spec.egress.allowHosts[0] must be a host name, a *.suffix wildcard, an IPv4 address or a bracketed IPv6 address, optionally with :port (1-65535), e.g. pypi.org, *.example.com or registry.example.com:8443; got "*".',
+  },
+  {
+    name: "an allowHosts entry with port 0",
+    validate: validateStation,
+    make: stationWith("spec.egress", { allowHosts: ["pypi.org:0"] }),
+    path: "spec.egress.allowHosts[0]",
+    message:
+      'spec.egress.allowHosts[0] must be a host name, a *.suffix wildcard, an IPv4 address or a bracketed IPv6 address, optionally with :port (1-65535), e.g. pypi.org, *.example.com or registry.example.com:8443; got "pypi.org:0".',
+  },
+  {
     name: "ftp:// file url",
     validate: validateAgent,
     make: agentWith("spec.files", [{ path: "a.md", url: "ftp://files.example.com/a.md" }]),

@@ -93,6 +93,9 @@ export function fullStation(): Station {
       concurrencyPolicy: "Replace",
       successfulRunsHistoryLimit: 0,
       failedRunsHistoryLimit: 10,
+      egress: {
+        allowHosts: ["pypi.org", "*.pythonhosted.org", "registry.example.com:8443", "[2001:db8::1]:22"],
+      },
     },
   };
 }

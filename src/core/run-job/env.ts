@@ -4,7 +4,8 @@
  * the controller's own names, then the recipe's, then (for the agent) the Station's, then the
  * installation's base URLs. With the model gateway on, the agent's list starts with the gateway's
  * base URLs and the run credential (gateway-env.ts), and no provider key from the recipe's
- * secrets reaches any container.
+ * secrets reaches any container; with its egress proxy too, every list starts with the proxy
+ * variables and the container's own egress credential (egress-env.ts).
  */
 import { createHash, createHmac } from "node:crypto";
 import type { V1EnvVar } from "@kubernetes/client-node";
@@ -16,6 +17,7 @@ import type { ControllerSettings } from "../input.js";
 import { deliveryBranch } from "../policy/delivery-bounds.js";
 import type { Agent, AgentDefinition, Station } from "../types.js";
 import { deadlineBudget, deadlineMinutesOf } from "./deadline.js";
+import { egressEnv } from "./egress-env.js";
 import { gatewayAgentEnv, PROVIDER_KEY_VARIABLES } from "./gateway-env.js";
 import {
   AGENT_HOME,
@@ -90,6 +92,11 @@ export function buildEnv(ctx: RunContext, kind: "init" | "agent" | "courier"): V
     if (!RESERVED_ENV.has(name)) env.add(secretEnv(name, key));
   };
 
+  // First of all, so nothing the recipe or the Station sets can point the container past the
+  // gateway's egress proxy or replace its role's credential (docs/gateway.md#egress).
+  if (settings.gateway?.egressProxyUrl) {
+    for (const v of egressEnv(ctx, settings.gateway, kind)) env.add(v);
+  }
   // Before every other name, so nothing the recipe, the Station or the installation sets can
   // point the CLI past the gateway or replace its credential (docs/gateway.md#run-credentials).
   if (kind === "agent" && settings.gateway) {

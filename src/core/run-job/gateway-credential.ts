@@ -16,8 +16,8 @@
  * In the core because both sides need it: the controller's Job builder issues it, the gateway
  * (src/gateway) verifies it, and neither may import the other. Pure: HMAC-SHA256 is deterministic.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ModelApiFamily } from "../cli/agent-clis.js";
+import { signToken, type TokenKind, verifyToken } from "./signed-token.js";
 
 /** The model APIs the gateway serves, one per vendor: the unit a credential authorises. */
 export type GatewayVendor = ModelApiFamily;
@@ -47,21 +47,25 @@ export const MAX_CREDENTIAL_LENGTH = 1024;
 /** The gateway key's least length: 32 bytes, the size of the HMAC-SHA256 output. */
 export const MIN_KEY_BYTES = 32;
 
-const MAC_BYTES = 32;
+const RUN_CREDENTIAL: TokenKind = {
+  prefix: CREDENTIAL_PREFIX,
+  domain: CREDENTIAL_DOMAIN,
+  maxLength: MAX_CREDENTIAL_LENGTH,
+};
 const DNS_LABELS = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 const UID = /^[A-Za-z0-9-]{1,64}$/;
 
-function mac(key: Uint8Array, payload: string): Buffer {
-  return createHmac("sha256", key).update(`${CREDENTIAL_DOMAIN}\n${payload}`, "utf8").digest();
+/** Which of the run's names is not a run's (namespace, name, uid), or undefined when none. */
+export function runRefProblem(ref: RunRef): string | undefined {
+  if (!DNS_LABELS.test(ref.namespace) || ref.namespace.length > 63) return "namespace";
+  if (!DNS_LABELS.test(ref.name)) return "name";
+  if (!UID.test(ref.uid)) return "uid";
+  return undefined;
 }
 
 /** Why claims are not a run's, or undefined when they are well formed. */
 export function claimsProblem(claims: RunClaims): string | undefined {
-  if (!DNS_LABELS.test(claims.namespace) || claims.namespace.length > 63) return "namespace";
-  if (!DNS_LABELS.test(claims.name)) return "name";
-  if (!UID.test(claims.uid)) return "uid";
-  if (!isGatewayVendor(claims.vendor)) return "vendor";
-  return undefined;
+  return runRefProblem(claims) ?? (isGatewayVendor(claims.vendor) ? undefined : "vendor");
 }
 
 export function issueRunCredential(key: Uint8Array, claims: RunClaims): string {
@@ -69,43 +73,21 @@ export function issueRunCredential(key: Uint8Array, claims: RunClaims): string {
   if (problem) throw new Error(`gateway credential: the ${problem} is not valid`);
   if (key.byteLength < MIN_KEY_BYTES)
     throw new Error(`gateway credential: the key has fewer than ${MIN_KEY_BYTES} bytes`);
-  const payload = Buffer.from(
-    JSON.stringify([claims.namespace, claims.name, claims.uid, claims.vendor]),
-    "utf8",
-  ).toString("base64url");
-  return `${CREDENTIAL_PREFIX}.${payload}.${mac(key, payload).toString("base64url")}`;
+  return signToken(RUN_CREDENTIAL, key, [claims.namespace, claims.name, claims.uid, claims.vendor]);
 }
 
 export type CredentialCheck =
   | { ok: true; claims: RunClaims }
   | { ok: false; reason: "malformed" | "bad-signature" };
 
-const BASE64URL = /^[A-Za-z0-9_-]+$/;
-
 /**
- * Whether `token` is a credential this key signed. The MAC is compared in constant time and
- * always over 32 bytes (a short or undecodable signature is compared against zeros and then
- * refused), so timing tells nothing about how close a forgery came.
+ * Whether `token` is a credential this key signed. The MAC is compared in constant time
+ * (signed-token.ts), so timing tells nothing about how close a forgery came.
  */
 export function verifyRunCredential(key: Uint8Array, token: string): CredentialCheck {
-  if (token.length > MAX_CREDENTIAL_LENGTH) return { ok: false, reason: "malformed" };
-  const parts = token.split(".");
-  const [prefix, payload, signature] = parts;
-  if (parts.length !== 3 || prefix !== CREDENTIAL_PREFIX || !payload || !signature) {
-    return { ok: false, reason: "malformed" };
-  }
-  if (!BASE64URL.test(payload) || !BASE64URL.test(signature)) return { ok: false, reason: "malformed" };
-  const presented = Buffer.from(signature, "base64url");
-  const expected = mac(key, payload);
-  const sameLength = presented.byteLength === MAC_BYTES;
-  const equal = timingSafeEqual(sameLength ? presented : Buffer.alloc(MAC_BYTES), expected);
-  if (!equal || !sameLength) return { ok: false, reason: "bad-signature" };
-  let fields: unknown;
-  try {
-    fields = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-  } catch {
-    return { ok: false, reason: "malformed" };
-  }
+  const checked = verifyToken(RUN_CREDENTIAL, key, token);
+  if (!checked.ok) return checked;
+  const fields = checked.fields;
   if (!Array.isArray(fields) || fields.length !== 4 || !fields.every((f) => typeof f === "string")) {
     return { ok: false, reason: "malformed" };
   }

@@ -11,7 +11,7 @@
  * (containers.ts), their env (env.ts), volumes and security contexts (security.ts),
  * the deadline (deadline.ts) and the names every run shares (layout.ts), re-exported here.
  */
-import type { V1Job, V1PodSpec, V1PodTemplateSpec } from "@kubernetes/client-node";
+import type { V1Container, V1Job, V1PodSpec, V1PodTemplateSpec } from "@kubernetes/client-node";
 import { cliArgv, execCommand } from "../cli/argv.js";
 import { effectiveModel, routeModel } from "../cli/routing.js";
 import { renderPrompt } from "../cli/templating.js";
@@ -20,6 +20,7 @@ import { stationTemplateProblem, withoutNulls } from "../policy/station-policy.j
 import type { Agent, AgentDefinition, Station } from "../types.js";
 import { agentContainer, courierContainer, initContainer } from "./containers.js";
 import { deadlineMinutesOf } from "./deadline.js";
+import { egressEnv, egressProblem, withEgressEnv } from "./egress-env.js";
 import type { RunContext } from "./env.js";
 import { credentialProblem, gatewayVendorOf, providerKeyInPod, providerKeyRefusal } from "./gateway-env.js";
 import {
@@ -58,7 +59,8 @@ export type JobBuildResult = { ok: true; job: V1Job } | { ok: false; reason: str
  * Builds the Job for an interactive run, a realtime run or a batch fallback. Returns a failure
  * reason (`invalid Station template: …` / `invalid AgentDefinition: …`, with the model gateway on
  * `model gateway: …` for a definition that names no key for the model's vendor and
- * `provider key in the run pod: …`) instead of throwing.
+ * `provider key in the run pod: …`; with its egress proxy `invalid Station egress: …` and
+ * `egress credential of the <role> too long: …`) instead of throwing.
  */
 export function buildJob(
   agent: Agent,
@@ -100,6 +102,10 @@ export function buildJob(
     prompt,
     ...(createdAt !== undefined ? { createdAt } : {}),
   };
+  if (settings.gateway?.egressProxyUrl) {
+    const problem = egressProblem(ctx);
+    if (problem) return { ok: false, reason: problem };
+  }
 
   const spec = template.spec as V1PodSpec;
   const agentName = agent.metadata.name ?? "";
@@ -123,12 +129,15 @@ export function buildJob(
   };
 
   const supervisorArgs = realtime ? (agent.spec.resumeSession ? [] : [prompt]) : cliArgv(def, model, prompt);
+  // The Station's own containers share the agent's egress (docs/gateway.md#egress).
+  const stationEgress = settings.gateway ? egressEnv(ctx, settings.gateway, "agent") : [];
+  const stationOwn = (c: V1Container) => withEgressEnv(stationContainer(c), stationEgress);
   spec.containers = spec.containers.map((c) =>
-    c.name === "agent" ? agentContainer(ctx, c, supervisorArgs) : stationContainer(c),
+    c.name === "agent" ? agentContainer(ctx, c, supervisorArgs) : stationOwn(c),
   );
   if (def.delivery?.pullRequest) spec.containers.push(courierContainer(ctx));
   // docs/decisions.md D-21: the Station's own init containers run after the controller's.
-  spec.initContainers = [initContainer(ctx), ...(spec.initContainers ?? []).map(stationContainer)];
+  spec.initContainers = [initContainer(ctx), ...(spec.initContainers ?? []).map(stationOwn)];
   spec.volumes = runVolumes(spec.volumes);
   spec.restartPolicy = "Never";
   spec.securityContext = podSecurityContext();

@@ -11,12 +11,14 @@
 import { writeSync } from "node:fs";
 import type { Vendor } from "../../core/cli/routing.js";
 import type { OutputSelector, Sink } from "../../core/types.js";
+import { timedPost } from "../../http-post.js";
 import { type JsonLineLogger, jsonLineLogger } from "../../log.js";
 import { SinkDispatcher, type SinkDispatcherOptions } from "../../sinks/dispatcher.js";
 import type { EventSource } from "../../sinks/envelope.js";
 import type { LifecycleEvent } from "../../sinks/lifecycle.js";
 import { retryFromEnv } from "../../sinks/retry.js";
 import { resolveSinks } from "../../sinks/sinks.js";
+import { runPodDispatcher } from "./http-dispatcher.js";
 import { type Env, podSelect, podSinks, podSource } from "./run-env.js";
 
 /** Writes one line to a file descriptor, synchronously, so nothing is lost on an immediate exit. */
@@ -78,6 +80,11 @@ export class RunEmitter {
       // docs/decisions.md D-61: relative file sink paths resolve against HOME, shared by every run container.
       fileBaseDir: env.HOME || "/agent",
       log,
+      // Through the gateway's egress proxy when the container's env names one (docs/gateway.md#egress).
+      post: async ({ url, headers, body, timeoutMs }) => {
+        const { status } = await timedPost({ url, headers, body, timeoutMs, dispatcher: runPodDispatcher() });
+        return { status };
+      },
       ...options.dispatcher,
     });
   }

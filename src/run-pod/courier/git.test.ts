@@ -74,4 +74,27 @@ describe("gitEnv", () => {
       ["DELIVERY_TOKEN", "tok-123"],
     ]);
   });
+
+  it("passes the egress proxy variables (docs/gateway.md#egress) to the forge process only", () => {
+    const proxy = "http://courier:agx1.p.m@agent-gateway.ai-agents.svc:3128";
+    const courierEnv = {
+      PATH: "/usr/bin",
+      HTTPS_PROXY: proxy,
+      https_proxy: proxy,
+      HTTP_PROXY: proxy,
+      http_proxy: proxy,
+      NO_PROXY: "agent-gateway.ai-agents.svc,localhost,127.0.0.1",
+      no_proxy: "agent-gateway.ai-agents.svc,localhost,127.0.0.1",
+    };
+    const forge = gitEnv({
+      env: courierEnv,
+      home: "/tmp/c",
+      gitDir: "/tmp/c/repo.git",
+      forge: { token: "t", protocol: "https" },
+    });
+    for (const [name, value] of Object.entries(courierEnv))
+      if (name !== "PATH") expect(forge[name]).toBe(value);
+    const local = gitEnv({ env: courierEnv, home: "/tmp/c", gitDir: "/tmp/c/repo.git" });
+    expect(Object.keys(local).filter((k) => /proxy/i.test(k))).toEqual([]);
+  });
 });

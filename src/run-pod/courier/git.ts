@@ -112,8 +112,18 @@ export function trustedPath(env: Readonly<Record<string, string | undefined>>): 
   return kept.length > 0 ? [...new Set(kept)].join(":") : FALLBACK_PATH;
 }
 
+/** The egress proxy variables a forge call passes on from the courier's env. */
+const FORGE_PROXY_VARIABLES = [
+  "https_proxy",
+  "HTTPS_PROXY",
+  "http_proxy",
+  "HTTP_PROXY",
+  "no_proxy",
+  "NO_PROXY",
+];
+
 export interface GitEnvOptions {
-  /** The courier's environment: only PATH is taken from it (see trustedPath). */
+  /** The courier's environment: only PATH (see trustedPath) and, for the forge, the proxy variables. */
   env: Readonly<Record<string, string | undefined>>;
   /** HOME for git: a directory the courier made, never the agent's HOME. */
   home: string;
@@ -157,7 +167,15 @@ export function gitEnv(options: GitEnvOptions): Record<string, string> {
     env[`GIT_CONFIG_KEY_${i}`] = key;
     env[`GIT_CONFIG_VALUE_${i}`] = value;
   });
-  if (options.forge) env.DELIVERY_TOKEN = options.forge.token;
+  if (options.forge) {
+    env.DELIVERY_TOKEN = options.forge.token;
+    // The way out when the pod's egress goes through the gateway's proxy (docs/gateway.md#egress):
+    // git's transport (curl) reads these, set by the controller, never by the agent.
+    for (const name of FORGE_PROXY_VARIABLES) {
+      const value = options.env[name];
+      if (value) env[name] = value;
+    }
+  }
   return env;
 }
 

@@ -4,6 +4,7 @@
  * open one (`POST /repos/{owner}/{repo}/pulls`). An open PR for the branch is reused, including
  * when GitHub answers the POST with "A pull request already exists" (a concurrent courier).
  */
+import { runPodFetch } from "../common/http-dispatcher.js";
 import { fullName, type GitHubRepo } from "./github-repo.js";
 
 export type Fetch = typeof fetch;
@@ -116,7 +117,8 @@ async function call(
   path: string,
   body?: unknown,
 ): Promise<CallResult> {
-  const doFetch = input.fetch ?? fetch;
+  // Through the gateway's egress proxy when the courier's env names one (docs/gateway.md#egress).
+  const doFetch = input.fetch ?? runPodFetch;
   try {
     const res = await doFetch(`${input.apiUrl}${path}`, {
       method,

@@ -10,7 +10,9 @@ import { constants } from "node:fs";
 import { chmod, open, unlink } from "node:fs/promises";
 import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { Agent, request } from "undici";
+import { request } from "undici";
+import { outboundDispatcher } from "../common/http-dispatcher.js";
+import type { Env } from "../common/run-env.js";
 
 export interface DownloadOptions {
   /** Sent with the request; only to the original origin when a redirect leaves it. */
@@ -25,6 +27,8 @@ export interface DownloadOptions {
   maxBytes: number;
   /** The whole download, redirects and body, must finish within this. */
   totalTimeoutMs: number;
+  /** Where the egress proxy variables are read from (docs/gateway.md#egress); default process.env. */
+  env?: Env;
 }
 
 export const DOWNLOAD_DEFAULTS: Readonly<DownloadOptions> = {
@@ -121,11 +125,15 @@ export async function openDownload(
   const opts = { ...DOWNLOAD_DEFAULTS, ...options };
   const first = parseDownloadUrl(url);
   if (!first.ok) throw new DownloadError(first.cause);
-  const agent = new Agent({
-    connect: { timeout: opts.connectTimeoutMs, ...(opts.ca !== undefined ? { ca: opts.ca } : {}) },
-    headersTimeout: opts.idleTimeoutMs,
-    bodyTimeout: opts.idleTimeoutMs,
-  });
+  // Through the gateway's egress proxy when the init's env names one (docs/gateway.md#egress).
+  const agent = outboundDispatcher(
+    {
+      connectTimeoutMs: opts.connectTimeoutMs,
+      idleTimeoutMs: opts.idleTimeoutMs,
+      ...(opts.ca !== undefined ? { ca: opts.ca } : {}),
+    },
+    opts.env,
+  );
   const close = () => agent.close().catch(() => undefined);
   // One clock for the redirects and the body: an answer that never ends is cut off.
   const signal = AbortSignal.timeout(opts.totalTimeoutMs);

@@ -13,6 +13,7 @@ import { conversationStateDir } from "../../core/cli/vendors.js";
 import { timedPost } from "../../http-post.js";
 import type { JsonLineLogger } from "../../log.js";
 import { conversationAuthHeaders } from "../common/conversation-auth.js";
+import { runPodDispatcher } from "../common/http-dispatcher.js";
 import type { Env } from "../common/run-env.js";
 
 /** Bound on the upload; the run's remaining steps (events, sink drain) need time too. */
@@ -92,7 +93,13 @@ export async function saveConversation(options: {
     const body = Readable.from(archiveStateDir(home, target.stateDir, sent));
     const headers: Record<string, string> = { "Content-Type": "application/gzip" };
     for (const [name, value] of conversationAuthHeaders(env)) headers[name] = value;
-    const { status } = await timedPost({ url: target.url, headers, body, timeoutMs });
+    const { status } = await timedPost({
+      url: target.url,
+      headers,
+      body,
+      timeoutMs,
+      dispatcher: runPodDispatcher(),
+    });
     if (status < 200 || status >= 300) {
       log.warn(`conversation save failed: HTTP ${status} from ${where}`);
       return "failed";

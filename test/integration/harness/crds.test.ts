@@ -105,7 +105,8 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
     },
   );
 
-  async function createStation(budget: unknown): Promise<string> {
+  /** Creates a Station with these spec fields beside the required ones; "accepted" or the API server's answer. */
+  async function createStation(fields: Record<string, unknown>): Promise<string> {
     try {
       await kubeConfig()
         .makeApiClient(CustomObjectsApi)
@@ -117,8 +118,8 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
           body: {
             apiVersion: `${GROUP}/${VERSION}`,
             kind: "Station",
-            metadata: { generateName: "budget-" },
-            spec: { agentDefRef: "def", template: { spec: { containers: [{ name: "agent" }] } }, budget },
+            metadata: { generateName: "station-" },
+            spec: { agentDefRef: "def", template: { spec: { containers: [{ name: "agent" }] } }, ...fields },
           },
         });
       return "accepted";
@@ -134,7 +135,7 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
     ["a window without a unit", { limitUSD: 10, window: "24" }, "spec.budget.window"],
     ["a budget without its window", { limitUSD: 10 }, "spec.budget.window"],
   ])("rejects a Station budget with %s, naming the field", async (_what, budget, field) => {
-    const answer = await createStation(budget);
+    const answer = await createStation({ budget });
     expect(answer).toContain("Invalid");
     expect(answer).toContain(field);
   });
@@ -143,7 +144,32 @@ describe.skipIf(projectCrdFiles().length === 0)("project CRDs on the real API se
     { limitUSD: 25.5, window: "30d" },
     { limitUSD: 0, window: "90m" },
   ])("accepts the Station budget %j", async (budget) => {
-    expect(await createStation(budget)).toBe("accepted");
+    expect(await createStation({ budget })).toBe("accepted");
+  });
+
+  it.each([
+    ["a URL", ["pypi.org", "https://pypi.org"], "spec.egress.allowHosts[1]"],
+    ["port 0", ["pypi.org:0"], "spec.egress.allowHosts[0]"],
+    ["a bare wildcard", ["*"], "spec.egress.allowHosts[0]"],
+    ["65 entries", Array.from({ length: 65 }, (_, i) => `h${i}.example.com`), "spec.egress.allowHosts"],
+  ])(
+    "rejects a Station egress allowHosts with %s, naming the field (docs/gateway.md#egress)",
+    async (_what, allowHosts, field) => {
+      const answer = await createStation({ egress: { allowHosts } });
+      expect(answer).toContain("Invalid");
+      expect(answer).toContain(field);
+    },
+  );
+
+  it("accepts Station egress allowHosts of every kind (docs/gateway.md#egress)", async () => {
+    const allowHosts = [
+      "pypi.org",
+      "*.pythonhosted.org",
+      "registry.example.com:8443",
+      "10.0.0.5:5432",
+      "[2001:db8::1]:22",
+    ];
+    expect(await createStation({ egress: { allowHosts } })).toBe("accepted");
   });
 
   it("accepts a valid Agent", async () => {
