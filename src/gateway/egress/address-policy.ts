@@ -43,7 +43,7 @@ const SPECIAL_RANGES: ReadonlyArray<readonly [kind: string, cidrs: readonly stri
   ["a unique-local", ["fc00::/7", "fec0::/10"]],
   ["a multicast", ["224.0.0.0/4", "ff00::/8"]],
   [
-    "reserved",
+    "a reserved",
     [
       "192.0.0.0/24",
       "192.0.2.0/24",
