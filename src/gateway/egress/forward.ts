@@ -61,8 +61,8 @@ export function forwardRequest(
       method: req.method,
       path: target.path,
       headers: ["Host", target.hostHeader, ...endToEndHeaders(req.rawHeaders)],
+      // Without an agent: this one connection, not a pool's (`agent: false` would make a new agent that dials itself).
       createConnection: () => target.socket,
-      agent: false,
     });
     upstream.setTimeout(idleTimeoutMs, () => upstream.destroy(new Error("upstream idle timeout")));
     upstream.on("error", (err) => {

@@ -47,7 +47,10 @@ describe("the egress target (docs/gateway.md#egress-listener)", () => {
       "http://Example.com/a/b?c=d#frag",
       { host: "example.com", port: 80, path: "/a/b?c=d", hostHeader: "example.com" },
     ],
-    ["http://example.com:8080", { host: "example.com", port: 8080, path: "/", hostHeader: "example.com:8080" }],
+    [
+      "http://example.com:8080",
+      { host: "example.com", port: 8080, path: "/", hostHeader: "example.com:8080" },
+    ],
     ["http://example.com?x", { host: "example.com", port: 80, path: "/?x", hostHeader: "example.com" }],
     ["HTTP://[::1]:81/x", { host: "[::1]", port: 81, path: "/x", hostHeader: "[::1]:81" }],
     ["http://[::1]/x", { host: "[::1]", port: 80, path: "/x", hostHeader: "[::1]" }],
@@ -55,9 +58,12 @@ describe("the egress target (docs/gateway.md#egress-listener)", () => {
     const parsed = parseAbsoluteTarget(raw);
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
-    expect({ host: parsed.target.host, port: parsed.target.port, path: parsed.path, hostHeader: parsed.hostHeader }).toEqual(
-      want,
-    );
+    expect({
+      host: parsed.target.host,
+      port: parsed.target.port,
+      path: parsed.path,
+      hostHeader: parsed.hostHeader,
+    }).toEqual(want);
   });
 
   it.each([
