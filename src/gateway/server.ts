@@ -1,8 +1,9 @@
 /**
- * The gateway's two listeners (docs/gateway.md#ports): the proxy port the run pods call (a Hono
+ * The gateway's listeners (docs/gateway.md#ports): the proxy port the run pods call (a Hono
  * app whose one route hands the Node request to proxyRequest, which answers on the Node response
- * itself so each chunk is written as it arrives), and a metrics port with `/metrics` and
- * `/healthz` that the run pods have no reason to reach.
+ * itself so each chunk is written as it arrives), a metrics port with `/metrics` and
+ * `/healthz` that the run pods have no reason to reach, and, when configured, the egress
+ * listener the run pods' HTTPS_PROXY names (egress/proxy-server.ts).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,17 +11,22 @@ import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { Hono } from "hono";
 import { answerClientErrors, jsonClientError, timeoutServerOptions } from "../http-server-limits.js";
+import { type EgressDeps, EgressProxy } from "./egress/proxy-server.js";
 import { type ProxyDeps, proxyRequest } from "./proxy.js";
 
 export interface GatewayServerOptions {
   port: number;
   host: string;
   metricsPort: number;
+  /** The egress listener (docs/gateway.md#egress-listener): its port and what it is wired to; none when absent. */
+  egress?: { port: number; deps: EgressDeps };
 }
 
 export interface GatewayServers {
   port: number;
   metricsPort: number;
+  /** The egress listener's port, when it listens. */
+  egressPort?: number;
   close(graceMs?: number): Promise<void>;
 }
 
@@ -112,11 +118,19 @@ export async function startGatewayServers(
   });
   const port = await listen(proxy, options.port, options.host, "proxy");
   const metricsPort = await listen(metrics, options.metricsPort, options.host, "metrics");
+  const egress = options.egress ? new EgressProxy(options.egress.deps).createServer() : undefined;
+  const egressPort =
+    egress && options.egress ? await listen(egress, options.egress.port, options.host, "egress") : undefined;
   return {
     port,
     metricsPort,
+    ...(egressPort !== undefined ? { egressPort } : {}),
     close: async (graceMs = 5_000) => {
-      await Promise.all([closeServer(proxy, graceMs), closeServer(metrics, graceMs)]);
+      await Promise.all([
+        closeServer(proxy, graceMs),
+        closeServer(metrics, graceMs),
+        ...(egress ? [closeServer(egress, graceMs)] : []),
+      ]);
     },
   };
 }

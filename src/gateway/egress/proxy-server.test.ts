@@ -119,7 +119,7 @@ async function startProxy(options: {
 /** Reads a raw HTTP answer head; `rest` holds whatever came after it. */
 function readHead(socket: Socket): Promise<{ status: number; head: string; rest: Buffer }> {
   return new Promise((resolve, reject) => {
-    let buf = Buffer.alloc(0);
+    let buf: Buffer = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
       const end = buf.indexOf("\r\n\r\n");
@@ -136,7 +136,7 @@ function readHead(socket: Socket): Promise<{ status: number; head: string; rest:
 }
 
 /** Reads from the socket until `want` bytes have arrived. */
-async function readBytes(socket: Socket, want: number, already = Buffer.alloc(0)): Promise<string> {
+async function readBytes(socket: Socket, want: number, already: Buffer = Buffer.alloc(0)): Promise<string> {
   let buf = already;
   socket.resume();
   while (buf.length < want) {
