@@ -1,9 +1,9 @@
 /**
  * An absolute-form `http://` request forwarded on a connection the listener opened to a checked
  * address: the body streams up and the answer streams back as they arrive. The proxy's own
- * headers (Proxy-Authorization, Proxy-Connection) and the hop-by-hop ones (RFC 9110 §7.6.1,
- * with every header the Connection header names) stay on this hop; the Host header is the URL's
- * authority. One connection per request: a kept-alive connection would outlive the check.
+ * headers (Proxy-Authorization, Proxy-Connection) and the hop-by-hop ones (Connection,
+ * Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade, and every header the Connection header
+ * names) stay on this hop (docs/gateway.md#egress-listener); the Host header is the URL's authority. One connection per request: a kept-alive connection would outlive the check.
  */
 import { type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
