@@ -66,7 +66,8 @@ export function forwardRequest(
     });
     upstream.setTimeout(idleTimeoutMs, () => upstream.destroy(new Error("upstream idle timeout")));
     upstream.on("error", (err) => {
-      if (!res.headersSent) onUpstreamError(err);
+      // A client that went away is no upstream failure: nothing to answer, nothing to count.
+      if (!res.destroyed && !res.headersSent) onUpstreamError(err);
       else res.destroy();
       resolve();
     });

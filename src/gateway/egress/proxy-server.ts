@@ -215,7 +215,8 @@ export class EgressProxy {
   }
 
   private async handleConnect(req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
-    // Until the tunnel is joined, a client error only ends this socket.
+    // Until the tunnel is joined, a client error only ends this socket (what the client sends
+    // meanwhile stays buffered in it: Node hands the socket over paused).
     const onEarlyError = () => socket.destroy();
     socket.on("error", onEarlyError);
     const answer = rawAnswer(socket);
