@@ -79,6 +79,8 @@ async function startProxy(options: {
   dns?: Record<string, ResolvedAddress[]>;
   privateCidrs?: Cidr[];
   connectTimeoutMs?: number;
+  /** The message authorize throws with, instead of deciding. */
+  authorizeThrows?: string;
 }): Promise<Harness> {
   const allowed = new Set(options.allowed ?? []);
   const h: Omit<Harness, "port"> = {
@@ -91,6 +93,7 @@ async function startProxy(options: {
   const deps: EgressDeps = {
     authorize: async (credential, host, port): Promise<EgressDecision> => {
       h.authorized.push(`${host}:${port}`);
+      if (options.authorizeThrows !== undefined) throw new Error(options.authorizeThrows);
       if (credential !== GOOD)
         return { ok: false, status: 407, reason: "the credential's signature does not hold" };
       if (!allowed.has(`${host}:${port}`)) {
@@ -241,6 +244,20 @@ describe("the egress listener's CONNECT tunnels (docs/gateway.md#egress-listener
     expect(res.body).toBe(`gateway egress: github.com:443 refused: ${reason}`);
     expect(proxy.authorized).toEqual(asked ? ["github.com:443"] : []);
     expect(proxy.refusals.map((r) => r.status)).toEqual([407]);
+  });
+
+  it("an authorize that cannot tell (it throws) is a 503: refused, never let through", async () => {
+    const proxy = await startProxy({
+      allowed: ["github.com:443"],
+      authorizeThrows: "the API server did not answer",
+    });
+    const res = await rawExchange(proxy.port, connectRequest("github.com:443"));
+    expect(res.status).toBe(503);
+    expect(res.body).toBe(
+      "gateway egress: github.com:443 refused: the run could not be confirmed: the API server did not answer",
+    );
+    expect(proxy.looked).toEqual([]);
+    expect(proxy.refusals.map((r) => r.kind)).toEqual(["unavailable"]);
   });
 
   it.each([

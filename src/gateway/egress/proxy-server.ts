@@ -104,6 +104,7 @@ const STATUS_TEXT: Record<number, string> = {
   407: "Proxy Authentication Required",
   408: "Request Timeout",
   431: "Request Header Fields Too Large",
+  500: "Internal Server Error",
   502: "Bad Gateway",
   503: "Service Unavailable",
 };
@@ -192,12 +193,16 @@ export class EgressProxy {
     });
     server.setTimeout(this.deps.idleTimeoutMs);
     server.on("connect", (req: IncomingMessage, socket: Socket, head: Buffer) => {
-      this.handleConnect(req, socket, head).catch((err) => this.fault(err, () => socket.destroy()));
+      this.handleConnect(req, socket, head).catch((err) =>
+        this.fault(err, () =>
+          rawAnswer(socket).refuse({ status: 500, body: "gateway egress: internal error" }),
+        ),
+      );
     });
     server.on("request", (req: IncomingMessage, res: ServerResponse) => {
       this.handleRequest(req, res).catch((err) =>
         this.fault(err, () =>
-          responseAnswer(res).refuse({ status: 502, body: "gateway egress: internal error" }),
+          responseAnswer(res).refuse({ status: 500, body: "gateway egress: internal error" }),
         ),
       );
     });
@@ -296,7 +301,13 @@ export class EgressProxy {
     });
     const presented = proxyCredential(req.rawHeaders);
     if (!presented.ok) return refused(407, "no-credential", presented.reason);
-    const decision = await this.deps.authorize(presented.credential, host, port);
+    let decision: EgressDecision;
+    try {
+      decision = await this.deps.authorize(presented.credential, host, port);
+    } catch (err) {
+      // It could not tell (the API server did not answer): refused, never let through.
+      return refused(503, "unavailable", `the run could not be confirmed: ${(err as Error).message}`);
+    }
     if (!decision.ok)
       return refused(decision.status, decisionKind[decision.status], decision.reason, decision.who);
     const { who } = decision;
