@@ -66,9 +66,13 @@ function listen(server: Server, port: number, host: string, what: string): Promi
   });
 }
 
-function closeServer(server: Server, graceMs: number): Promise<void> {
+/** Closes the server; after `graceMs` its connections are cut, and `forceAlso` ends what it does not track. */
+function closeServer(server: Server, graceMs: number, forceAlso?: () => void): Promise<void> {
   return new Promise((resolve) => {
-    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    const force = setTimeout(() => {
+      server.closeAllConnections();
+      forceAlso?.();
+    }, graceMs);
     force.unref();
     server.close(() => {
       clearTimeout(force);
@@ -118,7 +122,8 @@ export async function startGatewayServers(
   });
   const port = await listen(proxy, options.port, options.host, "proxy");
   const metricsPort = await listen(metrics, options.metricsPort, options.host, "metrics");
-  const egress = options.egress ? new EgressProxy(options.egress.deps).createServer() : undefined;
+  const egressProxy = options.egress ? new EgressProxy(options.egress.deps) : undefined;
+  const egress = egressProxy?.createServer();
   const egressPort =
     egress && options.egress ? await listen(egress, options.egress.port, options.host, "egress") : undefined;
   return {
@@ -129,7 +134,8 @@ export async function startGatewayServers(
       await Promise.all([
         closeServer(proxy, graceMs),
         closeServer(metrics, graceMs),
-        ...(egress ? [closeServer(egress, graceMs)] : []),
+        // A tunnel is no HTTP connection: the egress proxy ends those itself.
+        ...(egress ? [closeServer(egress, graceMs, () => egressProxy?.closeTunnels())] : []),
       ]);
     },
   };

@@ -1,9 +1,10 @@
 import { once } from "node:events";
-import { connect } from "node:net";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { GatewayMetrics } from "../metrics.js";
 import type { ProxyDeps } from "../proxy.js";
 import { startGatewayServers } from "../server.js";
+import { parseCidr } from "./address-policy.js";
 import { unwiredEgressAuthorize } from "./unwired-authorize.js";
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -67,6 +68,43 @@ describe("the egress listener beside the gateway's others (docs/gateway.md#egres
     } finally {
       await servers.close();
     }
+  });
+
+  it("closing the gateway ends its open tunnels after the grace, upstream sides included", async () => {
+    const accepted: Socket[] = [];
+    const upstream = createServer({ allowHalfOpen: true }, (s) => accepted.push(s.on("error", () => {})));
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const upstreamPort = (upstream.address() as AddressInfo).port;
+    const metrics = new GatewayMetrics();
+    const servers = await startGatewayServers(proxyDeps(metrics), {
+      host: "127.0.0.1",
+      port: 0,
+      metricsPort: 0,
+      egress: {
+        port: 0,
+        deps: {
+          authorize: async () => ({ ok: true, who: { namespace: "ns", name: "a", uid: "u", role: "agent" } }),
+          lookup: async () => [{ address: "127.0.0.1", family: 4 }],
+          privateCidrs: [parseCidr("127.0.0.1/32") as NonNullable<ReturnType<typeof parseCidr>>],
+          metrics,
+          logger: quiet,
+          idleTimeoutMs: 600_000,
+        },
+      },
+    });
+    const client = connect(servers.egressPort as number, "127.0.0.1");
+    client.on("error", () => {});
+    const auth = Buffer.from("agent:agx1.x.y").toString("base64");
+    client.write(`CONNECT up.test:${upstreamPort} HTTP/1.1\r\nProxy-Authorization: Basic ${auth}\r\n\r\n`);
+    const [first] = (await once(client, "data")) as [Buffer];
+    expect(first.toString()).toBe("HTTP/1.1 200 Connection Established\r\n\r\n");
+    const clientClosed = once(client, "close");
+    const upstreamEnded = once(accepted[0] as Socket, "end");
+    // close() resolves only once every connection, the tunnel's included, has ended.
+    await servers.close(10);
+    await Promise.all([clientClosed, upstreamEnded]);
+    for (const s of accepted) s.destroy();
+    await new Promise<void>((resolve) => upstream.close(() => resolve()));
   });
 
   it("without egress settings there is no egress listener", async () => {

@@ -174,6 +174,8 @@ type Admission =
 export class EgressProxy {
   private readonly policy: AddressPolicy;
   private readonly lookup: EgressLookup;
+  /** The client side of each open tunnel: the HTTP server no longer tracks a socket once it is a tunnel. */
+  private readonly tunnels = new Set<Socket>();
 
   constructor(private readonly deps: EgressDeps) {
     this.policy = new AddressPolicy(deps.privateCidrs);
@@ -211,6 +213,11 @@ export class EgressProxy {
       return { contentType: "text/plain; charset=utf-8", body: `gateway egress: ${STATUS_TEXT[status]}` };
     });
     return server;
+  }
+
+  /** Ends every open tunnel (each takes its upstream with it): a shutdown's last step after its grace. */
+  closeTunnels(): void {
+    for (const socket of this.tunnels) socket.destroy();
   }
 
   private fault(err: unknown, close: () => void): void {
@@ -251,6 +258,8 @@ export class EgressProxy {
     socket.off("error", onEarlyError);
     socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
     joinTunnel(socket, dialled.socket, head, this.deps.idleTimeoutMs);
+    this.tunnels.add(socket);
+    socket.once("close", () => this.tunnels.delete(socket));
     this.opened({ who, host, port, address: dialled.address, mode: "connect" });
   }
 
