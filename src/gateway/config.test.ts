@@ -24,7 +24,27 @@ describe("gateway settings (docs/gateway.md#configuration)", () => {
       maxRequestBytes: 32 * 1024 * 1024,
       credentialKeyFile: "/keys/gateway-key",
       runs: { mode: "standalone", providerKeysDir: "/keys/providers" },
+      egressPort: 3128,
+      egressPrivateCidrs: [],
     });
+  });
+
+  it.each([
+    ["0", undefined],
+    ["off", undefined],
+    ["8888", 8888],
+  ])("GATEWAY_EGRESS_PORT=%s: the egress listener's port (off: none)", (raw, port) => {
+    expect(parseGatewayConfig({ ...BASE, GATEWAY_EGRESS_PORT: raw }).egressPort).toBe(port);
+  });
+
+  it("GATEWAY_EGRESS_PRIVATE_CIDRS: a comma-separated list of IPv4 and IPv6 ranges", () => {
+    expect(
+      parseGatewayConfig({ ...BASE, GATEWAY_EGRESS_PRIVATE_CIDRS: "10.96.0.0/12, fd00:10::/64" })
+        .egressPrivateCidrs,
+    ).toEqual([
+      { address: "10.96.0.0", prefix: 12, family: "ipv4" },
+      { address: "fd00:10::", prefix: 64, family: "ipv6" },
+    ]);
   });
 
   it("cluster mode: the namespace served and the mounted agent-secrets", () => {
@@ -72,6 +92,22 @@ describe("gateway settings (docs/gateway.md#configuration)", () => {
       "GATEWAY_AGENT_SECRETS_DIR is set, but GATEWAY_MODE=standalone does not read it",
     ],
     [{ GATEWAY_PORT: "80a" }, 'GATEWAY_PORT="80a": must be an integer from 1 to 65535'],
+    [{ GATEWAY_EGRESS_PORT: "on" }, 'GATEWAY_EGRESS_PORT="on": must be an integer from 1 to 65535'],
+    [{ GATEWAY_EGRESS_PORT: "70000" }, 'GATEWAY_EGRESS_PORT="70000": must be an integer from 1 to 65535'],
+    [{ GATEWAY_EGRESS_PORT: "8080" }, "GATEWAY_EGRESS_PORT=8080: already the GATEWAY_PORT"],
+    [{ GATEWAY_EGRESS_PORT: "9090" }, "GATEWAY_EGRESS_PORT=9090: already the GATEWAY_METRICS_PORT"],
+    [
+      { GATEWAY_EGRESS_PRIVATE_CIDRS: "10.0.0.0/8,10.1.2.3" },
+      'GATEWAY_EGRESS_PRIVATE_CIDRS: "10.1.2.3" is not a CIDR (address/prefix, e.g. 10.0.0.0/8 or fd00::/8)',
+    ],
+    [
+      { GATEWAY_EGRESS_PRIVATE_CIDRS: "10.0.0.0/33" },
+      'GATEWAY_EGRESS_PRIVATE_CIDRS: "10.0.0.0/33" is not a CIDR (address/prefix, e.g. 10.0.0.0/8 or fd00::/8)',
+    ],
+    [
+      { GATEWAY_EGRESS_PRIVATE_CIDRS: "10.0.0.0/8,," },
+      'GATEWAY_EGRESS_PRIVATE_CIDRS: "" is not a CIDR (address/prefix, e.g. 10.0.0.0/8 or fd00::/8)',
+    ],
     [
       { GATEWAY_IDLE_TIMEOUT_MS: "60000" },
       'GATEWAY_IDLE_TIMEOUT_MS="60000": must be an integer from 600000 to 86400000',

@@ -4,6 +4,7 @@
  * default nobody asked for. Each vendor's upstream is an origin fixed here, the only hosts the
  * gateway ever calls. Pure: the environment comes in as a plain record.
  */
+import { type Cidr, parseCidr } from "./egress/address-policy.js";
 import type { GatewayVendor } from "./vendors.js";
 
 export class GatewayConfigError extends Error {}
@@ -21,6 +22,10 @@ export interface GatewayConfig {
   credentialKeyFile: string;
   /** Where runs and their keys are looked up (`GATEWAY_MODE`). */
   runs: RunSource;
+  /** The egress listener's port (`GATEWAY_EGRESS_PORT`); undefined when it is off. */
+  egressPort: number | undefined;
+  /** Non-public ranges the egress listener may connect to (`GATEWAY_EGRESS_PRIVATE_CIDRS`). */
+  egressPrivateCidrs: Cidr[];
 }
 
 /**
@@ -75,6 +80,30 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new GatewayConfigError(`${name}=${JSON.stringify(raw)}: must be an integer from ${min} to ${max}`);
   }
   return Number(raw);
+}
+
+/** The egress listener's port (docs/gateway.md#egress-listener): 3128 unless set; `0` or `off` turns it off. */
+export const DEFAULT_EGRESS_PORT = 3128;
+
+function egressPort(env: Env): number | undefined {
+  const raw = env.GATEWAY_EGRESS_PORT;
+  if (raw === "0" || raw === "off") return undefined;
+  return integer(env, "GATEWAY_EGRESS_PORT", DEFAULT_EGRESS_PORT, 1, 65535);
+}
+
+/** `GATEWAY_EGRESS_PRIVATE_CIDRS`: a comma-separated list of `address/prefix`, IPv4 or IPv6. */
+export function egressPrivateCidrs(env: Env): Cidr[] {
+  const raw = env.GATEWAY_EGRESS_PRIVATE_CIDRS;
+  if (raw === undefined || raw.trim() === "") return [];
+  return raw.split(",").map((entry) => {
+    const cidr = parseCidr(entry.trim());
+    if (cidr === undefined) {
+      throw new GatewayConfigError(
+        `GATEWAY_EGRESS_PRIVATE_CIDRS: ${JSON.stringify(entry.trim())} is not a CIDR (address/prefix, e.g. 10.0.0.0/8 or fd00::/8)`,
+      );
+    }
+    return cidr;
+  });
 }
 
 /** The origin an upstream variable names: http(s), a host, an optional port, nothing else. */
@@ -151,10 +180,18 @@ export function parseGatewayConfig(env: Env): GatewayConfig {
     upstreams[vendor] =
       raw === undefined || raw === "" ? DEFAULT_UPSTREAMS[vendor] : upstreamOrigin(name, raw);
   }
+  const port = integer(env, "GATEWAY_PORT", 8080, 1, 65535);
+  const metricsPort = integer(env, "GATEWAY_METRICS_PORT", 9090, 1, 65535);
+  const egress = egressPort(env);
+  if (egress !== undefined && (egress === port || egress === metricsPort)) {
+    throw new GatewayConfigError(
+      `GATEWAY_EGRESS_PORT=${egress}: already the ${egress === port ? "GATEWAY_PORT" : "GATEWAY_METRICS_PORT"}`,
+    );
+  }
   return {
     host: env.GATEWAY_HOST === undefined || env.GATEWAY_HOST === "" ? "0.0.0.0" : env.GATEWAY_HOST,
-    port: integer(env, "GATEWAY_PORT", 8080, 1, 65535),
-    metricsPort: integer(env, "GATEWAY_METRICS_PORT", 9090, 1, 65535),
+    port,
+    metricsPort,
     upstreams,
     idleTimeoutMs: integer(
       env,
@@ -172,5 +209,7 @@ export function parseGatewayConfig(env: Env): GatewayConfig {
     ),
     credentialKeyFile: required(env, "GATEWAY_CREDENTIAL_KEY_FILE"),
     runs: parseRunSource(env),
+    egressPort: egress,
+    egressPrivateCidrs: egressPrivateCidrs(env),
   };
 }

@@ -9,6 +9,8 @@ import { directoryKeySource, loggingUsageStore, readCredentialKey, unwiredRunLoo
 import type { BudgetGate } from "./budget-gate.js";
 import { clusterPorts } from "./cluster-ports.js";
 import { type GatewayConfig, parseGatewayConfig, type RunSource } from "./config.js";
+import type { EgressDeps } from "./egress/proxy-server.js";
+import { unwiredEgressAuthorize } from "./egress/unwired-authorize.js";
 import { GatewayMetrics } from "./metrics.js";
 import type { KeySource, RunLookup, UsageStore } from "./ports.js";
 import { startGatewayServers } from "./server.js";
@@ -56,6 +58,16 @@ async function runPorts(source: RunSource, logger: JsonLineLogger): Promise<RunP
   };
 }
 
+/**
+ * What the egress listener asks of every proxy request: the egress credential verified with the
+ * gateway key, its run still active (`runs`), the destination among those signed into it
+ * (docs/gateway.md#egress-listener). THE PLACE THE REAL ONE IS WIRED IN: until it is, every egress
+ * request is refused 503 "egress not configured".
+ */
+function egressAuthorize(_credentialKey: Uint8Array, _runs: RunLookup): EgressDeps["authorize"] {
+  return unwiredEgressAuthorize;
+}
+
 async function main(): Promise<void> {
   const logger = jsonLineLogger("gateway");
   let config: GatewayConfig;
@@ -70,6 +82,20 @@ async function main(): Promise<void> {
   }
   const ports = await runPorts(config.runs, logger);
   const upstreams = upstreamPools(config);
+  const metrics = new GatewayMetrics();
+  const egress =
+    config.egressPort === undefined
+      ? undefined
+      : {
+          port: config.egressPort,
+          deps: {
+            authorize: egressAuthorize(credentialKey, ports.runs),
+            privateCidrs: config.egressPrivateCidrs,
+            metrics,
+            logger,
+            idleTimeoutMs: config.idleTimeoutMs,
+          },
+        };
   const servers = await startGatewayServers(
     {
       upstreams,
@@ -78,16 +104,22 @@ async function main(): Promise<void> {
       runs: ports.runs,
       usage: ports.usage,
       ...(ports.budget ? { budget: ports.budget } : {}),
-      metrics: new GatewayMetrics(),
+      metrics,
       logger,
       maxRequestBytes: config.maxRequestBytes,
       idleTimeoutMs: config.idleTimeoutMs,
     },
-    { host: config.host, port: config.port, metricsPort: config.metricsPort },
+    {
+      host: config.host,
+      port: config.port,
+      metricsPort: config.metricsPort,
+      ...(egress ? { egress } : {}),
+    },
   );
   logger.info("serving", {
     port: servers.port,
     metricsPort: servers.metricsPort,
+    egressPort: servers.egressPort ?? "off",
     upstreams: config.upstreams,
     mode: config.runs.mode,
     ...(config.runs.mode === "cluster" ? { namespace: config.runs.namespace } : {}),

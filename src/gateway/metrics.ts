@@ -52,6 +52,18 @@ export class GatewayMetrics {
     labelNames: ["vendor"] as const,
     registers: [this.registry],
   });
+  readonly egressTunnels = new Counter({
+    name: "agent_gateway_egress_tunnels_total",
+    help: "Connections the egress listener opened for the run pods, by mode (connect: a CONNECT tunnel; forward: an absolute-form http:// request)",
+    labelNames: ["mode"] as const,
+    registers: [this.registry],
+  });
+  readonly egressRefusals = new Counter({
+    name: "agent_gateway_egress_refusals_total",
+    help: "Requests the egress listener refused or could not serve, by reason (bad-request, no-credential, bad-credential, forbidden, unavailable, private-address, unresolved, connect-failed)",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
   private readonly models = new Map<GatewayVendor, Set<string>>();
 
   /** The model label for a requested model id: the id, `other` past the bound, `unknown` when absent. */

@@ -1,8 +1,9 @@
 /**
- * The gateway's two listeners (docs/gateway.md#ports): the proxy port the run pods call (a Hono
+ * The gateway's listeners (docs/gateway.md#ports): the proxy port the run pods call (a Hono
  * app whose one route hands the Node request to proxyRequest, which answers on the Node response
- * itself so each chunk is written as it arrives), and a metrics port with `/metrics` and
- * `/healthz` that the run pods have no reason to reach.
+ * itself so each chunk is written as it arrives), a metrics port with `/metrics` and
+ * `/healthz` that the run pods have no reason to reach, and, when configured, the egress
+ * listener the run pods' HTTPS_PROXY names (egress/proxy-server.ts).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,17 +11,22 @@ import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { Hono } from "hono";
 import { answerClientErrors, jsonClientError, timeoutServerOptions } from "../http-server-limits.js";
+import { type EgressDeps, EgressProxy } from "./egress/proxy-server.js";
 import { type ProxyDeps, proxyRequest } from "./proxy.js";
 
 export interface GatewayServerOptions {
   port: number;
   host: string;
   metricsPort: number;
+  /** The egress listener (docs/gateway.md#egress-listener): its port and what it is wired to; none when absent. */
+  egress?: { port: number; deps: EgressDeps };
 }
 
 export interface GatewayServers {
   port: number;
   metricsPort: number;
+  /** The egress listener's port, when it listens. */
+  egressPort?: number;
   close(graceMs?: number): Promise<void>;
 }
 
@@ -60,9 +66,13 @@ function listen(server: Server, port: number, host: string, what: string): Promi
   });
 }
 
-function closeServer(server: Server, graceMs: number): Promise<void> {
+/** Closes the server; after `graceMs` its connections are cut, and `forceAlso` ends what it does not track. */
+function closeServer(server: Server, graceMs: number, forceAlso?: () => void): Promise<void> {
   return new Promise((resolve) => {
-    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    const force = setTimeout(() => {
+      server.closeAllConnections();
+      forceAlso?.();
+    }, graceMs);
     force.unref();
     server.close(() => {
       clearTimeout(force);
@@ -112,11 +122,21 @@ export async function startGatewayServers(
   });
   const port = await listen(proxy, options.port, options.host, "proxy");
   const metricsPort = await listen(metrics, options.metricsPort, options.host, "metrics");
+  const egressProxy = options.egress ? new EgressProxy(options.egress.deps) : undefined;
+  const egress = egressProxy?.createServer();
+  const egressPort =
+    egress && options.egress ? await listen(egress, options.egress.port, options.host, "egress") : undefined;
   return {
     port,
     metricsPort,
+    ...(egressPort !== undefined ? { egressPort } : {}),
     close: async (graceMs = 5_000) => {
-      await Promise.all([closeServer(proxy, graceMs), closeServer(metrics, graceMs)]);
+      await Promise.all([
+        closeServer(proxy, graceMs),
+        closeServer(metrics, graceMs),
+        // A tunnel is no HTTP connection: the egress proxy ends those itself.
+        ...(egress ? [closeServer(egress, graceMs, () => egressProxy?.closeTunnels())] : []),
+      ]);
     },
   };
 }
