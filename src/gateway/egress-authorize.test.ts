@@ -54,7 +54,7 @@ describe("egress authorisation (docs/gateway.md#egress)", () => {
       port: 443,
       status: 403,
       reason:
-        /^not a destination of the agent \(it may reach \*\.pkg\.example:443, docs\.example\.com:443\); its Station may list more hosts in spec\.egress\.allowHosts$/,
+        /^not a destination of the agent \(it may reach docs\.example\.com:443, \*\.pkg\.example:443\); its Station may list more hosts in spec\.egress\.allowHosts$/,
     },
     {
       name: "another port of a signed host",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EventsV1Event } from "../kube/event-writer.js";
-import { EgressRefusalReporter, MAX_EVENTS_PER_RUN } from "./egress-refusals.js";
+import { EgressRefusalReporter, egressRefusalRecorder, MAX_EVENTS_PER_RUN } from "./egress-refusals.js";
 
 const RUN = { namespace: "ai-agents", name: "fix-readme", uid: "6f1c2e0a-1111-4c2b-9d3e-0123456789ab" };
 const T = Date.parse("2026-12-07T10:00:00Z");
@@ -63,4 +63,41 @@ describe("EgressRefusalReporter (docs/gateway.md#egress)", () => {
     await expect(r.refused(RUN, refusal("evil.example:443"))).resolves.toBeUndefined();
     expect(errors.sort()).toEqual(["Event", "usage record"]);
   });
+});
+
+describe("egressRefusalRecorder: which refusals of the listener reach the run (docs/gateway.md#egress)", () => {
+  const who = { ...RUN, role: "agent" };
+  const cases = [
+    { name: "a 403 of a run's program", who, status: 403, recorded: true },
+    { name: "a 407 (no run known)", who: undefined, status: 407, recorded: false },
+    { name: "a 502 (the destination did not answer)", who, status: 502, recorded: false },
+    { name: "a 503 (the run could not be confirmed)", who, status: 503, recorded: false },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.recorded ? "recorded with the body the program got" : "not recorded"}`, () => {
+      const seen: unknown[] = [];
+      const record = egressRefusalRecorder({ refused: async (run, r) => void seen.push({ run, ...r }) });
+      record({
+        who: c.who,
+        host: "evil.example",
+        port: 443,
+        status: c.status,
+        kind: "forbidden",
+        reason: "not a destination of the agent",
+      });
+      expect(seen).toEqual(
+        c.recorded
+          ? [
+              {
+                run: RUN,
+                destination: "evil.example:443",
+                role: "agent",
+                reason:
+                  "gateway egress: evil.example:443 refused for the agent of Agent ai-agents/fix-readme: not a destination of the agent",
+              },
+            ]
+          : [],
+      );
+    });
+  }
 });

@@ -8,9 +8,11 @@
  * for the first distinct destinations of a run only (MAX_EVENTS_PER_RUN per process), once each.
  */
 
+import { EGRESS_ROLES, type EgressRole } from "../core/egress/destinations.js";
 import type { RunRef } from "../core/run-job/gateway-credential.js";
 import type { ModelUsageEgressRefusal } from "../core/types.js";
 import { type EventsV1Event, eventObject, REPORTING_GATEWAY } from "../kube/event-writer.js";
+import { type EgressRefusal, refusalText } from "./egress/proxy-server.js";
 
 export const EGRESS_REFUSED_REASON = "EgressRefused";
 /** Distinct destinations per run whose refusal this process reports as an Event. */
@@ -73,4 +75,25 @@ export class EgressRefusalReporter {
       reportingController: REPORTING_GATEWAY,
     });
   }
+}
+
+/**
+ * A refusal of a run's program (403: not its destination, a private address, an ended run) into
+ * the run's record and a Warning Event (docs/gateway.md#egress). Refusals of no run (a forged or
+ * missing credential, 407) and failures to connect (502) are the listener's metrics and log only.
+ */
+export function egressRefusalRecorder(
+  reporter: Pick<EgressRefusalReporter, "refused">,
+): (refusal: EgressRefusal) => void {
+  return (r) => {
+    if (r.who === undefined || r.status !== 403 || !(EGRESS_ROLES as readonly string[]).includes(r.who.role))
+      return;
+    const { role, ...run } = r.who;
+    const egressRole = role as EgressRole;
+    void reporter.refused(run, {
+      destination: `${r.host}:${r.port}`,
+      role: egressRole,
+      reason: refusalText(r.host, r.port, r.reason, r.who),
+    });
+  };
 }

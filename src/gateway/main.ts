@@ -9,8 +9,9 @@ import { directoryKeySource, loggingUsageStore, readCredentialKey, unwiredRunLoo
 import type { BudgetGate } from "./budget-gate.js";
 import { clusterPorts } from "./cluster-ports.js";
 import { type GatewayConfig, parseGatewayConfig, type RunSource } from "./config.js";
-import type { EgressDeps } from "./egress/proxy-server.js";
-import { unwiredEgressAuthorize } from "./egress/unwired-authorize.js";
+import type { EgressRefusal } from "./egress/proxy-server.js";
+import { egressAuthorizer } from "./egress-authorize.js";
+import { egressRefusalRecorder } from "./egress-refusals.js";
 import { GatewayMetrics } from "./metrics.js";
 import type { KeySource, RunLookup, UsageStore } from "./ports.js";
 import { startGatewayServers } from "./server.js";
@@ -24,6 +25,8 @@ interface RunPorts {
   keys: KeySource;
   usage: UsageStore;
   budget?: Pick<BudgetGate, "admit">;
+  /** Where an egress refusal goes besides the 403 (cluster mode: the usage record and an Event). */
+  egressRefused?: (refusal: EgressRefusal) => void;
   close(): Promise<void>;
 }
 
@@ -51,21 +54,12 @@ async function runPorts(source: RunSource, logger: JsonLineLogger): Promise<RunP
   });
   return {
     ...ports,
+    egressRefused: egressRefusalRecorder(ports.egressRefusals),
     close: async () => {
       await ports.close();
       await kube.close();
     },
   };
-}
-
-/**
- * What the egress listener asks of every proxy request: the egress credential verified with the
- * gateway key, its run still active (`runs`), the destination among those signed into it
- * (docs/gateway.md#egress-listener). THE PLACE THE REAL ONE IS WIRED IN: until it is, every egress
- * request is refused 503 "egress not configured".
- */
-function egressAuthorize(_credentialKey: Uint8Array, _runs: RunLookup): EgressDeps["authorize"] {
-  return unwiredEgressAuthorize;
 }
 
 async function main(): Promise<void> {
@@ -89,7 +83,8 @@ async function main(): Promise<void> {
       : {
           port: config.egressPort,
           deps: {
-            authorize: egressAuthorize(credentialKey, ports.runs),
+            authorize: egressAuthorizer({ credentialKey, runs: ports.runs }),
+            ...(ports.egressRefused ? { onRefused: ports.egressRefused } : {}),
             privateCidrs: config.egressPrivateCidrs,
             metrics,
             logger,

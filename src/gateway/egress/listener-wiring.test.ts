@@ -1,11 +1,11 @@
 import { once } from "node:events";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
+import { egressAuthorizer } from "../egress-authorize.js";
 import { GatewayMetrics } from "../metrics.js";
 import type { ProxyDeps } from "../proxy.js";
 import { startGatewayServers } from "../server.js";
 import { parseCidr } from "./address-policy.js";
-import { unwiredEgressAuthorize } from "./unwired-authorize.js";
 
 const quiet = { info() {}, warn() {}, error() {} };
 
@@ -34,7 +34,7 @@ async function rawExchange(port: number, text: string): Promise<string> {
 }
 
 describe("the egress listener beside the gateway's others (docs/gateway.md#egress-listener)", () => {
-  it("listens on its own port; unwired, it refuses every request 503 and counts it", async () => {
+  it("listens on its own port; a credential the gateway key did not sign is refused 407 and counted", async () => {
     const metrics = new GatewayMetrics();
     const servers = await startGatewayServers(proxyDeps(metrics), {
       host: "127.0.0.1",
@@ -43,7 +43,10 @@ describe("the egress listener beside the gateway's others (docs/gateway.md#egres
       egress: {
         port: 0,
         deps: {
-          authorize: unwiredEgressAuthorize,
+          authorize: egressAuthorizer({
+            credentialKey: Buffer.from("k".repeat(32)),
+            runs: { runState: async () => ({ state: "active" }) },
+          }),
           privateCidrs: [],
           metrics,
           logger: quiet,
@@ -59,12 +62,12 @@ describe("the egress listener beside the gateway's others (docs/gateway.md#egres
         servers.egressPort as number,
         `CONNECT github.com:443 HTTP/1.1\r\nProxy-Authorization: Basic ${auth}\r\n\r\n`,
       );
-      expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 503 Service Unavailable");
-      expect(answer.endsWith("\r\n\r\ngateway egress: github.com:443 refused: egress not configured")).toBe(
-        true,
+      expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 407 Proxy Authentication Required");
+      expect(answer).toContain(
+        "\r\n\r\ngateway egress: github.com:443 refused: the proxy credential's signature does not hold (forged, or issued under another key)",
       );
       const scraped = await fetch(`http://127.0.0.1:${servers.metricsPort}/metrics`).then((r) => r.text());
-      expect(scraped).toContain('agent_gateway_egress_refusals_total{reason="unavailable"} 1');
+      expect(scraped).toContain('agent_gateway_egress_refusals_total{reason="bad-credential"} 1');
     } finally {
       await servers.close();
     }
