@@ -16,6 +16,7 @@ import type { ControllerSettings } from "../core/input.js";
 import { isSettled, settledAgentsWithWork } from "../core/state-machine/reconcile.js";
 import { type Agent, type AgentDefinition, isTerminal, phaseOf, type Station } from "../core/types.js";
 import type { KubeClient } from "../kube/client.js";
+import { apiEventWriter } from "../kube/event-writer.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, STATIONS } from "../kube/resources.js";
 import type { Change } from "./cache.js";
 import { controllingAgent, keysForAgentChanges, keysForJobChanges } from "./change-keys.js";
@@ -25,7 +26,6 @@ import { type ExecutionReport, Executor, type SinkDelivery } from "./executor.js
 import { agentAfterConflict } from "./fresh-after-conflict.js";
 import { gather } from "./gather.js";
 import { abortableSleep, Informer, type InformerState } from "./informer.js";
-import { apiEventWriter } from "../kube/event-writer.js";
 import { EventRecorder, type KubeEventRecorder } from "./kube-events/recorder.js";
 import { RunMemory } from "./memory.js";
 import type { ControllerMetrics } from "./metrics.js";

@@ -16,8 +16,8 @@ import {
 } from "../core/pricing/overrides.js";
 import type { PriceTable } from "../core/pricing/prices.js";
 import type { KubeClient } from "../kube/client.js";
-import type { Resource } from "../kube/resources.js";
 import type { EventRegarding } from "../kube/event-writer.js";
+import type { Resource } from "../kube/resources.js";
 import type { KubeEventRecorder } from "./kube-events/recorder.js";
 
 export const CONFIGMAPS: Resource = { group: "", version: "v1", plural: "configmaps" };

@@ -6,11 +6,11 @@
  * (an injected clock, moved forward past the window).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/run-job/job.js";
 import type { Station } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
+import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/context.js";
 import { eventually, eventuallyPasses } from "../../harness/eventually.js";

@@ -8,7 +8,6 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Executor } from "../../../src/controller/executor.js";
-import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { RunMemory } from "../../../src/controller/memory.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
@@ -16,6 +15,7 @@ import type { KubeEvent } from "../../../src/core/actions.js";
 import { jobNameFor } from "../../../src/core/run-job/names.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
+import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { AGENT_DEFINITIONS, AGENTS, JOBS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, podScriptAnnotations } from "../../harness/context.js";
 import { eventually } from "../../harness/eventually.js";

@@ -5,12 +5,12 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiEventWriter, KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { EventRecorder } from "../../../src/controller/kube-events/recorder.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/run-job/job.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
+import { apiEventWriter, KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { resourcePath } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, kubeconfigPath, scriptPods } from "../../harness/context.js";
 import { eventually } from "../../harness/eventually.js";

@@ -6,13 +6,13 @@
  * the model keeps its last good price.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { CONFIGMAPS, PRICE_OVERRIDES_CONFIGMAP } from "../../../src/controller/price-overrides.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { costAtRates } from "../../../src/core/pricing/estimate.js";
 import { vendorCeilingRates } from "../../../src/core/pricing/vendor-ceiling.js";
 import { LABEL_AGENT } from "../../../src/core/run-job/job.js";
 import type { KubeClient } from "../../../src/kube/client.js";
+import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { AGENT_DEFINITIONS, resourcePath } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/context.js";
 import { eventually } from "../../harness/eventually.js";

@@ -13,11 +13,11 @@
  *   reason and the Event naming the run; a model named `constructor` ends with a cost.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import type { ControllerReplica } from "../../../src/controller/process.js";
 import { LABEL_AGENT } from "../../../src/core/run-job/job.js";
 import type { Agent } from "../../../src/core/types.js";
 import type { KubeClient } from "../../../src/kube/client.js";
+import { KUBE_EVENTS } from "../../../src/kube/event-writer.js";
 import { AGENT_DEFINITIONS, AGENTS, resourcePath, STATIONS } from "../../../src/kube/resources.js";
 import { createTestNamespace, kubeConfig, setPodLogs } from "../../harness/context.js";
 import { eventually, eventuallyPasses } from "../../harness/eventually.js";
