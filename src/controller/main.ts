@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const client = await KubeClient.fromEnvironment();
-  // Batch runs' sink events; http sink header blocks come from agent-secrets (batch component's grant).
+  // Batch runs' sink events and a run's egress event (docs/gateway.md#egress); http sink header blocks come from agent-secrets (batch component's grant).
   const metrics = new ControllerMetrics();
   const sinks = new SinkDispatcher({
     readSecretKey: agentSecretsReader((ns, name) => client.get(SECRETS, ns, name)),

@@ -33,9 +33,9 @@ export interface TestTarget {
   close(): Promise<void>;
 }
 
-function listen(server: Server): Promise<number> {
+function listen(server: Server, host = "127.0.0.1"): Promise<number> {
   return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
+    server.listen(0, host, () => resolve((server.address() as AddressInfo).port)),
   );
 }
 
@@ -111,7 +111,8 @@ export async function startTestProxy(): Promise<TestProxy> {
   };
 }
 
-export async function startTestTarget(answer = '{"ok":true}'): Promise<TestTarget> {
+/** A target on `host` (the loopback unless given), answering `answer` to every request. */
+export async function startTestTarget(answer = '{"ok":true}', host = "127.0.0.1"): Promise<TestTarget> {
   const seen: TargetSeen[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -126,8 +127,8 @@ export async function startTestTarget(answer = '{"ok":true}'): Promise<TestTarge
     });
   });
   const sockets = track(server);
-  const port = await listen(server);
-  return { origin: `http://127.0.0.1:${port}`, port, seen, close: closer(server, sockets) };
+  const port = await listen(server, host);
+  return { origin: `http://${host}:${port}`, port, seen, close: closer(server, sockets) };
 }
 
 /** The Proxy-Authorization a client sends for `user:password` (HTTP Basic). */

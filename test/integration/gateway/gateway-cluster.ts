@@ -9,6 +9,10 @@ import type { V1Job } from "@kubernetes/client-node";
 import { Agent as UndiciAgent } from "undici";
 import { parseAllDocuments } from "yaml";
 import type { ClusterPorts } from "../../../src/gateway/cluster-ports.js";
+import { parseCidr } from "../../../src/gateway/egress/address-policy.js";
+import type { EgressRefusal } from "../../../src/gateway/egress/proxy-server.js";
+import { egressAuthorizer } from "../../../src/gateway/egress-authorize.js";
+import { egressRefusalRecorder } from "../../../src/gateway/egress-refusals.js";
 import { GatewayMetrics } from "../../../src/gateway/metrics.js";
 import { startGatewayServers } from "../../../src/gateway/server.js";
 import { upstreamPools } from "../../../src/gateway/upstreams.js";
@@ -56,6 +60,8 @@ export async function installGatewayRole(admin: KubeClient, namespace: string): 
 /** A gateway process's servers in the test process, on cluster ports the test wires. */
 export interface TestGateway {
   port: number;
+  /** The egress proxy's port, when started with `egress`. */
+  egressPort?: number;
   /** Closes the servers and the upstream pools (the ports are the test's to close). */
   close(): Promise<void>;
 }
@@ -69,9 +75,12 @@ export async function startTestGateway(o: {
   upstreams: Readonly<Record<GatewayVendor, string>>;
   credentialKey: Uint8Array;
   host: string;
+  /** Starts the egress proxy too, letting runs reach these non-public ranges (GATEWAY_EGRESS_PRIVATE_CIDRS). */
+  egress?: { privateCidrs: string[] };
 }): Promise<TestGateway> {
   const quiet = { info() {}, warn() {}, error() {} };
   const pools = upstreamPools({ upstreams: o.upstreams, idleTimeoutMs: 600_000 });
+  const metrics = new GatewayMetrics();
   const servers = await startGatewayServers(
     {
       upstreams: pools,
@@ -86,15 +95,42 @@ export async function startTestGateway(o: {
         record: (entry) => o.ports().usage.record(entry),
       },
       budget: { admit: (run, vendor, station, worst) => o.ports().budget.admit(run, vendor, station, worst) },
-      metrics: new GatewayMetrics(),
+      metrics,
       logger: quiet,
       maxRequestBytes: 32 << 20,
       idleTimeoutMs: 600_000,
     },
-    { host: o.host, port: 0, metricsPort: 0 },
+    {
+      host: o.host,
+      port: 0,
+      metricsPort: 0,
+      ...(o.egress
+        ? {
+            egress: {
+              port: 0,
+              deps: {
+                authorize: egressAuthorizer({
+                  credentialKey: o.credentialKey,
+                  runs: { runState: (run) => o.ports().runs.runState(run) },
+                }),
+                onRefused: (r: EgressRefusal) => egressRefusalRecorder(o.ports().egressRefusals)(r),
+                privateCidrs: o.egress.privateCidrs.map((c) => {
+                  const cidr = parseCidr(c);
+                  if (!cidr) throw new Error(`not a CIDR: ${c}`);
+                  return cidr;
+                }),
+                metrics,
+                logger: quiet,
+                idleTimeoutMs: 600_000,
+              },
+            },
+          }
+        : {}),
+    },
   );
   return {
     port: servers.port,
+    ...(servers.egressPort !== undefined ? { egressPort: servers.egressPort } : {}),
     close: async () => {
       await servers.close(100);
       await Promise.all(Object.values(pools).map((p) => p.destroy()));
