@@ -5,7 +5,8 @@
  * (what a user's overlay sets: the pod CIDR and the nodes' pod-network addresses of the admission
  * policy, the egress to a private endpoint), and probe pods of the controller image carrying the
  * product's labels. Each path is probed with a TCP connect from inside a pod (kubectl exec). After
- * the policies are deleted the same blocked probes connect: the engine blocked them.
+ * the policies are deleted the same blocked probes connect: the engine blocked them. "The internet"
+ * is a stand-in public host on the bridge at a TEST-NET-3 address the pods route through the node.
  *
  * The API server's path: kube-router lets every packet from the node itself into its pods (as most
  * engines do), so an API server on the pod's own node always gets through. One on another node
@@ -39,6 +40,12 @@ const GATEWAY = { "agents.re-cinq.com/component": "gateway" };
 const ADMISSION_POLICY = "agent-controller-admission-ingress";
 /** The stand-in control-plane node: its address on the pod network (listed in test/network-policy). */
 const PEER_NODE = { ip: "10.213.0.250", veth: "aiagentnp0" };
+/**
+ * The stand-in public host: an address of PUBLIC_TEST_CIDR (the pods' route to it goes through the
+ * node), in a network namespace on the bridge, listening on 80 and 443: "the internet" a run pod
+ * reaches directly without the gateway and only through the gateway's proxy with it.
+ */
+const PUBLIC_HOST = { ip: "203.0.113.10", veth: "aiagentnp1" };
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
 type Pod = { status?: { phase?: string; podIP?: string } };
@@ -94,6 +101,8 @@ describe.skipIf(problem !== "")(
     }
 
     let peerNode: ChildProcess | undefined;
+    let publicHost: ChildProcess | undefined;
+    let publicListener: ChildProcess | undefined;
 
     /** The stand-in control-plane node: a network namespace held by a sleep, a veth on the bridge. */
     async function startPeerNode(): Promise<void> {
@@ -108,6 +117,35 @@ describe.skipIf(problem !== "")(
       await inPeer(["addr", "add", `${PEER_NODE.ip}/24`, "dev", "eth0"]);
       await inPeer(["link", "set", "eth0", "up"]);
     }
+
+    /** The stand-in public host: its namespace, its veth on the bridge, the node's route to it, a listener. */
+    async function startPublicHost(): Promise<void> {
+      publicHost = spawn("unshare", ["--net", "sleep", "900"], { stdio: "ignore" });
+      const pid = String(publicHost.pid ?? 0);
+      const own = readlinkSync("/proc/self/ns/net");
+      while (readlinkSync(`/proc/${pid}/ns/net`) === own) await sleep(20);
+      const ip = (args: string[]) => run("ip", args);
+      const inHost = (args: string[]) => run("nsenter", ["-t", pid, "-n", "ip", ...args]);
+      await ip(["link", "add", PUBLIC_HOST.veth, "type", "veth", "peer", "name", "eth0", "netns", pid]);
+      await ip(["link", "set", PUBLIC_HOST.veth, "master", MACHINE.bridge, "up"]);
+      await inHost(["addr", "add", `${PUBLIC_HOST.ip}/32`, "dev", "eth0"]);
+      await inHost(["link", "set", "eth0", "up"]);
+      await inHost(["route", "add", MACHINE.gateway, "dev", "eth0"]);
+      await inHost(["route", "add", "default", "via", MACHINE.gateway]);
+      await ip(["route", "replace", `${PUBLIC_HOST.ip}/32`, "dev", MACHINE.bridge]);
+      publicListener = spawn("nsenter", ["-t", pid, "-n", process.execPath, "-e", server([80, 443])], {
+        stdio: "ignore",
+      });
+    }
+
+    async function stopPublicHost(): Promise<void> {
+      publicListener?.kill("SIGKILL");
+      publicHost?.kill("SIGKILL");
+      publicListener = publicHost = undefined;
+      await run("ip", ["route", "del", `${PUBLIC_HOST.ip}/32`]).catch(() => undefined);
+    }
+
+    const PUBLIC: Probe = { ns: "", name: "public-host", ip: PUBLIC_HOST.ip };
 
     /** A TCP connect from the stand-in control-plane node (bash's /dev/tcp). */
     async function reachFromPeerNode(to: Probe, port: number): Promise<Reach> {
@@ -242,6 +280,7 @@ describe.skipIf(problem !== "")(
       await startPod("elsewhere", "client", { app: "client" }, [{ containerPort: 8090 }]);
       await waitRunning();
       await startPeerNode();
+      await startPublicHost();
       // The engine filters a pod once it has its chain: wait for every pod.
       const ips = Object.values(pods).map((p) => p.ip);
       await eventually(
@@ -253,6 +292,7 @@ describe.skipIf(problem !== "")(
 
     afterAll(async () => {
       peerNode?.kill("SIGKILL");
+      await stopPublicHost();
       await plane?.stop();
     });
 
@@ -313,6 +353,33 @@ describe.skipIf(problem !== "")(
       expect(await reach(pod("realtime-run"), pod("gateway"), 9090)).toMatch(BLOCKED);
     });
 
+    it("with the gateway on, a run pod reaches no public host directly; the gateway does, on 80 and 443", async () => {
+      for (const port of [80, 443]) {
+        expect(await reach(pod("realtime-run"), PUBLIC, port), `run pod to ${port}`).toMatch(BLOCKED);
+        expect(await reach(pod("gateway"), PUBLIC, port), `gateway to ${port}`).toBe("open");
+      }
+    });
+
+    it("the base's own run-pod policy (no gateway) lets a run pod reach the public host: the component's patch is what closes it", async () => {
+      const { stdout } = await run("kubectl", ["kustomize", resolve(import.meta.dirname, "../../deploy")], {
+        maxBuffer: 16 * 1024 * 1024,
+      });
+      const base = parseAllDocuments(stdout)
+        .map((d) => d.toJSON() as Obj & { spec: unknown })
+        .find((o) => o.kind === "NetworkPolicy" && o.metadata.name === "agent-job-egress");
+      const path = `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/agent-job-egress`;
+      const current = (await api.ok("GET", path)) as Obj & {
+        spec: unknown;
+        metadata: { resourceVersion?: string };
+      };
+      await api.ok("PUT", path, { ...current, spec: base?.spec });
+      const probe = () => reach(pod("realtime-run"), PUBLIC, 443);
+      await probeUntil("the public host reached under the base's policy", probe, OPEN);
+      const again = (await api.ok("GET", path)) as Obj & { metadata: { resourceVersion?: string } };
+      await api.ok("PUT", path, { ...again, spec: current.spec });
+      await probeUntil("the public host cut off again with the gateway's patch", probe, BLOCKED);
+    });
+
     it("the gateway reaches no pod: its egress is DNS and public 80 and 443", async () => {
       expect(await reach(pod("gateway"), pod("neighbour"), 8090)).toMatch(BLOCKED);
       expect(await reach(pod("gateway"), pod("controller"), 8081)).toMatch(BLOCKED);
@@ -363,10 +430,12 @@ describe.skipIf(problem !== "")(
         OPEN,
       );
       await probeUntil("the gateway to a pod", () => reach(pod("gateway"), pod("neighbour"), 8090), OPEN);
+      await probeUntil("a run pod to the public host", () => reach(pod("realtime-run"), PUBLIC, 443), OPEN);
     });
 
     it("leaves the firewall (the engine's chains and ipsets), the processes and the sysctls as they were after stop", async () => {
       peerNode?.kill("SIGKILL");
+      await stopPublicHost();
       const during = takeFootprint(Object.keys(before.sysctls));
       expect(during.firewall).toContain(":KUBE-ROUTER-FORWARD");
       expect(during.processes.join("\n")).toContain("kube-router");

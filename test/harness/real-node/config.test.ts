@@ -5,6 +5,7 @@ import {
   kubeletConfig,
   MACHINE,
   type NodePaths,
+  PUBLIC_TEST_CIDR,
   SERVICE_CIDR,
 } from "./config.js";
 import { kubeProxyConfig } from "./services.js";
@@ -96,6 +97,11 @@ describe("the real node's configuration (the fixes a machine of this kind needs)
     const withServices = JSON.parse(cniConfig(paths, true)) as { plugins: { ipam: { routes?: unknown } }[] };
     expect(withServices.plugins[0]?.ipam.routes).toEqual([{ dst: SERVICE_CIDR }]);
     expect((cni.plugins[0] as { ipam: { routes?: unknown } }).ipam.routes).toBeUndefined();
+  });
+
+  it("CNI with NetworkPolicies: pods also route the stand-in public range through the node", () => {
+    const both = JSON.parse(cniConfig(paths, true, true)) as { plugins: { ipam: { routes?: unknown } }[] };
+    expect(both.plugins[0]?.ipam.routes).toEqual([{ dst: SERVICE_CIDR }, { dst: PUBLIC_TEST_CIDR }]);
   });
 
   it("kube-proxy: iptables mode, no host tunables, ports on loopback and NodePorts on the bridge only", () => {

@@ -123,8 +123,22 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 /** The plane's Service range (kube-apiserver --service-cluster-ip-range): pods route it to the node. */
 export const SERVICE_CIDR = "10.96.0.0/24";
 
-/** `serviceRoute`: pods get a route to the Service range through the node (kube-proxy DNATs there). */
-export function cniConfig(p: NodePaths, serviceRoute = false): string {
+/**
+ * A public range (TEST-NET-3, RFC 5737: never on the internet) the NetworkPolicy test puts a
+ * stand-in public host in, on the bridge: outside every private range the policies except, so it
+ * stands for "the internet" a run pod's egress reaches or not.
+ */
+export const PUBLIC_TEST_CIDR = "203.0.113.0/24";
+
+/**
+ * `serviceRoute`: pods get a route to the Service range through the node (kube-proxy DNATs there).
+ * `publicRoute`: and to PUBLIC_TEST_CIDR, where the NetworkPolicy test's public host is.
+ */
+export function cniConfig(p: NodePaths, serviceRoute = false, publicRoute = false): string {
+  const routes = [
+    ...(serviceRoute ? [{ dst: SERVICE_CIDR }] : []),
+    ...(publicRoute ? [{ dst: PUBLIC_TEST_CIDR }] : []),
+  ];
   return `${JSON.stringify(
     {
       cniVersion: "0.4.0",
@@ -144,7 +158,7 @@ export function cniConfig(p: NodePaths, serviceRoute = false): string {
             // Address leases in the node's dir, not /var/lib/cni/networks.
             dataDir: p.cniDataDir,
             // No default route: only the bridge, and the Services when kube-proxy runs.
-            ...(serviceRoute ? { routes: [{ dst: SERVICE_CIDR }] } : {}),
+            ...(routes.length > 0 ? { routes } : {}),
           },
         },
       ],

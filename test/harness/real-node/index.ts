@@ -296,7 +296,10 @@ export async function startRealNode(plane: PlaneForNode, options: RealNodeOption
       mode: 0o600,
     });
     await writeFile(join(dir, "containerd.toml"), containerdConfig(p));
-    await writeFile(join(p.cniConfDir, "10-ai-agent-node.conflist"), cniConfig(p, options.services === true));
+    await writeFile(
+      join(p.cniConfDir, "10-ai-agent-node.conflist"),
+      cniConfig(p, options.services === true, options.networkPolicies === true),
+    );
     const kubeletConfigFile = join(dir, "kubelet.yaml");
     await writeFile(
       kubeletConfigFile,
