@@ -15,7 +15,7 @@ import { answerClientErrors, timeoutServerOptions } from "../../http-server-limi
 import type { JsonLineLogger } from "../../log.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { AddressPolicy, type Cidr, permittedAddresses, type ResolvedAddress } from "./address-policy.js";
-import { dial } from "./dial.js";
+import { type Dialled, dial } from "./dial.js";
 import { forwardRequest } from "./forward.js";
 import { proxyCredential } from "./proxy-auth.js";
 import { type EgressTarget, parseAbsoluteTarget, parseAuthority } from "./target.js";
@@ -226,31 +226,43 @@ export class EgressProxy {
     close();
   }
 
+  /**
+   * The steps both kinds of request share: the target's syntax, the admission (credential, run,
+   * destination, address policy) and the connection, each answering its own refusal. Undefined
+   * when the request was answered here.
+   */
+  private async admitAndDial(
+    req: IncomingMessage,
+    answer: Answerer,
+    parsed: { ok: true; target: EgressTarget } | { ok: false; message: string },
+  ): Promise<{ who: EgressWho; host: string; port: number; dialled: Dialled } | undefined> {
+    if (!parsed.ok) {
+      this.badRequest(answer, parsed.message);
+      return undefined;
+    }
+    const admission = await this.admit(req, parsed.target);
+    if (!admission.ok) {
+      this.refuse(answer, admission);
+      return undefined;
+    }
+    const { who } = admission;
+    const { host, port } = parsed.target;
+    try {
+      return { who, host, port, dialled: await dial(admission.addresses, port, this.deps.connectTimeoutMs) };
+    } catch (err) {
+      this.refuse(answer, this.connectFailure(parsed.target, who, err as Error));
+      return undefined;
+    }
+  }
+
   private async handleConnect(req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
     // Until the tunnel is joined, a client error only ends this socket (what the client sends
     // meanwhile stays buffered in it: Node hands the socket over paused).
     const onEarlyError = () => socket.destroy();
     socket.on("error", onEarlyError);
-    const answer = rawAnswer(socket);
-    const parsed = parseAuthority(req.url ?? "");
-    if (!parsed.ok) {
-      this.badRequest(answer, parsed.message);
-      return;
-    }
-    const admission = await this.admit(req, parsed.target);
-    if (!admission.ok) {
-      this.refuse(answer, admission);
-      return;
-    }
-    const { who } = admission;
-    const { host, port } = parsed.target;
-    let dialled: Awaited<ReturnType<typeof dial>>;
-    try {
-      dialled = await dial(admission.addresses, port, this.deps.connectTimeoutMs);
-    } catch (err) {
-      this.refuse(answer, this.connectFailure(parsed.target, who, err as Error));
-      return;
-    }
+    const connected = await this.admitAndDial(req, rawAnswer(socket), parseAuthority(req.url ?? ""));
+    if (!connected) return;
+    const { who, host, port, dialled } = connected;
     if (socket.destroyed) {
       dialled.socket.destroy();
       return;
@@ -266,24 +278,9 @@ export class EgressProxy {
   private async handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const answer = responseAnswer(res);
     const parsed = parseAbsoluteTarget(req.url ?? "");
-    if (!parsed.ok) {
-      this.badRequest(answer, parsed.message);
-      return;
-    }
-    const admission = await this.admit(req, parsed.target);
-    if (!admission.ok) {
-      this.refuse(answer, admission);
-      return;
-    }
-    const { who } = admission;
-    const { host, port } = parsed.target;
-    let dialled: Awaited<ReturnType<typeof dial>>;
-    try {
-      dialled = await dial(admission.addresses, port, this.deps.connectTimeoutMs);
-    } catch (err) {
-      this.refuse(answer, this.connectFailure(parsed.target, who, err as Error));
-      return;
-    }
+    const connected = await this.admitAndDial(req, answer, parsed);
+    if (!connected || !parsed.ok) return;
+    const { who, host, port, dialled } = connected;
     this.opened({ who, host, port, address: dialled.address, mode: "forward" });
     await forwardRequest(
       req,
