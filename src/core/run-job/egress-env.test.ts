@@ -60,6 +60,7 @@ function buildWith(
     def?: Partial<AgentDefinitionSpec>;
     agentSpec?: Partial<AgentSpec>;
     stationSpec?: Partial<StationSpec>;
+    mode?: "interactive" | "realtime";
   } = {},
 ) {
   return buildJob(
@@ -77,7 +78,7 @@ function buildWith(
       .spec({ ...RECIPE, ...opts.def })
       .build(),
     s,
-    "interactive",
+    opts.mode ?? "interactive",
   );
 }
 
@@ -158,6 +159,29 @@ describe("egress proxy variables in the run pod (docs/gateway.md#egress)", () =>
       "sink.example:443",
     ]);
     expect(of("courier")).toEqual(["api.github.com:443", "github.com:443", "sink.example:443"]);
+  });
+
+  it.each([
+    [
+      "an interactive run without a pin: the init restores, the agent does not save",
+      "interactive",
+      undefined,
+      false,
+    ],
+    ["an interactive run with a pin: the supervisor saves there", "interactive", "p-1", true],
+    [
+      "a realtime session without a pin: it saves after each turn under its session id",
+      "realtime",
+      undefined,
+      true,
+    ],
+  ] as const)("the conversation store, %s", (_what, mode, pin, agentSaves) => {
+    const conversation = { source: "https://store.example/conv", ...(pin ? { pin } : {}) };
+    const job = built(on, { def: { resources: { ...RECIPE.resources, conversation } }, mode });
+    const of = (name: string) =>
+      credentialOf(containers(job).find((c) => c.name === name) as V1Container).destinations;
+    expect(of("init")).toContain("store.example:443");
+    expect(of("agent").includes("store.example:443")).toBe(agentSaves);
   });
 
   it("the npm registry the recipe names is the agent's, instead of npm's own", () => {

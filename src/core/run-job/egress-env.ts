@@ -43,6 +43,8 @@ export interface EgressContext {
   settings: ControllerSettings;
   /** The effective model: a CLI run may install its CLI from npm, an exec run does not. */
   model: string;
+  /** A realtime session saves its conversation after each turn, pinned by its session id. */
+  realtime?: boolean;
 }
 
 /** What the run's destinations are computed from: its spec's URLs and the controller's forge. */
@@ -62,7 +64,9 @@ export function egressInputOf(ctx: EgressContext): EgressInput {
   if (res.skills_source) input.skillsSource = res.skills_source;
   if (conv.source) {
     input.conversationSource = conv.source;
-    if (conv.pin) input.conversationSave = conv.source;
+    // The supervisor saves under the recipe's pin, and a realtime session under its session id
+    // whatever the pin (src/run-pod/supervisor/realtime.ts): either way it reaches the store.
+    if (conv.pin || ctx.realtime) input.conversationSave = conv.source;
   }
   // A CLI run's supervisor installs the CLI from npm when the Station image lacks it
   // (src/run-pod/supervisor/cli-install.ts): the registry the run's env names, else npm's own.
