@@ -5,6 +5,11 @@
  * swaps the credential for the key the definition names, forwards to the local model server of the
  * vendor, and records each call; the Agent ends Succeeded with the metered usage as its cost. No
  * provider key is in agent-secrets at all: the runs need none in their pods.
+ *
+ * Egress is on too (AGENT_GATEWAY_EGRESS_URL, docs/gateway.md#egress): every container has its
+ * proxy variables, and each CLI still calls its model straight at the gateway, which the pods name
+ * by a host alias (NO_PROXY holds that name; the conversation store, on the node's same address, is
+ * reached through the proxy). A CLI that sent its model calls to the proxy would be refused there.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -76,6 +81,8 @@ const rows: { cli: string; model: string; api: ModelApiFamily }[] = [
   { cli: "opencode", model: "opencode/anthropic/claude-sonnet-4-6", api: "anthropic" },
 ];
 
+/** The gateway as the pods name it (a host alias of the node's address). */
+const GATEWAY_NAME = "agent-gateway.test";
 const API_TOKEN = "gateway-rt-caller-token";
 const SIGNING_KEY = "gateway-rt-signing-key";
 let env: RealCliEnv;
@@ -100,7 +107,10 @@ async function recipe(
     ...rest,
     resources: { secrets: [keySecret(api)], ...resources },
   });
-  await createRealCliStation(env, name, name, { spec: station });
+  await createRealCliStation(env, name, name, {
+    spec: station,
+    podSpec: { hostAliases: [{ ip: podReachableHost(), hostnames: [GATEWAY_NAME] }] },
+  });
 }
 
 describe.skipIf(skip)("the real CLIs through the model gateway", () => {
@@ -132,6 +142,8 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       upstreams: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin },
       credentialKey,
       host,
+      // The conversation store is on the node's (private) address.
+      egress: { privateCidrs: [`${host}/32`] },
     });
     env = await startRealCliEnv({
       prefix: "real-gateway",
@@ -140,8 +152,10 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       // agent-secrets holds no provider key: the runs need none.
       keys: {},
       controllerEnv: {
-        AGENT_GATEWAY_URL: `http://${host}:${gateway.port}`,
+        AGENT_GATEWAY_URL: `http://${GATEWAY_NAME}:${gateway.port}`,
+        AGENT_GATEWAY_EGRESS_URL: `http://${GATEWAY_NAME}:${gateway.egressPort}`,
         AGENT_GATEWAY_CREDENTIAL_KEY_FILE: keyFile,
+        RUN_POD_FIELDS: "hostAliases",
         REALTIME_ENABLED: "true",
         REALTIME_API_TOKEN: API_TOKEN,
         REALTIME_SIGNING_KEY: SIGNING_KEY,
@@ -186,6 +200,9 @@ describe.skipIf(skip)("the real CLIs through the model gateway", () => {
       const uid = agent.metadata.uid ?? "";
       expect(agent.status?.failureReason).toBeUndefined();
       expect(agent.status?.phase).toBe("Succeeded");
+      // With egress on, nothing of the run was refused: the CLI called its model at the gateway
+      // directly and reached for nothing else.
+      expect(agent.status?.egress).toBeUndefined();
 
       // The pod held the run's credential, never a key: no provider-key variable came from a Secret.
       const job = await env.client.get<V1Job>(JOBS, env.ns, agent.status?.jobName ?? "");

@@ -220,7 +220,13 @@ export async function createRealCliStation(
   env: RealCliEnv,
   name: string,
   definition: string,
-  options: { spec?: Record<string, unknown>; env?: V1EnvVar[]; image?: string } = {},
+  options: {
+    spec?: Record<string, unknown>;
+    env?: V1EnvVar[];
+    image?: string;
+    /** More pod spec fields of the template (e.g. hostAliases, when the installation allows them). */
+    podSpec?: Record<string, unknown>;
+  } = {},
 ): Promise<void> {
   await env.client.create(STATIONS, env.ns, {
     apiVersion: "agents.re-cinq.com/v1beta1",
@@ -233,6 +239,7 @@ export async function createRealCliStation(
       template: {
         spec: {
           ...realNodePodTemplate(),
+          ...options.podSpec,
           containers: [
             {
               name: "agent",
