@@ -18,6 +18,7 @@ import { definitionKeySource } from "./definition-keys.js";
 import { EgressRefusalReporter } from "./egress-refusals.js";
 import type { KeySource } from "./ports.js";
 import { ClusterRunLookup } from "./run-lookup.js";
+import { RunWarnings } from "./run-warnings.js";
 import { ModelUsageStore, type UsageObjects } from "./usage-store.js";
 
 /** At most one "answering from the cache" warning this often, however many requests an outage meets. */
@@ -40,6 +41,8 @@ export interface ClusterPorts {
   keys: KeySource;
   usage: ModelUsageStore;
   budget: BudgetGate;
+  /** Warning Events on Agents (run-warnings.ts): the refusals a run's author must see as they happen. */
+  warnings: RunWarnings;
   /** Where the egress proxy's refusals go besides the 403: the usage record and a Warning Event. */
   egressRefusals: EgressRefusalReporter;
   /** Writes what the usage store still holds; the client stays open. */
@@ -110,15 +113,23 @@ export function clusterPorts(o: ClusterPortsOptions): ClusterPorts {
     release: (run, vendor, usd) => usage.release(run, vendor, usd),
   });
   const events = apiEventWriter(kube);
-  const egressRefusals = new EgressRefusalReporter({
-    record: (run, refusal) => usage.egressRefused(run, refusal),
+  const warnings = new RunWarnings({
     createEvent: (event) => events.create(event),
     replica: o.replica,
+    onError: (run, err) =>
+      logger.error("warning Event not written", {
+        agent: `${run.namespace}/${run.name}`,
+        error: (err as Error)?.message ?? String(err),
+      }),
+  });
+  const egressRefusals = new EgressRefusalReporter({
+    record: (run, refusal) => usage.egressRefused(run, refusal),
+    warnings,
     onError: (what, run, err) =>
       logger.error(`egress refusal: ${what} not written`, {
         agent: `${run.namespace}/${run.name}`,
         error: (err as Error)?.message ?? String(err),
       }),
   });
-  return { runs, keys, usage, budget, egressRefusals, close: () => usage.drain() };
+  return { runs, keys, usage, budget, warnings, egressRefusals, close: () => usage.drain() };
 }

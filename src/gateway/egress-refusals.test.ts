@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EventsV1Event } from "../kube/event-writer.js";
-import { EgressRefusalReporter, egressRefusalRecorder, MAX_EVENTS_PER_RUN } from "./egress-refusals.js";
+import { EgressRefusalReporter, egressRefusalRecorder } from "./egress-refusals.js";
+import { MAX_EVENTS_PER_RUN, RunWarnings } from "./run-warnings.js";
 
 const RUN = { namespace: "ai-agents", name: "fix-readme", uid: "6f1c2e0a-1111-4c2b-9d3e-0123456789ab" };
 const T = Date.parse("2026-12-07T10:00:00Z");
@@ -14,17 +15,21 @@ function reporter(fail: { record?: boolean; event?: boolean } = {}) {
   const records: unknown[] = [];
   const events: EventsV1Event[] = [];
   const errors: string[] = [];
-  const r = new EgressRefusalReporter({
-    record: async (run, x) => {
-      if (fail.record) throw new Error("API server down");
-      records.push({ run: run.uid, ...x });
-    },
+  const warnings = new RunWarnings({
     createEvent: async (e) => {
       if (fail.event) throw new Error("forbidden");
       events.push(e);
     },
     replica: "agent-gateway-abc",
     now: () => T,
+    onError: () => errors.push("Event"),
+  });
+  const r = new EgressRefusalReporter({
+    record: async (run, x) => {
+      if (fail.record) throw new Error("API server down");
+      records.push({ run: run.uid, ...x });
+    },
+    warnings,
     onError: (what) => errors.push(what),
   });
   return { r, records, events, errors };

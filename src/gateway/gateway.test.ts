@@ -719,6 +719,7 @@ describe("refusals the CLI prints (docs/gateway.md#refusals)", () => {
         },
       });
       expect(gw.gemini.journal().length).toBe(before);
+      expect(gw.warnings.map((w) => w.reason)).toContain("ProviderKeyUnreadable");
     } finally {
       gw.unreadableKeys.delete("gemini");
     }
@@ -736,12 +737,13 @@ describe("refusals the CLI prints (docs/gateway.md#refusals)", () => {
         { model: "gpt-5", input: "x" },
       );
       expect(answer.status).toBe(403);
-      expect(answer.json()).toMatchObject({
-        error: {
-          message: "gateway: no openai API key for Agent ai-agents/fix-readme: the test gives it none",
-        },
-      });
+      const message = "gateway: no openai API key for Agent ai-agents/fix-readme: the test gives it none";
+      expect(answer.json()).toMatchObject({ error: { message } });
       expect(gw.openai.journal().length).toBe(before);
+      // The run's author sees it on the Agent too, as it happens (docs/gateway.md#what-the-agent-shows).
+      expect(gw.warnings.filter((w) => w.note === message)).toEqual([
+        { uid: TEST_RUN.uid, reason: "ProviderKeyMissing", note: message },
+      ]);
     } finally {
       gw.missingKeys.delete("openai");
     }

@@ -14,6 +14,7 @@ import { egressAuthorizer } from "./egress-authorize.js";
 import { egressRefusalRecorder } from "./egress-refusals.js";
 import { GatewayMetrics } from "./metrics.js";
 import type { KeySource, RunLookup, UsageStore } from "./ports.js";
+import type { RunWarnings } from "./run-warnings.js";
 import { startGatewayServers } from "./server.js";
 import { upstreamPools } from "./upstreams.js";
 
@@ -25,6 +26,8 @@ interface RunPorts {
   keys: KeySource;
   usage: UsageStore;
   budget?: Pick<BudgetGate, "admit">;
+  /** Warning Events on Agents (cluster mode). */
+  warnings?: Pick<RunWarnings, "warn">;
   /** Where an egress refusal goes besides the 403 (cluster mode: the usage record and an Event). */
   egressRefused?: (refusal: EgressRefusal) => void;
   close(): Promise<void>;
@@ -99,6 +102,7 @@ async function main(): Promise<void> {
       runs: ports.runs,
       usage: ports.usage,
       ...(ports.budget ? { budget: ports.budget } : {}),
+      ...(ports.warnings ? { warnings: ports.warnings } : {}),
       metrics,
       logger,
       maxRequestBytes: config.maxRequestBytes,

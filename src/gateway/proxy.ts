@@ -31,6 +31,7 @@ import {
 import { readBoundedBody } from "./request-body.js";
 import { callCostUsd, requestFacts, worstCaseUsd } from "./request-cost.js";
 import { type MatchedTarget, matchTarget } from "./routes.js";
+import type { RunWarnings } from "./run-warnings.js";
 import { Meter, usageReaderFor } from "./usage/meter.js";
 import { type ErrorKind, errorAnswer, type GatewayVendor } from "./vendors.js";
 
@@ -46,11 +47,20 @@ export interface ProxyDeps {
   usage: UsageStore;
   metrics: GatewayMetrics;
   logger: JsonLineLogger;
+  /**
+   * Warning Events on the run's Agent (cluster mode, run-warnings.ts) for refusals its author must
+   * see besides the CLI's output: a provider key the gateway cannot find or read.
+   */
+  warnings?: Pick<RunWarnings, "warn">;
   /** The bound on a request body, in bytes. */
   maxRequestBytes: number;
   /** undici's headersTimeout and bodyTimeout upstream: the longest silence, not a total. */
   idleTimeoutMs: number;
 }
+
+/** The Warning Events of a run whose provider key the gateway cannot find, or cannot read now. */
+export const KEY_MISSING_REASON = "ProviderKeyMissing";
+export const KEY_UNREADABLE_REASON = "ProviderKeyUnreadable";
 
 /** The vendor whose error shape a request that matched no route is answered in. */
 function guessVendor(req: IncomingMessage): GatewayVendor {
@@ -207,17 +217,22 @@ export async function proxyRequest(
     found = await deps.keys.keyFor(claims, vendor);
   } catch (err) {
     deps.logger.error("key lookup failed", { agent: who(claims), error: (err as Error).message });
-    refuse(
-      vendor,
-      "unavailable",
-      "key-unconfirmed",
-      `gateway: cannot read the ${vendor} API key for ${who(claims)} now (${(err as Error).message}); try again later`,
+    const message = `gateway: cannot read the ${vendor} API key for ${who(claims)} now (${(err as Error).message}); try again later`;
+    refuse(vendor, "unavailable", "key-unconfirmed", message);
+    void deps.warnings?.warn(
+      claims,
+      KEY_UNREADABLE_REASON,
+      "ReadProviderKey",
+      message,
+      KEY_UNREADABLE_REASON,
     );
     return;
   }
   if (!("key" in found) || found.key === "") {
     const why = "missing" in found ? found.missing : "the key is empty";
-    refuse(vendor, "forbidden", "no-key", `gateway: no ${vendor} API key for ${who(claims)}: ${why}`);
+    const message = `gateway: no ${vendor} API key for ${who(claims)}: ${why}`;
+    refuse(vendor, "forbidden", "no-key", message);
+    void deps.warnings?.warn(claims, KEY_MISSING_REASON, "ReadProviderKey", message);
     return;
   }
   const key = found.key;

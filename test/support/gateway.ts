@@ -47,6 +47,8 @@ export interface GatewayUnderTest {
   /** Vendors whose key the key source cannot read now (it throws this message). */
   unreadableKeys: Map<GatewayVendor, string>;
   usage: UsageRecord[];
+  /** The Warning Events the gateway asked for, as (uid, reason, note). */
+  warnings: { uid: string; reason: string; note: string }[];
   /** When set, the budget gate refuses every metered request with this message. */
   budgetRefusal: { message?: string };
   /** The worst cases the budget gate was asked to admit. */
@@ -77,6 +79,7 @@ export async function startGatewayUnderTest(
   const missingKeys = new Set<GatewayVendor>();
   const unreadableKeys = new Map<GatewayVendor, string>();
   const usage: UsageRecord[] = [];
+  const warnings: { uid: string; reason: string; note: string }[] = [];
   const waiters: Array<{ n: number; resolve: (r: UsageRecord) => void }> = [];
   let started = 0;
   const budgetRefusal: { message?: string } = {};
@@ -124,6 +127,11 @@ export async function startGatewayUnderTest(
           if (gate) await gate.held;
         },
       },
+      warnings: {
+        warn: async (run, reason, _action, note) => {
+          warnings.push({ uid: run.uid, reason, note });
+        },
+      },
       metrics,
       logger: quiet,
       maxRequestBytes: options.maxRequestBytes ?? 1024 * 1024,
@@ -138,6 +146,7 @@ export async function startGatewayUnderTest(
     anthropic,
     openai,
     gemini,
+    warnings,
     metrics,
     credential: (vendor, run = {}) => issueRunCredential(GATEWAY_TEST_KEY, { ...TEST_RUN, ...run, vendor }),
     runStates,

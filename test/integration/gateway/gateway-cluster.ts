@@ -95,6 +95,7 @@ export async function startTestGateway(o: {
         record: (entry) => o.ports().usage.record(entry),
       },
       budget: { admit: (run, vendor, station, worst) => o.ports().budget.admit(run, vendor, station, worst) },
+      warnings: { warn: (...args) => o.ports().warnings.warn(...args) },
       metrics,
       logger: quiet,
       maxRequestBytes: 32 << 20,
