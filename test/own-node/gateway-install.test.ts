@@ -32,6 +32,7 @@ import { eventuallyPasses } from "../harness/eventually.js";
 import { buildImages } from "../harness/images.js";
 import { MACHINE, REAL_NODE_SCHEDULING, realNodeProblem } from "../harness/real-node/index.js";
 import { buildStationImages, REAL_CLI_STATION_IMAGE } from "../harness/station-images.js";
+import { egressProbeCommand } from "../support/egress-probe.js";
 import { startTestTarget, type TestTarget } from "../support/http-proxy.js";
 import {
   type AgentObject,
@@ -81,23 +82,10 @@ const withEnv = (deployment: string, container: string, env: Record<string, stri
   }),
 });
 
-/** What the model tells claude to run: CONNECTs through its proxy, as in test/integration/real-clis/egress.test.ts. */
+/** What the model tells claude to run: the probe, then the fetched file and the typo's fix. */
 function probeCommand(targets: string[]): string {
-  const script = [
-    'const net = require("net");',
-    "const u = new URL(process.env.HTTPS_PROXY);",
-    'const auth = Buffer.from(decodeURIComponent(u.username) + ":" + decodeURIComponent(u.password)).toString("base64");',
-    'const CRLF = "\\r\\n";',
-    "const probe = (t) => new Promise((done) => {",
-    '  const s = net.connect(Number(u.port), u.hostname, () => s.write("CONNECT " + t + " HTTP/1.1" + CRLF + "Host: " + t + CRLF + "Proxy-Authorization: Basic " + auth + CRLF + CRLF));',
-    '  let got = "";',
-    '  s.on("data", (c) => { got += c; if (got.includes(CRLF + CRLF)) { done("PROBE " + t + " => " + got.split(CRLF)[0]); s.destroy(); } });',
-    '  s.on("error", (e) => done("PROBE " + t + " => " + e.message));',
-    "});",
-    "(async () => { for (const t of " + JSON.stringify(targets) + ") console.log(await probe(t)); })();",
-  ].join(" ");
   return [
-    `node -e '${script}'`,
+    egressProbeCommand(targets),
     "cat /workspace/notes.txt",
     "sed -i s/helo/hello/ /workspace/app/README.md",
     "echo PROBE-DONE",

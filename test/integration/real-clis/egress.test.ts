@@ -25,6 +25,7 @@ import {
   startAnthropicMessages,
 } from "../../fakes/models/anthropic-messages.js";
 import { podReachableHost, REAL_CLI_STATION_IMAGE, realNodePodTemplate } from "../../harness/context.js";
+import { egressProbeCommand } from "../../support/egress-probe.js";
 import { startTestTarget, type TestTarget } from "../../support/http-proxy.js";
 import { startTestGateway, type TestGateway } from "../gateway/gateway-cluster.js";
 import {
@@ -56,27 +57,10 @@ let elsewhere: TestTarget;
 const host = podReachableHost();
 const dir = mkdtempSync(join(tmpdir(), "gw-egress-clis-"));
 
-/**
- * What the model tells claude to run: a CONNECT through the proxy its env names to each target, as
- * an agent with no curl would write it (node is there: claude runs on it); then the fetched file,
- * and an edit for the courier to deliver. No single quote, so the shell passes it whole.
- */
+/** What the model tells claude to run: the probe, then the fetched file and an edit for the courier. */
 function probeCommand(targets: string[]): string {
-  const script = [
-    'const net = require("net");',
-    "const u = new URL(process.env.HTTPS_PROXY);",
-    'const auth = Buffer.from(decodeURIComponent(u.username) + ":" + decodeURIComponent(u.password)).toString("base64");',
-    'const CRLF = "\\r\\n";',
-    "const probe = (t) => new Promise((done) => {",
-    '  const s = net.connect(Number(u.port), u.hostname, () => s.write("CONNECT " + t + " HTTP/1.1" + CRLF + "Host: " + t + CRLF + "Proxy-Authorization: Basic " + auth + CRLF + CRLF));',
-    '  let got = "";',
-    '  s.on("data", (c) => { got += c; if (got.includes(CRLF + CRLF)) { done("PROBE " + t + " => " + got.split(CRLF)[0]); s.destroy(); } });',
-    '  s.on("error", (e) => done("PROBE " + t + " => " + e.message));',
-    "});",
-    "(async () => { for (const t of " + JSON.stringify(targets) + ") console.log(await probe(t)); })();",
-  ].join(" ");
   return [
-    `node -e '${script}'`,
+    egressProbeCommand(targets),
     "cat /workspace/notes.txt",
     "printf 'egress\\n' > /workspace/app/EGRESS.md",
     "echo PROBE-DONE",
