@@ -32,7 +32,7 @@ import { eventuallyPasses } from "../harness/eventually.js";
 import { buildImages } from "../harness/images.js";
 import { MACHINE, REAL_NODE_SCHEDULING, realNodeProblem } from "../harness/real-node/index.js";
 import { buildStationImages, REAL_CLI_STATION_IMAGE } from "../harness/station-images.js";
-import { egressProbeCommand } from "../support/egress-probe.js";
+import { PROBE_DONE, probeOutputSeen, probeThen } from "../support/egress-probe.js";
 import { startTestTarget, type TestTarget } from "../support/http-proxy.js";
 import {
   type AgentObject,
@@ -81,16 +81,6 @@ const withEnv = (deployment: string, container: string, env: Record<string, stri
     },
   }),
 });
-
-/** What the model tells claude to run: the probe, then the fetched file and the typo's fix. */
-function probeCommand(targets: string[]): string {
-  return [
-    egressProbeCommand(targets),
-    "cat /workspace/notes.txt",
-    "sed -i s/helo/hello/ /workspace/app/README.md",
-    "echo PROBE-DONE",
-  ].join("; ");
-}
 
 describe.skipIf(problem !== "")(
   `components/gateway installed on a real node${problem ? ` (skipped: ${problem})` : ""}`,
@@ -221,7 +211,17 @@ describe.skipIf(problem !== "")(
       model.script([
         {
           text: "Probing, then fixing the typo.",
-          toolCall: { name: "Bash", input: { command: probeCommand(targets), description: "probe" } },
+          toolCall: {
+            name: "Bash",
+            input: {
+              command: probeThen(
+                targets,
+                "cat /workspace/notes.txt",
+                "sed -i s/helo/hello/ /workspace/app/README.md",
+              ),
+              description: "probe",
+            },
+          },
           usage: { input: 1000, output: 50 },
         },
         { text: "Fixed README.md.", usage: { input: 1200, output: 10 } },
@@ -286,12 +286,8 @@ describe.skipIf(problem !== "")(
       expect(readme).toBe("hello world\n");
 
       // What claude saw went back to the model: the init's file, its probes refused, no key.
-      const seen =
-        model
-          .journal()
-          .map((c) => JSON.stringify(c.body))
-          .find((b) => b.includes("PROBE-DONE")) ?? "";
-      expect(seen, "the probe ran and its output reached the model").toContain("PROBE-DONE");
+      const seen = probeOutputSeen(model.journal());
+      expect(seen, "the probe ran and its output reached the model").toContain(PROBE_DONE);
       expect(seen).toContain(NOTES);
       expect(seen).toContain(`PROBE ${HOST}:${elsewhere.port} => HTTP/1.1 403 Forbidden`);
       expect(seen).toContain(`PROBE ${forgeTarget} => HTTP/1.1 403 Forbidden`);

@@ -21,3 +21,16 @@ export function egressProbeCommand(targets: readonly string[]): string {
   ].join(" ");
   return `node -e '${script}'`;
 }
+
+/** The marker the probe command ends with: what the model saw holds it once the command ran. */
+export const PROBE_DONE = "PROBE-DONE";
+
+/** The probe, then the test's own shell steps, then PROBE_DONE: one Bash tool call's command. */
+export function probeThen(targets: readonly string[], ...steps: string[]): string {
+  return [egressProbeCommand(targets), ...steps, `echo ${PROBE_DONE}`].join("; ");
+}
+
+/** The request body of the model call that carried the command's output back ("" when none did). */
+export function probeOutputSeen(journal: readonly { body?: unknown }[]): string {
+  return journal.map((c) => JSON.stringify(c.body)).find((b) => b.includes(PROBE_DONE)) ?? "";
+}

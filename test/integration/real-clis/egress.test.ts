@@ -25,7 +25,7 @@ import {
   startAnthropicMessages,
 } from "../../fakes/models/anthropic-messages.js";
 import { podReachableHost, REAL_CLI_STATION_IMAGE, realNodePodTemplate } from "../../harness/context.js";
-import { egressProbeCommand } from "../../support/egress-probe.js";
+import { PROBE_DONE, probeOutputSeen, probeThen } from "../../support/egress-probe.js";
 import { startTestTarget, type TestTarget } from "../../support/http-proxy.js";
 import { startTestGateway, type TestGateway } from "../gateway/gateway-cluster.js";
 import {
@@ -56,16 +56,6 @@ let docs: TestTarget;
 let elsewhere: TestTarget;
 const host = podReachableHost();
 const dir = mkdtempSync(join(tmpdir(), "gw-egress-clis-"));
-
-/** What the model tells claude to run: the probe, then the fetched file and an edit for the courier. */
-function probeCommand(targets: string[]): string {
-  return [
-    egressProbeCommand(targets),
-    "cat /workspace/notes.txt",
-    "printf 'egress\\n' > /workspace/app/EGRESS.md",
-    "echo PROBE-DONE",
-  ].join("; ");
-}
 
 describe.skipIf(skip)("the real claude with egress behind the gateway", () => {
   beforeAll(async () => {
@@ -158,7 +148,17 @@ describe.skipIf(skip)("the real claude with egress behind the gateway", () => {
       model.script([
         {
           text: "Probing.",
-          toolCall: { name: "Bash", input: { command: probeCommand(targets), description: "probe" } },
+          toolCall: {
+            name: "Bash",
+            input: {
+              command: probeThen(
+                targets,
+                "cat /workspace/notes.txt",
+                "printf 'egress\\n' > /workspace/app/EGRESS.md",
+              ),
+              description: "probe",
+            },
+          },
           usage: { input: 100, output: 10 },
         },
         { text: "Done.", usage: { input: 100, output: 10 } },
@@ -171,12 +171,8 @@ describe.skipIf(skip)("the real claude with egress behind the gateway", () => {
       expect(agent.status?.phase).toBe("Succeeded");
 
       // What claude saw went back to the model in its next request.
-      const seen =
-        model
-          .journal()
-          .map((c) => JSON.stringify(c.body))
-          .find((b) => b.includes("PROBE-DONE")) ?? "";
-      expect(seen, "the probe ran and its output reached the model").toContain("PROBE-DONE");
+      const seen = probeOutputSeen(model.journal());
+      expect(seen, "the probe ran and its output reached the model").toContain(PROBE_DONE);
       expect(seen).toContain(`PROBE ${host}:${docs.port} => HTTP/1.1 200 Connection Established`);
       expect(seen).toContain(`PROBE ${host}:${elsewhere.port} => HTTP/1.1 403 Forbidden`);
       expect(seen).toContain(`PROBE ${forgeTarget} => HTTP/1.1 403 Forbidden`);
