@@ -133,7 +133,8 @@ export function destinationOfUrl(url: string): string | undefined {
   } catch {
     return undefined;
   }
-  const fallback = SCHEME_PORTS[parsed.protocol];
+  // Own keys only: the scheme is the run author's text.
+  const fallback = Object.hasOwn(SCHEME_PORTS, parsed.protocol) ? SCHEME_PORTS[parsed.protocol] : undefined;
   if (fallback === undefined || parsed.hostname === "") return undefined;
   return parseDestination(`${parsed.hostname}:${parsed.port || fallback}`);
 }
